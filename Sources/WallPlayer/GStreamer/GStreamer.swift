@@ -1,0 +1,73 @@
+internal import CGStreamer
+internal import CLockstepShims
+import LockstepTime
+
+/// Process-wide GStreamer set-up: `gst_init` exactly once, before any element is made.
+enum GStreamer {
+    private static let initialized: Bool = {
+        gst_init(nil, nil)
+        demoteCrashingSinks()
+        return true
+    }()
+
+    /// Sinks that autovideosink must never try: DirectFB's sink segfaults in its own thread on a
+    /// machine without a framebuffer console, taking the process with it. Named explicitly in a
+    /// sink description they still work.
+    private static let autoplugBlocklist = ["dfbvideosink"]
+
+    private static func demoteCrashingSinks() {
+        let registry = gst_registry_get()
+        for name in autoplugBlocklist {
+            guard let feature = gst_registry_lookup_feature(registry, name) else { continue }
+            gst_plugin_feature_set_rank(feature, guint(GST_RANK_NONE.rawValue))
+            gst_object_unref(UnsafeMutableRawPointer(feature))
+        }
+    }
+
+    static func ensureInitialized() {
+        _ = initialized
+    }
+
+    /// `GST_CLOCK_TIME_NONE`.
+    static let clockTimeNone: GstClockTime = lockstep_clock_time_none()
+
+    /// Whether an element factory of that name is installed.
+    static func hasElement(_ factory: String) -> Bool {
+        ensureInitialized()
+        guard let found = gst_element_factory_find(factory) else { return false }
+        gst_object_unref(UnsafeMutableRawPointer(found))
+        return true
+    }
+
+    /// The message of a `GError`, which this call frees.
+    static func consume(_ error: UnsafeMutablePointer<GError>?) -> String {
+        guard let error else { return "unknown error" }
+        defer { g_error_free(error) }
+        return error.pointee.message.map { String(cString: $0) } ?? "unknown error"
+    }
+}
+
+// MARK: - Time conversions
+
+extension MediaTime {
+    /// A GStreamer time (`GstClockTime`, unsigned nanoseconds; `GST_CLOCK_TIME_NONE` is invalid).
+    init(clockTime: GstClockTime) {
+        if clockTime == GStreamer.clockTimeNone || clockTime > UInt(Int64.max) {
+            self = .invalid
+        } else {
+            self.init(nanoseconds: Int64(clockTime))
+        }
+    }
+
+    /// This time as a `GstClockTime`; nil when not numeric or negative.
+    var clockTime: GstClockTime? {
+        guard let ns = nanoseconds, ns >= 0 else { return nil }
+        return GstClockTime(ns)
+    }
+
+    /// This time as a signed GStreamer position (`gint64`), clamped at zero for seeking.
+    var streamPosition: Int {
+        guard let ns = nanoseconds else { return 0 }
+        return Int(max(0, ns))
+    }
+}

@@ -1,0 +1,395 @@
+internal import CGStreamer
+internal import CLockstepShims
+import Foundation
+import LockstepTime
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// How the render thread of a pipeline is scheduled: what status reports as the node's
+/// real-time standing.
+public enum RenderThreadPriority: Sendable, Hashable, CustomStringConvertible {
+    /// The render thread has not started yet.
+    case notStarted
+    /// SCHED_FIFO at this priority.
+    case realtime(priority: Int32)
+    /// Normal scheduling, with the reason real-time was not granted (or not asked for).
+    case normal(reason: String)
+
+    public var description: String {
+        switch self {
+        case .notStarted: return "not started"
+        case .realtime(let priority): return "SCHED_FIFO \(priority)"
+        case .normal(let reason): return "normal (\(reason))"
+        }
+    }
+}
+
+/// One frame as the sink presented it: where the render thread reports it, after the clock wait.
+public struct PresentedFrame: Sendable, Hashable {
+    /// The frame's presentation timestamp in its item.
+    public let presentationTimestamp: MediaTime
+    public let duration: MediaTime
+    /// The frame's running time: continuous across items and loops, the same on every node
+    /// started together.
+    public let runningTime: MediaTime
+    /// The master-clock time at which the sink returned from presenting it.
+    public let presentedAt: MediaTime
+    /// The master-clock time at which it was due: base time + running time + latency.
+    public let dueAt: MediaTime
+
+    /// How late the frame was presented (negative: early).
+    public var lateness: MediaTime { presentedAt - dueAt }
+}
+
+/// The GStreamer side of a player: playbin, its sinks, and the callbacks that leave GStreamer's
+/// threads. Its owner drives it from one serial queue.
+final class PlaybackPipeline: @unchecked Sendable {
+    /// What the pipeline reports to its owner, from GStreamer's threads.
+    struct Callbacks: Sendable {
+        /// Every bus message but stream-status ones, already off the posting thread's hook.
+        var message: @Sendable (Message) -> Void
+        /// A frame presented by the video sink (render thread: must not block).
+        var presented: @Sendable (PresentedFrame) -> Void
+        /// The current URI is fully read: return the URI to continue with gaplessly, if any
+        /// (streaming thread: must not block).
+        var aboutToFinish: @Sendable () -> String?
+    }
+
+    /// playbin flags: video, audio, soft volume, native video (we convert ourselves), buffering.
+    private static let videoFlag: UInt32 = 0x1
+    private static let audioFlag: UInt32 = 0x2
+    private static let baseFlags: UInt32 = 0x10 | 0x40 | 0x100
+
+    let playbin: Element
+    let bus: Bus
+    private let videoBin: Element?
+    private let crop: Element?
+    private let sizeFilter: Element?
+    private let scale: Element?
+    private let renderQueue: Element?
+    private let stamp: Element?
+    private let videoSink: Element?
+    private let audioSink: Element?
+    private var hasAudioOutput: Bool { audioSink != nil }
+    private let streams = Mutex<GObjectRef<GstStreamCollection>?>(nil)
+    private let wantedStreams = Mutex((video: true, audio: true))
+    private let box: CallbackBox
+    private var cropProbeID: gulong = 0
+    private let video: Mutex<(settings: VideoOutputSettings, sourceSize: PixelSize?)>
+
+    /// Builds playbin with the given outputs. `realtimePriority` is the SCHED_FIFO priority asked
+    /// for the render thread (nil: leave it at normal priority).
+    init(
+        video settings: VideoOutputSettings?, audioSink: String?, realtimePriority: Int32?, callbacks: Callbacks
+    ) throws(PlayerError) {
+        playbin = try Element.make("playbin3", name: "player")
+        guard let bus = playbin.bus else { throw .pipelineConstruction("playbin has no bus") }
+        self.bus = bus
+        box = CallbackBox(callbacks: callbacks, realtimePriority: realtimePriority)
+        video = Mutex((settings ?? VideoOutputSettings(), nil))
+
+        var flags = Self.baseFlags
+        var cropTarget: Pad?
+        if let settings {
+            flags |= Self.videoFlag
+            crop = try Element.make("videocrop", name: "crop")
+            scale = try Element.make("videoscale", name: "scale")
+            let convert = try Element.make("videoconvert", name: "convert")
+            sizeFilter = try Element.make("capsfilter", name: "size")
+            let queue = try Element.make("queue", name: "render-queue")
+            queue.set("max-size-buffers", UInt32(4))
+            queue.set("max-size-bytes", UInt32(0))
+            queue.set("max-size-time", UInt64(0))
+            renderQueue = queue
+            let stamp = Element(
+                sinking: lockstep_presentation_stamp_new(
+                    "stamp", presentedTrampoline, Unmanaged.passRetained(box).toOpaque(), releaseBox))
+            self.stamp = stamp
+            let sink = try Element.parseBin(settings.sinkDescription, role: "video")
+            videoSink = sink
+            let bin = Element(sinking: gst_bin_new("video-output"))
+            for element in [crop!, scale!, convert, sizeFilter!, queue, stamp, sink] { bin.add(element) }
+            try crop!.link(to: scale!)
+            try scale!.link(to: convert)
+            try convert.link(to: sizeFilter!)
+            try sizeFilter!.link(to: queue)
+            try queue.link(to: stamp)
+            try stamp.link(to: sink)
+            guard let target = crop!.staticPad("sink"),
+                let ghost = gst_ghost_pad_new("sink", target.pointer)
+            else { throw .pipelineConstruction("cannot expose the video output's sink pad") }
+            gst_element_add_pad(bin.pointer, ghost)
+            videoBin = bin
+            playbin.set("video-sink", object: bin.raw)
+            cropTarget = target
+        } else {
+            videoBin = nil
+            crop = nil
+            scale = nil
+            sizeFilter = nil
+            renderQueue = nil
+            stamp = nil
+            videoSink = nil
+        }
+        if let audioSink {
+            flags |= Self.audioFlag
+            let sink = try Element.parseBin(audioSink, role: "audio")
+            playbin.set("audio-sink", object: sink.raw)
+            self.audioSink = sink
+        } else {
+            self.audioSink = nil
+        }
+        playbin.set("flags", flags)
+        box.renderQueue = renderQueue.map { UnsafeMutableRawPointer($0.pointer) }
+        if let cropTarget, let settings {
+            cropProbeID = gst_pad_add_probe(
+                cropTarget.pointer, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, cropProbe,
+                Unmanaged.passUnretained(self).toOpaque(), nil)
+            configureScaling(settings)
+        }
+
+        gst_bus_set_sync_handler(bus.pointer, syncHandler, Unmanaged.passRetained(box).toOpaque(), releaseBox)
+        lockstep_signal_connect(
+            playbin.raw, "about-to-finish", unsafeBitCast(aboutToFinishTrampoline, to: GCallback.self),
+            Unmanaged.passRetained(box).toOpaque(), releaseClosureBox)
+    }
+
+    /// Stops every thread and drops the bus hook; the pipeline cannot be used afterwards.
+    func shutdown() {
+        playbin.setState(GST_STATE_NULL)
+        gst_bus_set_sync_handler(bus.pointer, nil, nil, nil)
+        if cropProbeID != 0, let pad = crop?.staticPad("sink") {
+            gst_pad_remove_probe(pad.pointer, cropProbeID)
+            cropProbeID = 0
+        }
+    }
+
+    deinit {
+        shutdown()
+    }
+
+    var renderThreadPriority: RenderThreadPriority { box.priority.withLock { $0 } }
+
+    // MARK: Sources and outputs
+
+    func setURI(_ uri: String) { playbin.set("uri", uri) }
+
+    /// Remembers the streams the current item offers (a STREAM_COLLECTION message).
+    func streamCollectionArrived(_ message: UnsafeMutablePointer<GstMessage>) {
+        var collection: UnsafeMutablePointer<GstStreamCollection>?
+        gst_message_parse_stream_collection(message, &collection)
+        streams.withLock { $0 = collection.map { GObjectRef(owning: $0) } }
+    }
+
+    /// Plays only the item's video and/or audio streams (playbin3's `select-streams`), for
+    /// disabled tracks. Without a stream collection yet, the choice waits for it.
+    func selectStreams(video: Bool, audio: Bool) {
+        wantedStreams.withLock { $0 = (video, audio) }
+        guard let collection = streams.withLock({ $0 }) else { return }
+        var selected: UnsafeMutablePointer<GList>?
+        let count = gst_stream_collection_get_size(collection.pointer)
+        for index in 0..<count {
+            guard let stream = gst_stream_collection_get_stream(collection.pointer, index),
+                let id = gst_stream_get_stream_id(stream)
+            else { continue }
+            let type = gst_stream_get_stream_type(stream).rawValue
+            let wanted =
+                (video && type & GST_STREAM_TYPE_VIDEO.rawValue != 0 && videoBin != nil)
+                || (audio && type & GST_STREAM_TYPE_AUDIO.rawValue != 0 && hasAudioOutput)
+            if wanted { selected = g_list_append(selected, g_strdup(id)) }
+        }
+        if let event = gst_event_new_select_streams(selected) {
+            gst_element_send_event(playbin.pointer, event)
+        }
+        g_list_free_full(selected, g_free)
+    }
+
+    /// Applies the last stream choice to a newly arrived collection.
+    func reapplyStreamSelection() {
+        let wanted = wantedStreams.withLock { $0 }
+        selectStreams(video: wanted.video, audio: wanted.audio)
+    }
+
+    /// Whether `object` is the video output or inside it.
+    func isVideoElement(_ object: UnsafeMutablePointer<GstObject>) -> Bool {
+        guard let videoBin else { return false }
+        return object == videoBin.gstObject || gst_object_has_as_ancestor(object, videoBin.gstObject) != 0
+    }
+
+    /// Whether `object` is part of a user-given sink: an error there breaks every item.
+    func isOutputElement(_ object: UnsafeMutablePointer<GstObject>) -> Bool {
+        if let sink = videoSink, object == sink.gstObject || gst_object_has_as_ancestor(object, sink.gstObject) != 0 {
+            return true
+        }
+        if let sink = audioSink, object == sink.gstObject || gst_object_has_as_ancestor(object, sink.gstObject) != 0 {
+            return true
+        }
+        return false
+    }
+
+    var videoSettings: VideoOutputSettings { video.withLock { $0.settings } }
+
+    /// Applies new crop, gravity and size settings to the running pipeline. The sink description
+    /// cannot change here: that needs a new pipeline.
+    func updateVideo(_ settings: VideoOutputSettings) {
+        let source = video.withLock { state -> PixelSize? in
+            state.settings = settings
+            return state.sourceSize
+        }
+        configureScaling(settings)
+        if let source { applyCrop(source: source) }
+    }
+
+    fileprivate func sourceSizeChanged(_ size: PixelSize) {
+        video.withLock { $0.sourceSize = size }
+        applyCrop(source: size)
+    }
+
+    private func applyCrop(source: PixelSize) {
+        guard let crop else { return }
+        let insets = videoSettings.cropInsets(source: source)
+        crop.set("left", Int32(insets.left))
+        crop.set("right", Int32(insets.right))
+        crop.set("top", Int32(insets.top))
+        crop.set("bottom", Int32(insets.bottom))
+    }
+
+    private func configureScaling(_ settings: VideoOutputSettings) {
+        guard let scale, let sizeFilter else { return }
+        scale.set("add-borders", settings.videoGravity == .resizeAspect)
+        let description: String
+        if let size = settings.outputSize {
+            description = "video/x-raw,width=\(size.width),height=\(size.height),pixel-aspect-ratio=1/1"
+        } else {
+            description = "video/x-raw"
+        }
+        let caps = gst_caps_from_string(description)
+        sizeFilter.set("caps", object: caps.map { UnsafeMutableRawPointer($0) })
+        if let caps { gst_mini_object_unref(UnsafeMutableRawPointer(caps).assumingMemoryBound(to: GstMiniObject.self)) }
+    }
+
+    /// The last frame the render thread passed to the sink (prerolled or presented).
+    func lastVideoSample() -> Sample? {
+        guard let stamp else { return nil }
+        return lockstep_presentation_stamp_last_sample(stamp.pointer).map { Sample(owning: $0) }
+    }
+
+    // MARK: Clock and timing
+
+    /// Runs the pipeline on `clock` (`gst_pipeline_use_clock`).
+    func use(_ clock: MasterClock) {
+        gst_pipeline_use_clock(playbin.cast(to: GstPipeline.self), clock.clock.pointer)
+    }
+
+    /// Fixes the latency every sink presents with (`gst_pipeline_set_latency`).
+    func setLatency(_ latency: MediaTime) {
+        box.latency.withLock { $0 = latency }
+        gst_pipeline_set_latency(playbin.cast(to: GstPipeline.self), latency.clockTime ?? 0)
+    }
+
+    var latency: MediaTime {
+        MediaTime(clockTime: gst_pipeline_get_latency(playbin.cast(to: GstPipeline.self)))
+    }
+}
+
+/// What the C callbacks reach: the owner's closures and the render-thread bookkeeping.
+private final class CallbackBox: @unchecked Sendable {
+    let callbacks: PlaybackPipeline.Callbacks
+    let realtimePriority: Int32?
+    let priority = Mutex(RenderThreadPriority.notStarted)
+    /// The render queue element, compared by address in the sync handler.
+    var renderQueue: UnsafeMutableRawPointer?
+    /// The pipeline latency, part of when each frame is due.
+    let latency = Mutex(MediaTime.zero)
+
+    init(callbacks: PlaybackPipeline.Callbacks, realtimePriority: Int32?) {
+        self.callbacks = callbacks
+        self.realtimePriority = realtimePriority
+    }
+
+    /// Called on the render thread as it starts: ask for SCHED_FIFO, and record what was granted.
+    func renderThreadEntered() {
+        guard let wanted = realtimePriority else {
+            priority.withLock { $0 = .normal(reason: "real-time scheduling not requested") }
+            return
+        }
+        var parameters = sched_param(sched_priority: wanted)
+        let result = pthread_setschedparam(pthread_self(), SCHED_FIFO, &parameters)
+        let granted: RenderThreadPriority =
+            result == 0
+            ? .realtime(priority: wanted)
+            : .normal(
+                reason:
+                    "SCHED_FIFO refused: \(String(cString: strerror(result))); grant CAP_SYS_NICE or raise RLIMIT_RTPRIO"
+            )
+        priority.withLock { $0 = granted }
+    }
+}
+
+private let releaseBox: GDestroyNotify = { pointer in
+    guard let pointer else { return }
+    Unmanaged<CallbackBox>.fromOpaque(pointer).release()
+}
+
+private let releaseClosureBox: GClosureNotify = { pointer, _ in
+    guard let pointer else { return }
+    Unmanaged<CallbackBox>.fromOpaque(pointer).release()
+}
+
+/// The bus sync handler: runs on the thread that posted the message.
+private let syncHandler: GstBusSyncHandler = { _, message, data in
+    guard let message, let data else { return GST_BUS_DROP }
+    let box = Unmanaged<CallbackBox>.fromOpaque(data).takeUnretainedValue()
+    if message.pointee.type == GST_MESSAGE_STREAM_STATUS {
+        var type = GST_STREAM_STATUS_TYPE_CREATE
+        var owner: UnsafeMutablePointer<GstElement>?
+        gst_message_parse_stream_status(message, &type, &owner)
+        if type == GST_STREAM_STATUS_TYPE_ENTER, let owner, UnsafeMutableRawPointer(owner) == box.renderQueue {
+            box.renderThreadEntered()
+        }
+        return GST_BUS_DROP
+    }
+    box.callbacks.message(Message(retaining: message))
+    return GST_BUS_DROP
+}
+
+private let presentedTrampoline: LockstepPresentedFunc = { data, pts, duration, runningTime, clockTime, baseTime in
+    guard let data else { return }
+    let box = Unmanaged<CallbackBox>.fromOpaque(data).takeUnretainedValue()
+    let running = MediaTime(clockTime: runningTime)
+    let base = MediaTime(clockTime: baseTime)
+    box.callbacks.presented(
+        PresentedFrame(
+            presentationTimestamp: MediaTime(clockTime: pts), duration: MediaTime(clockTime: duration),
+            runningTime: running, presentedAt: MediaTime(clockTime: clockTime),
+            dueAt: base + running + box.latency.withLock { $0 }))
+}
+
+private let aboutToFinishTrampoline: @convention(c) (gpointer?, gpointer?) -> Void = { playbin, data in
+    guard let playbin, let data else { return }
+    let box = Unmanaged<CallbackBox>.fromOpaque(data).takeUnretainedValue()
+    if let next = box.callbacks.aboutToFinish() {
+        lockstep_object_set_string(playbin, "uri", next)
+    }
+}
+
+/// Watches caps on the way into the crop: the source size decides the crop insets.
+private let cropProbe: GstPadProbeCallback = { _, info, data in
+    guard let info, let data, let event = info.pointee.data?.assumingMemoryBound(to: GstEvent.self),
+        event.pointee.type == GST_EVENT_CAPS
+    else { return GST_PAD_PROBE_OK }
+    var caps: UnsafeMutablePointer<GstCaps>?
+    gst_event_parse_caps(event, &caps)
+    guard let caps, let structure = gst_caps_get_structure(caps, 0) else { return GST_PAD_PROBE_OK }
+    var width: gint = 0
+    var height: gint = 0
+    guard gst_structure_get_int(structure, "width", &width) != 0,
+        gst_structure_get_int(structure, "height", &height) != 0
+    else { return GST_PAD_PROBE_OK }
+    let pipeline = Unmanaged<PlaybackPipeline>.fromOpaque(data).takeUnretainedValue()
+    pipeline.sourceSizeChanged(PixelSize(width: Int(width), height: Int(height)))
+    return GST_PAD_PROBE_OK
+}

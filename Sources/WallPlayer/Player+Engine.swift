@@ -1,0 +1,463 @@
+internal import CGStreamer
+internal import CLockstepShims
+import Dispatch
+import Foundation
+import LockstepTime
+
+/// The player's engine: everything here runs on the control queue.
+struct Engine {
+    var pipeline: PlaybackPipeline?
+    /// The item the pipeline plays (during a gapless change it leads `currentItem` briefly).
+    var loadedItem: PlayerItem?
+    /// The pipeline has a frame in every sink and no seek outstanding.
+    var prerolled = false
+    var pipelineState = GST_STATE_NULL
+    /// The rate of the pipeline's current segment.
+    var segmentRate: Double = 1
+    /// The item time at running time zero, while that holds: after a flushing seek or a load,
+    /// until the pipeline plays.
+    var runningTimeZero: MediaTime?
+    /// The pipeline's base time is set explicitly (a scheduled start) rather than by GStreamer.
+    var scheduledMode = false
+    var pendingSeek: SeekRequest?
+    /// A seek asked for before the item was ready.
+    var queuedSeek: SeekRequest?
+    var prerollHandlers: [(queue: DispatchQueue?, handler: @Sendable (Bool) -> Void)] = []
+    var pendingStart: ScheduledStart?
+    var startAlarms: [ClockAlarm] = []
+    var buffering = false
+    var timebase = Timebase.stopped(at: .zero)
+    var observers: [ObjectIdentifier: TimeObserver] = [:]
+    var nextSeekID = 0
+    var nextStartID = 0
+}
+
+struct SeekRequest {
+    var id: Int
+    var target: MediaTime
+    var toleranceBefore: MediaTime
+    var toleranceAfter: MediaTime
+    var queue: DispatchQueue?
+    var completion: (@Sendable (Bool) -> Void)?
+    /// Issued by a scheduled start rather than by the user.
+    var isForStart = false
+    /// The result must be checked against the tolerances (a snapping seek).
+    var needsCheck = false
+}
+
+struct ScheduledStart {
+    var id: Int
+    var rate: Float
+    var itemTime: MediaTime
+    var hostTime: MediaTime
+}
+
+// MARK: - Loading
+
+extension Player {
+    func load(_ item: PlayerItem?) {
+        cancelAllPending()
+        engine.loadedItem = item
+        engine.prerolled = false
+        settings.withLock { $0.isReadyForDisplay = false }
+        guard let item else {
+            engine.pipeline?.playbin.setState(GST_STATE_READY)
+            setTimebase(.stopped(at: .zero))
+            updateIdleStatus()
+            return
+        }
+        if case .failure(let error) = item.asset.inspectNow() {
+            item.markFailed(error)
+            updateIdleStatus()
+            return
+        }
+        guard let pipeline = ensurePipeline() else {
+            item.markFailed(error ?? .pipelineConstruction("no pipeline"))
+            return
+        }
+        pipeline.playbin.setState(GST_STATE_READY)
+        pipeline.setURI(item.asset.url.absoluteString)
+        applyTrackSelection(for: item, on: pipeline)
+        pipeline.use(effectiveClock)
+        pipeline.setLatency(pipelineLatency)
+        pipeline.playbin.setStartTime(0)
+        engine.scheduledMode = false
+        engine.segmentRate = 1
+        engine.runningTimeZero = .zero
+        setTimebase(.stopped(at: .zero))
+        if rate != 0 { setTimeControl(.waitingToPlayAtSpecifiedRate, reason: .evaluatingBufferingRate) }
+        if pipeline.playbin.setState(GST_STATE_PAUSED) == GST_STATE_CHANGE_FAILURE {
+            logger.debug("pipeline refused PAUSED; its error message follows on the bus")
+        }
+    }
+
+    func ensurePipeline() -> PlaybackPipeline? {
+        if let pipeline = engine.pipeline { return pipeline }
+        let current = settings.withLock { $0 }
+        do {
+            let pipeline = try PlaybackPipeline(
+                video: current.video, audioSink: current.audioSinkDescription,
+                realtimePriority: current.realtimeRenderPriority, callbacks: makeCallbacks())
+            pipeline.playbin.set("volume", Double(current.volume))
+            pipeline.playbin.set("mute", current.isMuted)
+            engine.pipeline = pipeline
+            pipelineRef.withLock { $0 = pipeline }
+            return pipeline
+        } catch {
+            fail(error)
+            return nil
+        }
+    }
+
+    private func makeCallbacks() -> PlaybackPipeline.Callbacks {
+        PlaybackPipeline.Callbacks(
+            message: { [weak self] message in
+                guard let self else { return }
+                self.queue.async { self.handle(message) }
+            },
+            presented: { [weak self] frame in
+                self?.presentedStream.send(frame)
+            },
+            aboutToFinish: { [weak self] in
+                self?.gaplessSuccessorURI()
+            })
+    }
+
+    /// Builds the pipeline anew with the current output settings and restores the item, time and rate.
+    func rebuildPipeline() {
+        guard let old = engine.pipeline else { return }
+        let position = old.playbin.queryPosition() ?? engine.timebase.itemTime(atHost: .invalid)
+        old.shutdown()
+        engine.pipeline = nil
+        pipelineRef.withLock { $0 = nil }
+        let item = engine.loadedItem
+        load(item)
+        if item != nil, position > .zero {
+            engine.queuedSeek = makeSeek(to: position, before: .zero, after: .zero, queue: nil, completion: nil)
+        }
+    }
+
+    /// Deselects the item's audio or video when its tracks of that kind are all disabled.
+    func applyTrackSelection(for item: PlayerItem, on pipeline: PlaybackPipeline) {
+        let video = item.tracks.contains { $0.assetTrack.mediaType == .video }
+        let audio = item.tracks.contains { $0.assetTrack.mediaType == .audio }
+        pipeline.selectStreams(video: !video || item.hasPlayableVideo, audio: !audio || item.hasPlayableAudio)
+    }
+
+    func tracksChanged(of item: PlayerItem) {
+        queue.async {
+            guard item === self.engine.loadedItem, let pipeline = self.engine.pipeline else { return }
+            self.applyTrackSelection(for: item, on: pipeline)
+        }
+    }
+
+    /// Status when there is nothing to play.
+    func updateIdleStatus() {
+        if rate != 0 {
+            setTimeControl(.waitingToPlayAtSpecifiedRate, reason: .noItemToPlay)
+        } else {
+            setTimeControl(.paused)
+        }
+    }
+}
+
+// MARK: - Bus messages
+
+extension Player {
+    func handle(_ message: Message) {
+        guard let pipeline = engine.pipeline else { return }
+        let pointer = message.pointer
+        let source = pointer.pointee.src
+        let fromPipeline = source.map { UnsafeMutableRawPointer($0) } == pipeline.playbin.raw
+        switch pointer.pointee.type {
+        case GST_MESSAGE_ERROR:
+            handleError(pointer, from: source, pipeline: pipeline)
+        case GST_MESSAGE_WARNING:
+            var warning: UnsafeMutablePointer<GError>?
+            gst_message_parse_warning(pointer, &warning, nil)
+            logger.warning("pipeline warning", metadata: ["gst.warning": "\(GStreamer.consume(warning))"])
+        case GST_MESSAGE_EOS:
+            itemReachedEnd(pipeline)
+        case GST_MESSAGE_ASYNC_DONE where fromPipeline:
+            pipelinePrerolled(pipeline)
+        case GST_MESSAGE_STATE_CHANGED where fromPipeline:
+            var old = GST_STATE_NULL
+            var new = GST_STATE_NULL
+            gst_message_parse_state_changed(pointer, &old, &new, nil)
+            pipelineStateChanged(from: old, to: new)
+        case GST_MESSAGE_STREAM_START:
+            streamStarted()
+        case GST_MESSAGE_STREAM_COLLECTION:
+            pipeline.streamCollectionArrived(pointer)
+            pipeline.reapplyStreamSelection()
+        case GST_MESSAGE_BUFFERING:
+            var percent: gint = 100
+            gst_message_parse_buffering(pointer, &percent)
+            bufferingChanged(percent: Int(percent), pipeline: pipeline)
+        case GST_MESSAGE_QOS:
+            var processed: guint64 = 0
+            var dropped: guint64 = 0
+            gst_message_parse_qos_stats(pointer, nil, &processed, &dropped)
+            if source.map({ pipeline.isVideoElement($0) }) == true {
+                settings.withLock {
+                    $0.framesRendered = UInt64(processed)
+                    $0.framesDropped = UInt64(dropped)
+                }
+            }
+        case GST_MESSAGE_DURATION_CHANGED:
+            break
+        case GST_MESSAGE_CLOCK_LOST:
+            pipeline.playbin.setState(GST_STATE_PAUSED)
+            pipeline.playbin.setState(GST_STATE_PLAYING)
+        case GST_MESSAGE_LATENCY:
+            gst_bin_recalculate_latency(pipeline.playbin.cast(to: GstBin.self))
+        default:
+            break
+        }
+    }
+
+    private func handleError(
+        _ message: UnsafeMutablePointer<GstMessage>, from source: UnsafeMutablePointer<GstObject>?,
+        pipeline: PlaybackPipeline
+    ) {
+        var gerror: UnsafeMutablePointer<GError>?
+        var debug: UnsafeMutablePointer<gchar>?
+        gst_message_parse_error(message, &gerror, &debug)
+        let detail = debug.map { String(cString: $0) }
+        g_free(debug)
+        let isMissingCodec =
+            gerror.map {
+                $0.pointee.domain == gst_stream_error_quark()
+                    && ($0.pointee.code == gint(GST_STREAM_ERROR_CODEC_NOT_FOUND.rawValue)
+                        || $0.pointee.code == gint(GST_STREAM_ERROR_TYPE_NOT_FOUND.rawValue))
+            } ?? false
+        let reason = GStreamer.consume(gerror)
+        let elementName = source.map { String(cString: $0.pointee.name) } ?? "pipeline"
+        let error: PlayerError =
+            isMissingCodec
+            ? .unsupportedCodec("\(reason) (\(elementName))")
+            : .playbackFailed(element: elementName, reason: reason, debug: detail)
+        logger.error("pipeline error", metadata: ["gst.element": "\(elementName)", "gst.error": "\(reason)"])
+        if let source, pipeline.isOutputElement(source) {
+            fail(error)
+        }
+        if let item = engine.loadedItem, item.status != .failed {
+            if item.status == .readyToPlay { item.post(.failedToPlayToEndTime(error)) }
+            item.markFailed(error)
+        }
+        cancelAllPending()
+        pipeline.playbin.setState(GST_STATE_READY)
+        engine.prerolled = false
+        rateStream.update(0)
+        setTimeControl(.paused)
+        setTimebase(.stopped(at: engine.timebase.itemTime(atHost: .invalid)))
+    }
+
+    private func pipelineStateChanged(from old: GstState, to new: GstState) {
+        engine.pipelineState = new
+        if new == GST_STATE_PLAYING {
+            engine.runningTimeZero = nil
+            if engine.pendingStart == nil, rate != 0 {
+                setTimeControl(.playing)
+                refreshTimebase()
+            }
+        } else if old == GST_STATE_PLAYING, new == GST_STATE_PAUSED, engine.pendingSeek == nil {
+            refreshTimebase()
+        }
+    }
+
+    /// ASYNC_DONE: every sink holds a frame. Completes loads, seeks and prerolls.
+    private func pipelinePrerolled(_ pipeline: PlaybackPipeline) {
+        guard let item = engine.loadedItem, item.status != .failed else { return }
+        if item.status != .readyToPlay {
+            item.markReady(facts(from: pipeline, item: item))
+            settings.withLock { $0.isReadyForDisplay = item.hasPlayableVideo && $0.video != nil }
+            if let queued = engine.queuedSeek {
+                engine.queuedSeek = nil
+                performSeek(queued)
+                return
+            }
+        }
+        if var seek = engine.pendingSeek {
+            let position = pipeline.playbin.queryPosition() ?? seek.target
+            if seek.needsCheck,
+                position < seek.target - seek.toleranceBefore || position > seek.target + seek.toleranceAfter
+            {
+                seek.needsCheck = false
+                engine.pendingSeek = seek
+                _ = pipeline.playbin.seek(to: seek.target, rate: engine.segmentRate, flags: GST_SEEK_FLAG_ACCURATE)
+                return
+            }
+            engine.pendingSeek = nil
+            if engine.pipelineState != GST_STATE_PLAYING { engine.runningTimeZero = position }
+            if let completion = seek.completion { deliver(on: seek.queue) { completion(true) } }
+            item.post(.timeJumped)
+        }
+        engine.prerolled = true
+        completePrerolls(true)
+        if engine.pendingStart != nil {
+            continueScheduledStart()
+        } else if rate != 0, engine.pipelineState != GST_STATE_PLAYING {
+            applyRate(rate, immediately: false)
+        } else {
+            refreshTimebase()
+        }
+    }
+
+    private func facts(from pipeline: PlaybackPipeline, item: PlayerItem) -> PlayerItem.Facts {
+        var facts = PlayerItem.Facts()
+        let inspected = (try? item.asset.inspectNow().get())?.duration ?? .indefinite
+        facts.duration = pipeline.playbin.queryDuration() ?? inspected
+        if let seeking = pipeline.playbin.querySeeking(), seeking.seekable {
+            facts.isSeekable = true
+            let end = seeking.end.isNumeric ? seeking.end : facts.duration
+            facts.seekableTimeRanges = [MediaTimeRange(start: seeking.start, end: end)]
+        }
+        if item.asset.isFileBased, facts.duration.isNumeric {
+            facts.loadedTimeRanges = [MediaTimeRange(start: .zero, duration: facts.duration)]
+        }
+        return facts
+    }
+
+    private func itemReachedEnd(_ pipeline: PlaybackPipeline) {
+        guard let item = engine.loadedItem else { return }
+        logger.debug("end of item", metadata: ["player.item": "\(item.asset.url.lastPathComponent)"])
+        item.post(.didPlayToEndTime)
+        switch actionAtItemEnd {
+        case .advance where advanceAfterEnd():
+            break
+        case .advance, .pause:
+            rateStream.update(0)
+            pipeline.playbin.setState(GST_STATE_PAUSED)
+            setTimeControl(.paused)
+            refreshTimebase()
+        case .none:
+            break
+        }
+    }
+
+    private func bufferingChanged(percent: Int, pipeline: PlaybackPipeline) {
+        let wasBuffering = engine.buffering
+        engine.buffering = percent < 100
+        guard wasBuffering != engine.buffering, rate != 0, engine.pendingStart == nil else { return }
+        if engine.buffering {
+            if automaticallyWaitsToMinimizeStalling {
+                pipeline.playbin.setState(GST_STATE_PAUSED)
+                setTimeControl(.waitingToPlayAtSpecifiedRate, reason: .toMinimizeStalls)
+            } else {
+                engine.loadedItem?.post(.playbackStalled)
+            }
+        } else {
+            pipeline.playbin.setState(GST_STATE_PLAYING)
+        }
+    }
+}
+
+// MARK: - Rate
+
+extension Player {
+    /// What every rate change does first: drop a scheduled start and pending prerolls. Returns
+    /// the pipeline and item to change, or nil (with the status updated) when there is nothing
+    /// to play.
+    func beginRateChange() -> (pipeline: PlaybackPipeline, item: PlayerItem)? {
+        cancelScheduledStart()
+        completePrerolls(false)
+        guard let pipeline = engine.pipeline, let item = engine.loadedItem, item.status != .failed else {
+            updateIdleStatus()
+            return nil
+        }
+        return (pipeline, item)
+    }
+
+    func applyRate(_ newRate: Float, immediately: Bool) {
+        guard let (pipeline, item) = beginRateChange() else { return }
+        if newRate == 0 {
+            if engine.scheduledMode { leaveScheduledMode(pipeline) }
+            pipeline.playbin.setState(GST_STATE_PAUSED)
+            setTimeControl(.paused)
+            refreshTimebase()
+            return
+        }
+        guard item.status == .readyToPlay else {
+            setTimeControl(.waitingToPlayAtSpecifiedRate, reason: .evaluatingBufferingRate)
+            return
+        }
+        guard item.canPlay(atRate: newRate) else {
+            logger.warning("rate not supported by the item", metadata: ["player.rate": "\(newRate)"])
+            rateStream.update(0)
+            setTimeControl(.paused)
+            return
+        }
+        if engine.scheduledMode { leaveScheduledMode(pipeline) }
+        if Double(newRate) != engine.segmentRate {
+            let position = pipeline.playbin.queryPosition() ?? engine.timebase.itemTime(atHost: .invalid)
+            engine.segmentRate = Double(newRate)
+            performSeek(makeSeek(to: position, before: .zero, after: .zero, queue: nil, completion: nil))
+        }
+        if engine.buffering, automaticallyWaitsToMinimizeStalling, !immediately {
+            setTimeControl(.waitingToPlayAtSpecifiedRate, reason: .toMinimizeStalls)
+            return
+        }
+        pipeline.use(effectiveClock)
+        pipeline.playbin.setState(GST_STATE_PLAYING)
+        if engine.pipelineState == GST_STATE_PLAYING, engine.pendingSeek == nil {
+            setTimeControl(.playing)
+        } else {
+            setTimeControl(.waitingToPlayAtSpecifiedRate, reason: .evaluatingBufferingRate)
+        }
+    }
+
+    /// Hands the base time back to GStreamer: playback resumes from where the running time is now.
+    private func leaveScheduledMode(_ pipeline: PlaybackPipeline) {
+        engine.scheduledMode = false
+        let clock = effectiveClock.now()
+        let base = MediaTime(clockTime: pipeline.playbin.baseTime)
+        let running = MediaTime.maximum(.zero, clock - base - pipelineLatency)
+        pipeline.playbin.setStartTime(running.clockTime ?? 0)
+    }
+
+    /// Re-anchors the timebase to what the pipeline does now and tells the time observers.
+    func refreshTimebase() {
+        guard let pipeline = engine.pipeline else { return }
+        let position = pipeline.playbin.queryPosition() ?? engine.timebase.itemTime(atHost: .invalid)
+        if engine.pipelineState == GST_STATE_PLAYING, rate != 0, engine.pendingStart == nil {
+            setTimebase(Timebase(hostTime: effectiveClock.now(), itemTime: position, rate: engine.segmentRate))
+        } else {
+            setTimebase(.stopped(at: position))
+        }
+    }
+
+    func setTimebase(_ timebase: Timebase) {
+        engine.timebase = timebase
+        timebaseChanged()
+    }
+}
+
+// MARK: - Pending work
+
+extension Player {
+    func cancelAllPending() {
+        if let seek = engine.pendingSeek, let completion = seek.completion {
+            deliver(on: seek.queue) { completion(false) }
+        }
+        if let seek = engine.queuedSeek, let completion = seek.completion {
+            deliver(on: seek.queue) { completion(false) }
+        }
+        engine.pendingSeek = nil
+        engine.queuedSeek = nil
+        completePrerolls(false)
+        cancelScheduledStart()
+    }
+
+    func completePrerolls(_ finished: Bool) {
+        let handlers = engine.prerollHandlers
+        engine.prerollHandlers = []
+        for (queue, handler) in handlers { deliver(on: queue) { handler(finished) } }
+    }
+
+    func cancelScheduledStart() {
+        engine.pendingStart = nil
+        engine.startAlarms.forEach { $0.cancel() }
+        engine.startAlarms = []
+    }
+}

@@ -1,0 +1,162 @@
+internal import CGStreamer
+internal import CLockstepShims
+import Dispatch
+import LockstepTime
+
+extension Player {
+    /// Prepares playback from the current time so that a start is immediate: the pipeline is
+    /// prerolled, the first frame sits in the video sink. The handler gets true when that is
+    /// done, false when a rate change, seek, load or `cancelPendingPrerolls()` came first.
+    public func preroll(atRate rate: Float, completionHandler: (@Sendable (Bool) -> Void)? = nil) {
+        let handler: @Sendable (Bool) -> Void = completionHandler ?? { _ in }
+        queue.async {
+            guard self.rate == 0, self.engine.pipeline != nil, let item = self.engine.loadedItem,
+                item.status != .failed
+            else {
+                self.deliver(on: nil) { handler(false) }
+                return
+            }
+            if item.status == .readyToPlay, self.engine.prerolled, Double(rate).sign == self.engine.segmentRate.sign {
+                self.deliver(on: nil) { handler(true) }
+                return
+            }
+            self.engine.prerollHandlers.append((nil, handler))
+        }
+    }
+
+    /// `preroll(atRate:completionHandler:)`, awaiting whether it finished.
+    public func preroll(atRate rate: Float) async -> Bool {
+        await withCheckedContinuation { continuation in
+            preroll(atRate: rate) { continuation.resume(returning: $0) }
+        }
+    }
+
+    /// Completes every pending preroll with false.
+    public func cancelPendingPrerolls() {
+        queue.async { self.completePrerolls(false) }
+    }
+
+    /// Starts playback in step with other players: at `hostClockTime` on `masterClock` the frame
+    /// of item time `itemTime` is presented, and playback proceeds at `rate`.
+    ///
+    /// An invalid `itemTime` means the current time; an invalid `hostClockTime` means as soon as
+    /// the pipeline is ready. The pipeline is prerolled at `itemTime` first if it is not there
+    /// already; for a start that is exact to the host time, preroll in advance and give a host
+    /// time far enough ahead. A rate of 0 pauses at the host time.
+    ///
+    /// - Throws: `PlayerError.waitsToMinimizeStalling` when `automaticallyWaitsToMinimizeStalling`
+    ///   is true, `.notFileBased` for an item that is not a local file, `.itemNotReady` without a
+    ///   playable item, `.invalidTime` for infinite or indefinite times.
+    public func setRate(_ rate: Float, time itemTime: MediaTime, atHostTime hostClockTime: MediaTime)
+        throws(PlayerError)
+    {
+        guard !automaticallyWaitsToMinimizeStalling else { throw .waitsToMinimizeStalling }
+        guard let item = currentItem, item.status != .failed else {
+            throw .itemNotReady("setRate(_:time:atHostTime:)")
+        }
+        guard item.asset.isFileBased else { throw .notFileBased(item.asset.url.absoluteString) }
+        if itemTime.isValid, !itemTime.isNumeric { throw .invalidTime(argument: "time", time: itemTime) }
+        if hostClockTime.isValid, !hostClockTime.isNumeric {
+            throw .invalidTime(argument: "atHostTime", time: hostClockTime)
+        }
+        rateStream.update(rate)
+        queue.async { self.scheduleStart(rate: rate, itemTime: itemTime, hostTime: hostClockTime) }
+    }
+
+    private func scheduleStart(rate newRate: Float, itemTime: MediaTime, hostTime: MediaTime) {
+        guard let (pipeline, item) = beginRateChange() else { return }
+        if newRate == 0 {
+            guard hostTime.isNumeric else { return applyRate(0, immediately: true) }
+            addStartAlarm(at: hostTime) { player in player.applyRate(0, immediately: true) }
+            return
+        }
+        let target =
+            itemTime.isNumeric
+            ? itemTime : (pipeline.playbin.queryPosition() ?? engine.timebase.itemTime(atHost: .invalid))
+        engine.nextStartID += 1
+        engine.pendingStart = ScheduledStart(
+            id: engine.nextStartID, rate: newRate, itemTime: target, hostTime: hostTime)
+        if engine.pipelineState == GST_STATE_PLAYING {
+            pipeline.playbin.setState(GST_STATE_PAUSED)
+            engine.runningTimeZero = nil
+        }
+        engine.scheduledMode = true
+        pipeline.playbin.setStartTime(GStreamer.clockTimeNone)
+        setTimeControl(.waitingToPlayAtSpecifiedRate, reason: .scheduledStart)
+        if item.status == .readyToPlay, engine.pendingSeek == nil {
+            continueScheduledStart()
+        }
+    }
+
+    /// Prerolls at the start's item time and rate if the pipeline is not there yet, else arms
+    /// the start. Called again when the seek it issues completes.
+    func continueScheduledStart() {
+        guard let start = engine.pendingStart else { return }
+        if engine.prerolled, engine.runningTimeZero == start.itemTime, engine.segmentRate == Double(start.rate) {
+            armScheduledStart(start)
+            return
+        }
+        engine.segmentRate = Double(start.rate)
+        var seek = makeSeek(to: start.itemTime, before: .zero, after: .zero, queue: nil, completion: nil)
+        seek.isForStart = true
+        performSeek(seek)
+    }
+
+    /// Sets the base time so that running time zero (the item time of the start) is presented at
+    /// the host time, and schedules PLAYING shortly before it.
+    private func armScheduledStart(_ start: ScheduledStart) {
+        guard let pipeline = engine.pipeline else { return }
+        let clock = effectiveClock
+        let latency = pipelineLatency
+        pipeline.use(clock)
+        pipeline.setLatency(latency)
+        let now = clock.now()
+        let hostTime = start.hostTime.isNumeric ? start.hostTime : now + Self.unscheduledStartDelay
+        guard let base = (hostTime - latency).clockTime else {
+            logger.error("scheduled start before the clock's zero", metadata: ["start.host_time": "\(hostTime)"])
+            cancelScheduledStart()
+            rateStream.update(0)
+            setTimeControl(.paused)
+            return
+        }
+        pipeline.playbin.setStartTime(GStreamer.clockTimeNone)
+        pipeline.playbin.baseTime = base
+        engine.runningTimeZero = nil
+        setTimebase(Timebase(hostTime: hostTime, itemTime: start.itemTime, rate: Double(start.rate)))
+        if hostTime < now {
+            logger.warning("scheduled start is late", metadata: ["start.late_by": "\(now - hostTime)"])
+        }
+        logger.debug(
+            "start armed",
+            metadata: [
+                "start.host_time": "\(hostTime)", "start.item_time": "\(start.itemTime)", "start.rate": "\(start.rate)",
+            ])
+        let playAt = hostTime - Self.scheduledStartLead
+        if playAt <= now {
+            pipeline.playbin.setState(GST_STATE_PLAYING)
+        } else {
+            addStartAlarm(at: playAt, startID: start.id) { player in
+                player.engine.pipeline?.playbin.setState(GST_STATE_PLAYING)
+            }
+        }
+        addStartAlarm(at: hostTime, startID: start.id) { player in
+            player.engine.pendingStart = nil
+            player.setTimeControl(.playing)
+            player.timebaseChanged()
+        }
+    }
+
+    /// Runs `action` on the control queue at `time` on the master clock, unless the start it
+    /// belongs to was replaced by then.
+    private func addStartAlarm(at time: MediaTime, startID: Int? = nil, _ action: @escaping @Sendable (Player) -> Void)
+    {
+        let alarm = ClockAlarm(clock: effectiveClock, at: time) { [weak self] in
+            guard let self else { return }
+            self.queue.async {
+                if let startID, self.engine.pendingStart?.id != startID { return }
+                action(self)
+            }
+        }
+        if let alarm { engine.startAlarms.append(alarm) }
+    }
+}

@@ -1,0 +1,83 @@
+import LockstepTime
+
+/// What went wrong in WallPlayer. Every case carries its context and reads as a sentence.
+public enum PlayerError: Error, Hashable, CustomStringConvertible {
+    // MARK: Media
+
+    /// The URL names no file.
+    case fileNotFound(path: String)
+    /// The file exists but cannot be read (permissions, a directory, an I/O error).
+    case unreadableFile(path: String, reason: String)
+    /// No demuxer recognizes the file: text, random bytes, an unknown format.
+    case notAMediaFile(path: String, reason: String)
+    /// A demuxer recognizes the format but cannot read the file: truncated or damaged.
+    case corruptMedia(path: String, format: String, reason: String)
+    /// The file holds no audio or video track that can be played.
+    case noPlayableTrack(path: String, found: [String])
+    /// GStreamer has no decoder (or demuxer) for part of the media.
+    case unsupportedCodec(String)
+    /// The URL's scheme is not one WallPlayer plays.
+    case unsupportedURL(String)
+
+    // MARK: Pipeline
+
+    /// A GStreamer element the player needs is not installed.
+    case missingElement(String)
+    /// A sink description given by the user does not parse.
+    case invalidSinkDescription(role: String, description: String, reason: String)
+    /// The pipeline could not be put together.
+    case pipelineConstruction(String)
+    /// The pipeline reported an error while loading or playing.
+    case playbackFailed(element: String, reason: String, debug: String?)
+
+    // MARK: Use
+
+    /// `setRate(_:time:atHostTime:)` was called while `automaticallyWaitsToMinimizeStalling` is true.
+    case waitsToMinimizeStalling
+    /// `setRate(_:time:atHostTime:)` needs a file-based item.
+    case notFileBased(String)
+    /// The operation needs a current item that is ready to play.
+    case itemNotReady(String)
+    /// A time argument was not usable.
+    case invalidTime(argument: String, time: MediaTime)
+    /// The item's media cannot play at that rate.
+    case unsupportedRate(Float)
+
+    public var description: String {
+        switch self {
+        case .fileNotFound(let path):
+            return "media file not found: \(path)"
+        case .unreadableFile(let path, let reason):
+            return "cannot read media file \(path): \(reason)"
+        case .notAMediaFile(let path, let reason):
+            return "\(path) is not a media file (\(reason))"
+        case .corruptMedia(let path, let format, let reason):
+            return "\(path) looks like \(format) but is damaged or truncated (\(reason))"
+        case .noPlayableTrack(let path, let found):
+            let what = found.isEmpty ? "no tracks at all" : "only \(found.joined(separator: ", "))"
+            return "\(path) has no playable audio or video track (\(what))"
+        case .unsupportedCodec(let detail):
+            return "unsupported codec or format: \(detail)"
+        case .unsupportedURL(let url):
+            return "unsupported URL \(url): only file paths and file://, http(s):// URLs play"
+        case .missingElement(let factory):
+            return "GStreamer element \"\(factory)\" is not installed (run `make setup`)"
+        case .invalidSinkDescription(let role, let description, let reason):
+            return "invalid \(role) sink description \"\(description)\": \(reason)"
+        case .pipelineConstruction(let reason):
+            return "cannot build the playback pipeline: \(reason)"
+        case .playbackFailed(let element, let reason, let debug):
+            return "playback failed in \(element): \(reason)" + (debug.map { " (\($0))" } ?? "")
+        case .waitsToMinimizeStalling:
+            return "setRate(_:time:atHostTime:) needs automaticallyWaitsToMinimizeStalling to be false"
+        case .notFileBased(let url):
+            return "setRate(_:time:atHostTime:) needs a file-based item, not \(url)"
+        case .itemNotReady(let operation):
+            return "\(operation) needs a current item that is ready to play"
+        case .invalidTime(let argument, let time):
+            return "\(argument) must be a numeric time, got \(time)"
+        case .unsupportedRate(let rate):
+            return "the current item cannot play at rate \(rate)"
+        }
+    }
+}

@@ -1,0 +1,194 @@
+import Foundation
+import LockstepTime
+import Synchronization
+
+/// The playback state of one asset in a player (`AVPlayerItem`).
+///
+/// An item's status stays `unknown` until a player loads it; it becomes `readyToPlay` once the
+/// pipeline has prerolled its first frame, or `failed` with a typed `error`. An item is current in
+/// at most one player at a time.
+public final class PlayerItem: Sendable, CustomStringConvertible {
+    /// `AVPlayerItem.Status`.
+    public enum Status: Sendable, Hashable {
+        case unknown, readyToPlay, failed
+    }
+
+    /// What happened to the item, as `AVPlayerItem`'s notifications say it.
+    public enum Event: Sendable, Hashable {
+        /// The item played to its end (`AVPlayerItemDidPlayToEndTime`).
+        case didPlayToEndTime
+        /// The item stopped before its end (`AVPlayerItemFailedToPlayToEndTime`).
+        case failedToPlayToEndTime(PlayerError)
+        /// Media did not arrive in time to keep playing (`AVPlayerItemPlaybackStalled`).
+        case playbackStalled
+        /// The item's time changed discontinuously: a seek (`AVPlayerItemTimeJumped`).
+        case timeJumped
+    }
+
+    /// What the player learns when it prerolls the item.
+    struct Facts: Sendable {
+        var duration: MediaTime = .indefinite
+        var seekableTimeRanges: [MediaTimeRange] = []
+        var loadedTimeRanges: [MediaTimeRange] = []
+        var isSeekable = false
+    }
+
+    public let asset: URLAsset
+    /// The tracks, once the asset is loaded; each can be disabled.
+    public let tracks: [PlayerItemTrack]
+    private let statusStream = ChangeStream(Status.unknown)
+    private let failure = Mutex<PlayerError?>(nil)
+    private let facts = Mutex(Facts())
+    private let eventStream = EventStream<Event>()
+
+    /// An item for the asset, with its tracks loaded now (a local file is read synchronously; a
+    /// failure to read it shows as `status == .failed` once a player loads the item).
+    public init(asset: URLAsset) {
+        self.asset = asset
+        let inspection = try? asset.inspectNow().get()
+        tracks = (inspection?.tracks ?? []).map { PlayerItemTrack(assetTrack: $0) }
+        tracksSetOwner()
+    }
+
+    public convenience init(url: URL) {
+        self.init(asset: URLAsset(url: url))
+    }
+
+    private func tracksSetOwner() {
+        for track in tracks { track.item = self }
+    }
+
+    public var status: Status { statusStream.value }
+    /// Why the item failed; set before `status` becomes `.failed`.
+    public var error: PlayerError? { failure.withLock { $0 } }
+    /// The status now and every change after.
+    public var statusUpdates: AsyncStream<Status> { statusStream.values() }
+    /// Events from now on.
+    public var events: AsyncStream<Event> { eventStream.events() }
+
+    /// The duration; `indefinite` until known, or for live streams.
+    public var duration: MediaTime {
+        let known = facts.withLock { $0.duration }
+        if known.isNumeric { return known }
+        if case .success(let inspection)? = asset.loadedInspection { return inspection.duration }
+        return .indefinite
+    }
+
+    /// The time ranges available without waiting for more data.
+    public var loadedTimeRanges: [MediaTimeRange] { facts.withLock { $0.loadedTimeRanges } }
+    /// The time ranges the player can seek to.
+    public var seekableTimeRanges: [MediaTimeRange] { facts.withLock { $0.seekableTimeRanges } }
+
+    /// Whether rate -1 is possible. Reverse and fast rates need a seekable item.
+    public var canPlayReverse: Bool { isSeekable }
+    /// Whether rates between -1 and 0 are possible.
+    public var canPlaySlowReverse: Bool { isSeekable }
+    /// Whether rates below -1 are possible.
+    public var canPlayFastReverse: Bool { isSeekable }
+    /// Whether rates between 0 and 1 are possible.
+    public var canPlaySlowForward: Bool { isSeekable }
+    /// Whether rates above 1 are possible.
+    public var canPlayFastForward: Bool { isSeekable }
+
+    private var isSeekable: Bool { status == .readyToPlay && facts.withLock { $0.isSeekable } }
+
+    /// Whether a rate is one this item can play at.
+    func canPlay(atRate rate: Float) -> Bool {
+        switch rate {
+        case 1, 0: return true
+        case let r where r > 1: return canPlayFastForward
+        case let r where r > 0: return canPlaySlowForward
+        case let r where r > -1: return canPlaySlowReverse
+        case -1: return canPlayReverse
+        default: return canPlayFastReverse
+        }
+    }
+
+    /// The player this item is current in.
+    var player: Player? { ownerPlayer.withLock { $0.value } }
+    private let ownerPlayer = Mutex(Weak<Player>(nil))
+
+    /// The item's current time: its player's, or zero when in no player (`currentTime()`).
+    public func currentTime() -> MediaTime {
+        player?.currentTime() ?? .zero
+    }
+
+    /// Seeks within the item through its player (`seek(to:toleranceBefore:toleranceAfter:completionHandler:)`);
+    /// completes with false when the item is in no player or the seek is superseded.
+    public func seek(
+        to time: MediaTime, toleranceBefore: MediaTime = .positiveInfinity,
+        toleranceAfter: MediaTime = .positiveInfinity, completionHandler: (@Sendable (Bool) -> Void)? = nil
+    ) {
+        guard let player else {
+            completionHandler?(false)
+            return
+        }
+        player.seek(
+            to: time, toleranceBefore: toleranceBefore, toleranceAfter: toleranceAfter,
+            completionHandler: completionHandler)
+    }
+
+    /// Completes every seek still pending on this item with false.
+    public func cancelPendingSeeks() {
+        player?.cancelPendingSeeks(of: self)
+    }
+
+    public var description: String { "PlayerItem(\(asset.url.lastPathComponent), \(status))" }
+
+    // MARK: Player side
+
+    func attach(to player: Player?) {
+        ownerPlayer.withLock { $0 = Weak(player) }
+    }
+
+    func markReady(_ newFacts: Facts) {
+        facts.withLock { $0 = newFacts }
+        statusStream.update(.readyToPlay)
+    }
+
+    func markFailed(_ error: PlayerError) {
+        failure.withLock { $0 = error }
+        statusStream.update(.failed)
+    }
+
+    func post(_ event: Event) {
+        eventStream.send(event)
+    }
+
+    var hasPlayableVideo: Bool { tracks.contains { $0.assetTrack.mediaType == .video && $0.isEnabled } }
+    var hasPlayableAudio: Bool { tracks.contains { $0.assetTrack.mediaType == .audio && $0.isEnabled } }
+}
+
+/// One track of an item as the player plays it (`AVPlayerItemTrack`): it can be switched off.
+public final class PlayerItemTrack: Sendable {
+    public let assetTrack: AssetTrack
+    private let enabled = Mutex(true)
+    private let owner = Mutex<Weak<PlayerItem>>(Weak(nil))
+
+    init(assetTrack: AssetTrack) {
+        self.assetTrack = assetTrack
+    }
+
+    /// Whether the track plays. Disabling the audio track of a playing item silences it at once.
+    public var isEnabled: Bool {
+        get { enabled.withLock { $0 } }
+        set {
+            let changed = enabled.withLock { current -> Bool in
+                defer { current = newValue }
+                return current != newValue
+            }
+            if changed, let item = owner.withLock({ $0.value }) { item.player?.tracksChanged(of: item) }
+        }
+    }
+
+    var item: PlayerItem? {
+        get { owner.withLock { $0.value } }
+        set { owner.withLock { $0 = Weak(newValue) } }
+    }
+}
+
+/// A weak reference that can sit in a Mutex.
+struct Weak<Object: AnyObject>: @unchecked Sendable {
+    weak var value: Object?
+    init(_ value: Object?) { self.value = value }
+}

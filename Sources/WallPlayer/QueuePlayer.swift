@@ -1,0 +1,145 @@
+import Foundation
+import LockstepTime
+import Logging
+import Synchronization
+
+/// Plays a queue of items one after another (`AVQueuePlayer`).
+///
+/// When an item is fully read, the next one is handed to the same pipeline, so where the media
+/// allow, the move to the next item is gapless and the running time, and with it a wall's sync,
+/// carries on unbroken.
+public final class QueuePlayer: Player, @unchecked Sendable {
+    private struct Queue {
+        var items: [PlayerItem] = []
+        /// The item handed to the pipeline at about-to-finish, until its stream starts.
+        var gaplessPending: PlayerItem?
+    }
+
+    private let itemQueue = Mutex(Queue())
+    /// Called on the control queue after the queue moved on (the looper refills here).
+    let advanced = Mutex<(@Sendable (PlayerItem?) -> Void)?>(nil)
+
+    /// A player for `items`, played in order; the first becomes current.
+    public init(
+        items: [PlayerItem], video: VideoOutputSettings? = VideoOutputSettings(),
+        audioSinkDescription: String? = "autoaudiosink", logger: Logger = Logger(label: "wallplayer")
+    ) {
+        super.init(playerItem: nil, video: video, audioSinkDescription: audioSinkDescription, logger: logger)
+        var accepted: [PlayerItem] = []
+        for item in items where !accepted.contains(where: { $0 === item }) { accepted.append(item) }
+        itemQueue.withLock { $0.items = accepted }
+        if let first = accepted.first { replaceCurrentItem(with: first) }
+    }
+
+    override class var defaultActionAtItemEnd: ActionAtItemEnd { .advance }
+
+    /// The queued items, the current one first.
+    public func items() -> [PlayerItem] { itemQueue.withLock { $0.items } }
+
+    /// Ends the current item and makes the next one current.
+    public func advanceToNextItem() {
+        let next = itemQueue.withLock { queue -> PlayerItem? in
+            if !queue.items.isEmpty { queue.items.removeFirst() }
+            queue.gaplessPending = nil
+            return queue.items.first
+        }
+        replaceCurrentItem(with: next)
+        notifyAdvanced(next)
+    }
+
+    /// Whether `item` may be inserted after `afterItem` (nil: at the end): not if it is queued
+    /// already, current in another player, or `afterItem` is not queued.
+    public func canInsert(_ item: PlayerItem, after afterItem: PlayerItem?) -> Bool {
+        if let owner = item.player, owner !== self { return false }
+        return itemQueue.withLock { queue in
+            guard !queue.items.contains(where: { $0 === item }) else { return false }
+            guard let afterItem else { return true }
+            return queue.items.contains { $0 === afterItem }
+        }
+    }
+
+    /// Inserts `item` after `afterItem`, or at the end when `afterItem` is nil. Does nothing when
+    /// `canInsert(_:after:)` says no.
+    public func insert(_ item: PlayerItem, after afterItem: PlayerItem?) {
+        guard canInsert(item, after: afterItem) else {
+            logger.warning("item not inserted: it is queued already or the anchor is not queued")
+            return
+        }
+        let becameCurrent = itemQueue.withLock { queue -> Bool in
+            if let afterItem, let index = queue.items.firstIndex(where: { $0 === afterItem }) {
+                queue.items.insert(item, at: index + 1)
+            } else {
+                queue.items.append(item)
+            }
+            return queue.items.count == 1
+        }
+        if becameCurrent { replaceCurrentItem(with: item) }
+    }
+
+    /// Removes `item` from the queue; removing the current item advances.
+    public func remove(_ item: PlayerItem) {
+        if currentItem === item { return advanceToNextItem() }
+        itemQueue.withLock { queue in queue.items.removeAll { $0 === item } }
+    }
+
+    /// Empties the queue; nothing is current afterwards.
+    public func removeAllItems() {
+        itemQueue.withLock { $0 = Queue() }
+        replaceCurrentItem(with: nil)
+    }
+
+    // MARK: Hooks
+
+    override func gaplessSuccessorURI() -> String? {
+        guard actionAtItemEnd == .advance else { return nil }
+        return itemQueue.withLock { queue -> String? in
+            guard queue.items.count >= 2 else { return nil }
+            let next = queue.items[1]
+            guard case .success? = next.asset.loadedInspection else { return nil }
+            queue.gaplessPending = next
+            return next.asset.url.absoluteString
+        }
+    }
+
+    override func streamStarted() {
+        let arriving = itemQueue.withLock { queue -> (ended: PlayerItem?, next: PlayerItem)? in
+            guard let next = queue.gaplessPending else { return nil }
+            queue.gaplessPending = nil
+            guard let index = queue.items.firstIndex(where: { $0 === next }) else { return nil }
+            let ended = index > 0 ? queue.items[0] : nil
+            queue.items.removeSubrange(0..<index)
+            return (ended, next)
+        }
+        guard let arriving else { return }
+        logger.debug("gapless advance", metadata: ["player.item": "\(arriving.next.asset.url.lastPathComponent)"])
+        arriving.ended?.post(.didPlayToEndTime)
+        setCurrentItem(arriving.next)
+        engine.loadedItem = arriving.next
+        var facts = PlayerItem.Facts()
+        if case .success(let inspection)? = arriving.next.asset.loadedInspection {
+            facts.duration = inspection.duration
+            facts.isSeekable = arriving.next.asset.isFileBased
+            facts.seekableTimeRanges = [MediaTimeRange(start: .zero, duration: inspection.duration)]
+            facts.loadedTimeRanges = facts.seekableTimeRanges
+        }
+        arriving.next.markReady(facts)
+        refreshTimebase()
+        notifyAdvanced(arriving.next)
+    }
+
+    override func advanceAfterEnd() -> Bool {
+        let next = itemQueue.withLock { queue -> PlayerItem? in
+            if !queue.items.isEmpty { queue.items.removeFirst() }
+            queue.gaplessPending = nil
+            return queue.items.first
+        }
+        setCurrentItem(next)
+        load(next)
+        notifyAdvanced(next)
+        return true
+    }
+
+    private func notifyAdvanced(_ item: PlayerItem?) {
+        advanced.withLock { $0 }?(item)
+    }
+}

@@ -1,0 +1,64 @@
+internal import CGStreamer
+internal import CLockstepShims
+import Foundation
+import LockstepTime
+
+/// A copy of one video frame, as encoded image or raw pixels.
+public struct VideoFrame: Sendable, Hashable {
+    /// What to copy a frame as.
+    public enum Format: Sendable, Hashable {
+        /// A PNG image.
+        case png
+        /// Raw I420 (planar Y, then U and V at half resolution).
+        case i420
+
+        var caps: String {
+            switch self {
+            case .png: return "image/png"
+            case .i420: return "video/x-raw,format=I420"
+            }
+        }
+    }
+
+    public let presentationTimestamp: MediaTime
+    public let size: PixelSize
+    public let format: Format
+    public let data: Data
+}
+
+extension Player {
+    /// A copy of the frame the video sink shows now (prerolled or presented), converted to
+    /// `format` and scaled to `size` if given; nil before the first frame
+    /// (`AVPlayerItemVideoOutput.copyPixelBuffer`).
+    public func copyCurrentVideoFrame(format: VideoFrame.Format = .png, size: PixelSize? = nil) throws(PlayerError)
+        -> VideoFrame?
+    {
+        guard let pipeline = pipelineRef.withLock({ $0 }), let sample = pipeline.lastVideoSample() else { return nil }
+        var description = format.caps
+        if let size { description += ",width=\(size.width),height=\(size.height),pixel-aspect-ratio=1/1" }
+        guard let caps = gst_caps_from_string(description) else {
+            throw .pipelineConstruction("bad frame format \(description)")
+        }
+        defer { gst_mini_object_unref(UnsafeMutableRawPointer(caps).assumingMemoryBound(to: GstMiniObject.self)) }
+        var error: UnsafeMutablePointer<GError>?
+        guard let converted = gst_video_convert_sample(sample.pointer, caps, 5 * 1_000_000_000, &error) else {
+            throw .playbackFailed(element: "frame copy", reason: GStreamer.consume(error), debug: nil)
+        }
+        let result = Sample(owning: converted)
+        guard let buffer = gst_sample_get_buffer(result.pointer) else { return nil }
+        var info = GstMapInfo()
+        guard gst_buffer_map(buffer, &info, GST_MAP_READ) != 0 else { return nil }
+        defer { gst_buffer_unmap(buffer, &info) }
+        let data = Data(bytes: info.data, count: Int(info.size))
+        var width: gint = 0
+        var height: gint = 0
+        if let resultCaps = gst_sample_get_caps(result.pointer), let structure = gst_caps_get_structure(resultCaps, 0) {
+            gst_structure_get_int(structure, "width", &width)
+            gst_structure_get_int(structure, "height", &height)
+        }
+        let original = gst_sample_get_buffer(sample.pointer)
+        return VideoFrame(
+            presentationTimestamp: MediaTime(clockTime: original?.pointee.pts ?? GStreamer.clockTimeNone),
+            size: PixelSize(width: Int(width), height: Int(height)), format: format, data: data)
+    }
+}

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Generates Lockstep's test and demo media with ffmpeg (nothing is downloaded).
+#
+#   scripts/make-media.sh av OUT.mp4 [SECONDS] [WxH]         H.264 + AAC test pattern with a tone
+#   scripts/make-media.sh framecode OUT.mp4 [SECONDS] [WxH]  H.264 + AAC whose pixels carry the frame number
+#
+# Frame code (decoded by GroundTruth.FrameCode): frame n is one flat colour. With level(i) = 24 + 13*i,
+# Y = level(n mod 16), U = level((n / 16) mod 16), V = level((n / 256) mod 16): 12 bits, n mod 4096,
+# readable from any crop of the picture at any scale. 30 fps, a keyframe every 30 frames (1 s).
+set -euo pipefail
+
+kind=${1:?usage: make-media.sh av|framecode OUT.mp4 [SECONDS] [WxH]}
+out=${2:?output file}
+seconds=${3:-10}
+size=${4:-320x180}
+fps=30
+gop=30
+
+case "$kind" in
+    av)
+        video="testsrc2=size=${size}:rate=${fps}:duration=${seconds}"
+        ;;
+    framecode)
+        video="color=c=black:size=${size}:rate=${fps}:duration=${seconds},format=yuv420p,geq=lum='24+13*mod(N,16)':cb='24+13*mod(floor(N/16),16)':cr='24+13*mod(floor(N/256),16)'"
+        ;;
+    *)
+        echo "make-media.sh: unknown kind '$kind' (expected av or framecode)" >&2
+        exit 2
+        ;;
+esac
+
+mkdir -p "$(dirname "$out")"
+tmp="$out.tmp.$$.mp4"
+trap 'rm -f "$tmp"' EXIT
+ffmpeg -nostdin -hide_banner -loglevel error -y \
+    -f lavfi -i "$video" \
+    -f lavfi -i "sine=frequency=440:sample_rate=48000:duration=${seconds}" \
+    -map 0:v -map 1:a \
+    -c:v libx264 -preset veryfast -pix_fmt yuv420p -g "$gop" -keyint_min "$gop" -sc_threshold 0 -crf 16 \
+    -c:a aac -b:a 96k \
+    -metadata title="Lockstep ${kind} ${seconds}s" \
+    "$tmp"
+mv "$tmp" "$out"

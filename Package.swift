@@ -33,6 +33,7 @@ let package = Package(
         // MARK: Libraries
 
         .target(name: "LockstepTime"),
+        .target(name: "GroundTruth", dependencies: ["LockstepTime"]),
         .target(
             name: "WallPlayer",
             dependencies: [
@@ -53,6 +54,9 @@ let package = Package(
 
         // MARK: Tests
 
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "LockstepTimeTests", dependencies: ["LockstepTime"]),
+        .testTarget(
+            name: "WallPlayerTests", dependencies: ["WallPlayer", "GroundTruth", "LockstepTime", "TestSupport"]),
     ]
 )

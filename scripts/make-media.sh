@@ -6,7 +6,9 @@
 #
 # Frame code (decoded by GroundTruth.FrameCode): frame n is one flat colour. With level(i) = 24 + 13*i,
 # Y = level(n mod 16), U = level((n / 16) mod 16), V = level((n / 256) mod 16): 12 bits, n mod 4096,
-# readable from any crop of the picture at any scale. 30 fps, a keyframe every 30 frames (1 s).
+# readable from any crop of the picture at any scale. 30 fps, a keyframe every 30 frames (1 s), and no
+# B-frames: decode order is presentation order, so keyframe times are exact (with B-frames, qtdemux snaps a
+# seek that lands exactly on a keyframe to its decode time, one frame early).
 set -euo pipefail
 
 kind=${1:?usage: make-media.sh av|framecode OUT.mp4 [SECONDS] [WxH]}
@@ -16,12 +18,14 @@ size=${4:-320x180}
 fps=30
 gop=30
 
+bframes=()
 case "$kind" in
     av)
         video="testsrc2=size=${size}:rate=${fps}:duration=${seconds}"
         ;;
     framecode)
         video="color=c=black:size=${size}:rate=${fps}:duration=${seconds},format=yuv420p,geq=lum='24+13*mod(N,16)':cb='24+13*mod(floor(N/16),16)':cr='24+13*mod(floor(N/256),16)'"
+        bframes=(-bf 0)
         ;;
     *)
         echo "make-media.sh: unknown kind '$kind' (expected av or framecode)" >&2
@@ -36,7 +40,7 @@ ffmpeg -nostdin -hide_banner -loglevel error -y \
     -f lavfi -i "$video" \
     -f lavfi -i "sine=frequency=440:sample_rate=48000:duration=${seconds}" \
     -map 0:v -map 1:a \
-    -c:v libx264 -preset veryfast -pix_fmt yuv420p -g "$gop" -keyint_min "$gop" -sc_threshold 0 -crf 16 \
+    -c:v libx264 -preset veryfast -pix_fmt yuv420p -g "$gop" -keyint_min "$gop" -sc_threshold 0 -crf 16 "${bframes[@]}" \
     -c:a aac -b:a 96k \
     -metadata title="Lockstep ${kind} ${seconds}s" \
     "$tmp"

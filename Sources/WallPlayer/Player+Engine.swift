@@ -39,10 +39,6 @@ struct SeekRequest {
     var toleranceAfter: MediaTime
     var queue: DispatchQueue?
     var completion: (@Sendable (Bool) -> Void)?
-    /// Issued by a scheduled start rather than by the user.
-    var isForStart = false
-    /// The result must be checked against the tolerances (a snapping seek).
-    var needsCheck = false
 }
 
 struct ScheduledStart {
@@ -61,6 +57,7 @@ extension Player {
         engine.prerolled = false
         settings.withLock { $0.isReadyForDisplay = false }
         guard let item else {
+            engine.pipeline?.playbin.settle()
             engine.pipeline?.playbin.setState(GST_STATE_READY)
             setTimebase(.stopped(at: .zero))
             updateIdleStatus()
@@ -75,6 +72,7 @@ extension Player {
             item.markFailed(error ?? .pipelineConstruction("no pipeline"))
             return
         }
+        pipeline.playbin.settle()
         pipeline.playbin.setState(GST_STATE_READY)
         pipeline.setURI(item.asset.url.absoluteString)
         applyTrackSelection(for: item, on: pipeline)
@@ -246,6 +244,7 @@ extension Player {
             item.markFailed(error)
         }
         cancelAllPending()
+        pipeline.playbin.settle()
         pipeline.playbin.setState(GST_STATE_READY)
         engine.prerolled = false
         rateStream.update(0)
@@ -270,24 +269,16 @@ extension Player {
     private func pipelinePrerolled(_ pipeline: PlaybackPipeline) {
         guard let item = engine.loadedItem, item.status != .failed else { return }
         if item.status != .readyToPlay {
-            item.markReady(facts(from: pipeline, item: item))
             settings.withLock { $0.isReadyForDisplay = item.hasPlayableVideo && $0.video != nil }
+            item.markReady(facts(from: pipeline, item: item))
             if let queued = engine.queuedSeek {
                 engine.queuedSeek = nil
                 performSeek(queued)
                 return
             }
         }
-        if var seek = engine.pendingSeek {
+        if let seek = engine.pendingSeek {
             let position = pipeline.playbin.queryPosition() ?? seek.target
-            if seek.needsCheck,
-                position < seek.target - seek.toleranceBefore || position > seek.target + seek.toleranceAfter
-            {
-                seek.needsCheck = false
-                engine.pendingSeek = seek
-                _ = pipeline.playbin.seek(to: seek.target, rate: engine.segmentRate, flags: GST_SEEK_FLAG_ACCURATE)
-                return
-            }
             engine.pendingSeek = nil
             if engine.pipelineState != GST_STATE_PLAYING { engine.runningTimeZero = position }
             if let completion = seek.completion { deliver(on: seek.queue) { completion(true) } }

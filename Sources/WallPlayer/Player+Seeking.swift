@@ -86,35 +86,32 @@ extension Player {
         if let old = engine.pendingSeek, let completion = old.completion {
             deliver(on: old.queue) { completion(false) }
         }
-        var request = request
-        let flags = seekFlags(for: &request)
+        let destination = engine.loadedItem.map { seekDestination(for: request, in: $0) } ?? request.target
         engine.pendingSeek = request
         engine.prerolled = false
-        if !pipeline.playbin.seek(to: request.target, rate: engine.segmentRate, flags: flags) {
+        if !pipeline.playbin.seek(to: destination, rate: engine.segmentRate, flags: GST_SEEK_FLAG_ACCURATE) {
             logger.warning("seek refused by the pipeline", metadata: ["seek.time": "\(request.target)"])
             engine.pendingSeek = nil
             if let completion = request.completion { deliver(on: request.queue) { completion(false) } }
         }
     }
 
-    /// GStreamer seek flags for the tolerances: exact for zero tolerances, a keyframe on the side
-    /// the tolerance allows, and the nearest keyframe (checked afterwards) when both are finite.
-    private func seekFlags(for request: inout SeekRequest) -> GstSeekFlags {
+    /// Where a seek goes: the exact target for zero tolerances; otherwise the video keyframe the
+    /// tolerances allow that is nearest the target (the one at or before it when both are
+    /// unbounded, as `seek(to:)` promises), found in the container. Decoding then starts at that
+    /// keyframe, which is what makes a tolerant seek fast; the exact target when none qualifies.
+    private func seekDestination(for request: SeekRequest, in item: PlayerItem) -> MediaTime {
+        let target = request.target
         let before = request.toleranceBefore
         let after = request.toleranceAfter
-        let keyUnit = GST_SEEK_FLAG_KEY_UNIT.rawValue
-        if before == .zero, after == .zero {
-            return GST_SEEK_FLAG_ACCURATE
+        guard before != .zero || after != .zero, item.asset.isFileBased else { return target }
+        let keyframes = MediaInspector.keyframes(around: target, path: item.asset.url.path)
+        if before.isPositiveInfinity, after.isPositiveInfinity, let previous = keyframes.before {
+            return previous
         }
-        if after == .zero || (before.isPositiveInfinity && after.isPositiveInfinity) {
-            request.needsCheck = !before.isPositiveInfinity
-            return GstSeekFlags(rawValue: keyUnit | GST_SEEK_FLAG_SNAP_BEFORE.rawValue)
+        let allowed = [keyframes.before, keyframes.after].compactMap { $0 }.filter {
+            $0 >= target - before && $0 <= target + after
         }
-        if before == .zero {
-            request.needsCheck = !after.isPositiveInfinity
-            return GstSeekFlags(rawValue: keyUnit | GST_SEEK_FLAG_SNAP_AFTER.rawValue)
-        }
-        request.needsCheck = true
-        return GstSeekFlags(rawValue: keyUnit | GST_SEEK_FLAG_SNAP_NEAREST.rawValue)
+        return allowed.min { ($0 - target).magnitude < ($1 - target).magnitude } ?? target
     }
 }

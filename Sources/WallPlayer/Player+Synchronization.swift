@@ -51,10 +51,9 @@ extension Player {
         throws(PlayerError)
     {
         guard !automaticallyWaitsToMinimizeStalling else { throw .waitsToMinimizeStalling }
-        guard let item = currentItem, item.status != .failed else {
-            throw .itemNotReady("setRate(_:time:atHostTime:)")
-        }
+        guard let item = currentItem else { throw .itemNotReady("setRate(_:time:atHostTime:)") }
         guard item.asset.isFileBased else { throw .notFileBased(item.asset.url.absoluteString) }
+        guard item.status != .failed else { throw .itemNotReady("setRate(_:time:atHostTime:)") }
         if itemTime.isValid, !itemTime.isNumeric { throw .invalidTime(argument: "time", time: itemTime) }
         if hostClockTime.isValid, !hostClockTime.isNumeric {
             throw .invalidTime(argument: "atHostTime", time: hostClockTime)
@@ -97,9 +96,7 @@ extension Player {
             return
         }
         engine.segmentRate = Double(start.rate)
-        var seek = makeSeek(to: start.itemTime, before: .zero, after: .zero, queue: nil, completion: nil)
-        seek.isForStart = true
-        performSeek(seek)
+        performSeek(makeSeek(to: start.itemTime, before: .zero, after: .zero, queue: nil, completion: nil))
     }
 
     /// Sets the base time so that running time zero (the item time of the start) is presented at

@@ -306,11 +306,15 @@ public class Player: @unchecked Sendable {
         pipelineRef.withLock { $0 }?.renderThreadPriority ?? .notStarted
     }
 
-    /// The SCHED_FIFO priority asked for the render thread (nil: normal scheduling). Applies from
-    /// the next pipeline built: set it before the first item.
+    /// The SCHED_FIFO priority asked for the render thread (nil: normal scheduling). The render
+    /// thread only waits on the clock and renders, so at real-time priority it is not delayed by
+    /// decoders or other processes. `renderThreadPriority` says what was granted.
     public var realtimeRenderPriority: Int32? {
         get { settings.withLock { $0.realtimeRenderPriority } }
-        set { settings.withLock { $0.realtimeRenderPriority = newValue } }
+        set {
+            settings.withLock { $0.realtimeRenderPriority = newValue }
+            pipelineRef.withLock { $0 }?.setRealtimePriority(newValue)
+        }
     }
 
     // MARK: Clock

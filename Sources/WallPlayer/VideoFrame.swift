@@ -28,14 +28,14 @@ public struct VideoFrame: Sendable, Hashable {
 
 extension Player {
     /// A copy of the frame the video sink shows now (prerolled or presented), converted to
-    /// `format` and scaled to `size` if given; nil before the first frame
+    /// `format` and stretched to exactly `size` if given; nil before the first frame
     /// (`AVPlayerItemVideoOutput.copyPixelBuffer`).
     public func copyCurrentVideoFrame(format: VideoFrame.Format = .png, size: PixelSize? = nil) throws(PlayerError)
         -> VideoFrame?
     {
         guard let pipeline = pipelineRef.withLock({ $0 }), let sample = pipeline.lastVideoSample() else { return nil }
         var description = format.caps
-        if let size { description += ",width=\(size.width),height=\(size.height),pixel-aspect-ratio=1/1" }
+        if let size { description += ",width=\(size.width),height=\(size.height)" }
         guard let caps = gst_caps_from_string(description) else {
             throw .pipelineConstruction("bad frame format \(description)")
         }

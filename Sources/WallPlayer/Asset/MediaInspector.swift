@@ -57,6 +57,60 @@ enum MediaInspector {
             commonMetadata: metadata(context.pointee.metadata))
     }
 
+    /// The presentation times of the video keyframes nearest `time`: the last at or before it and
+    /// the first at or after it (nil where there is none, or the file has no video).
+    ///
+    /// Calls `av_seek_frame` on the video stream and reads the keyframe packet it lands on: one
+    /// seek and a packet or two per question, whatever the file's size.
+    static func keyframes(around time: MediaTime, path: String) -> (before: MediaTime?, after: MediaTime?) {
+        var context: UnsafeMutablePointer<AVFormatContext>?
+        guard avformat_open_input(&context, path, nil, nil) >= 0, let context else { return (nil, nil) }
+        defer {
+            var closing: UnsafeMutablePointer<AVFormatContext>? = context
+            avformat_close_input(&closing)
+        }
+        guard avformat_find_stream_info(context, nil) >= 0 else { return (nil, nil) }
+        let index = av_find_best_stream(context, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0)
+        guard index >= 0, let stream = context.pointee.streams[Int(index)] else { return (nil, nil) }
+        let base = stream.pointee.time_base
+        guard base.num > 0, base.den > 0 else { return (nil, nil) }
+        func ticks(_ time: MediaTime) -> Int64 {
+            time.multiplied(byRatio: Int64(base.den), Int64(base.num)).convertScale(1, method: .towardNegativeInfinity)
+                .value
+        }
+        /// The keyframe that `av_seek_frame` lands on from `timestamp`: (pts, dts) in stream ticks.
+        func keyframe(from timestamp: Int64, backward: Bool) -> (pts: Int64, dts: Int64)? {
+            guard av_seek_frame(context, index, timestamp, backward ? AVSEEK_FLAG_BACKWARD : 0) >= 0,
+                let packet = av_packet_alloc()
+            else { return nil }
+            var owned: UnsafeMutablePointer<AVPacket>? = packet
+            defer { av_packet_free(&owned) }
+            for _ in 0..<64 {
+                guard av_read_frame(context, packet) >= 0 else { return nil }
+                defer { av_packet_unref(packet) }
+                guard packet.pointee.stream_index == index, packet.pointee.flags & AV_PKT_FLAG_KEY != 0 else {
+                    continue
+                }
+                let nopts = lockstep_av_nopts_value()
+                let dts = packet.pointee.dts != nopts ? packet.pointee.dts : packet.pointee.pts
+                return (packet.pointee.pts != nopts ? packet.pointee.pts : dts, dts)
+            }
+            return nil
+        }
+        func seconds(_ ticks: Int64) -> MediaTime { Self.time(ticks, numerator: base.num, denominator: base.den) }
+        // Containers seek by decode time: a keyframe found backward from the target may still be
+        // presented after it (B-frames). Then it is the one after, and the one before lies
+        // further back.
+        let target = ticks(time)
+        guard let found = keyframe(from: target, backward: true) else { return (nil, nil) }
+        if found.pts <= target {
+            let next = keyframe(from: target + 1, backward: false)
+            return (seconds(found.pts), next.map { seconds($0.pts) })
+        }
+        let previous = keyframe(from: found.dts - 1, backward: true).flatMap { $0.pts <= target ? $0 : nil }
+        return (previous.map { seconds($0.pts) }, seconds(found.pts))
+    }
+
     private static func checkReadable(_ path: String) throws(PlayerError) {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {

@@ -33,6 +33,15 @@ extension GObjectRef where Pointee == GstElement {
         gst_element_set_state(pointer, state)
     }
 
+    /// Waits, at most `timeout`, for a pending asynchronous state change to finish.
+    ///
+    /// playbin3 deadlocks when it is taken down (to READY or NULL) while its source is still
+    /// typefinding (reproduced with stock playbin3 from Python: 1 in ~60 teardowns right after
+    /// PAUSED; none in 400 after settling), so every downward change of a pipeline settles first.
+    func settle(timeout: MediaTime = MediaTime(value: 2, timescale: 1)) {
+        gst_element_get_state(pointer, nil, nil, timeout.clockTime ?? 0)
+    }
+
     /// The current state, without waiting for a pending change.
     var currentState: GstState {
         var current = GST_STATE_VOID_PENDING

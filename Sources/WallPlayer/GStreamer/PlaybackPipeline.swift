@@ -159,6 +159,7 @@ final class PlaybackPipeline: @unchecked Sendable {
 
     /// Stops every thread and drops the bus hook; the pipeline cannot be used afterwards.
     func shutdown() {
+        playbin.settle()
         playbin.setState(GST_STATE_NULL)
         gst_bus_set_sync_handler(bus.pointer, nil, nil, nil)
         if cropProbeID != 0, let pad = crop?.staticPad("sink") {
@@ -173,6 +174,10 @@ final class PlaybackPipeline: @unchecked Sendable {
 
     var renderThreadPriority: RenderThreadPriority { box.priority.withLock { $0 } }
 
+    /// Asks for SCHED_FIFO at `priority` on the render thread (nil: normal scheduling), at once if
+    /// it runs.
+    func setRealtimePriority(_ priority: Int32?) { box.setWanted(priority) }
+
     // MARK: Sources and outputs
 
     func setURI(_ uri: String) { playbin.set("uri", uri) }
@@ -185,9 +190,25 @@ final class PlaybackPipeline: @unchecked Sendable {
     }
 
     /// Plays only the item's video and/or audio streams (playbin3's `select-streams`), for
-    /// disabled tracks. Without a stream collection yet, the choice waits for it.
+    /// disabled tracks. playbin3 selects every stream by default, so a selection is sent only to
+    /// leave something out or to bring it back; without a stream collection yet, it waits for one.
     func selectStreams(video: Bool, audio: Bool) {
-        wantedStreams.withLock { $0 = (video, audio) }
+        let needed = wantedStreams.withLock { state -> Bool in
+            let changed = state.video != video || state.audio != audio
+            state = (video, audio)
+            return changed || !(video && audio)
+        }
+        if needed { sendSelection() }
+    }
+
+    /// Applies a non-default stream choice to a newly arrived collection.
+    func reapplyStreamSelection() {
+        let wanted = wantedStreams.withLock { $0 }
+        if !(wanted.video && wanted.audio) { sendSelection() }
+    }
+
+    private func sendSelection() {
+        let wanted = wantedStreams.withLock { $0 }
         guard let collection = streams.withLock({ $0 }) else { return }
         var selected: UnsafeMutablePointer<GList>?
         let count = gst_stream_collection_get_size(collection.pointer)
@@ -196,21 +217,15 @@ final class PlaybackPipeline: @unchecked Sendable {
                 let id = gst_stream_get_stream_id(stream)
             else { continue }
             let type = gst_stream_get_stream_type(stream).rawValue
-            let wanted =
-                (video && type & GST_STREAM_TYPE_VIDEO.rawValue != 0 && videoBin != nil)
-                || (audio && type & GST_STREAM_TYPE_AUDIO.rawValue != 0 && hasAudioOutput)
-            if wanted { selected = g_list_append(selected, g_strdup(id)) }
+            let isWanted =
+                (wanted.video && type & GST_STREAM_TYPE_VIDEO.rawValue != 0 && videoBin != nil)
+                || (wanted.audio && type & GST_STREAM_TYPE_AUDIO.rawValue != 0 && hasAudioOutput)
+            if isWanted { selected = g_list_append(selected, g_strdup(id)) }
         }
         if let event = gst_event_new_select_streams(selected) {
             gst_element_send_event(playbin.pointer, event)
         }
         g_list_free_full(selected, g_free)
-    }
-
-    /// Applies the last stream choice to a newly arrived collection.
-    func reapplyStreamSelection() {
-        let wanted = wantedStreams.withLock { $0 }
-        selectStreams(video: wanted.video, audio: wanted.audio)
     }
 
     /// Whether `object` is the video output or inside it.
@@ -298,7 +313,8 @@ final class PlaybackPipeline: @unchecked Sendable {
 /// What the C callbacks reach: the owner's closures and the render-thread bookkeeping.
 private final class CallbackBox: @unchecked Sendable {
     let callbacks: PlaybackPipeline.Callbacks
-    let realtimePriority: Int32?
+    /// The render thread once it runs, and the SCHED_FIFO priority wanted for it (nil: normal).
+    private let render: Mutex<(thread: pthread_t?, wanted: Int32?)>
     let priority = Mutex(RenderThreadPriority.notStarted)
     /// The render queue element, compared by address in the sync handler.
     var renderQueue: UnsafeMutableRawPointer?
@@ -307,24 +323,42 @@ private final class CallbackBox: @unchecked Sendable {
 
     init(callbacks: PlaybackPipeline.Callbacks, realtimePriority: Int32?) {
         self.callbacks = callbacks
-        self.realtimePriority = realtimePriority
+        render = Mutex((nil, realtimePriority))
     }
 
-    /// Called on the render thread as it starts: ask for SCHED_FIFO, and record what was granted.
+    /// Called on the render thread as it starts.
     func renderThreadEntered() {
-        guard let wanted = realtimePriority else {
-            priority.withLock { $0 = .normal(reason: "real-time scheduling not requested") }
-            return
+        let wanted = render.withLock { state -> Int32? in
+            state.thread = pthread_self()
+            return state.wanted
         }
-        var parameters = sched_param(sched_priority: wanted)
-        let result = pthread_setschedparam(pthread_self(), SCHED_FIFO, &parameters)
-        let granted: RenderThreadPriority =
-            result == 0
-            ? .realtime(priority: wanted)
-            : .normal(
+        apply(wanted, to: pthread_self())
+    }
+
+    /// Asks for `wanted` now, on the render thread if it runs, and on it when it starts.
+    func setWanted(_ wanted: Int32?) {
+        let thread = render.withLock { state -> pthread_t? in
+            state.wanted = wanted
+            return state.thread
+        }
+        if let thread { apply(wanted, to: thread) }
+    }
+
+    /// Sets the thread's policy, and records what was granted.
+    private func apply(_ wanted: Int32?, to thread: pthread_t) {
+        var parameters = sched_param(sched_priority: wanted ?? 0)
+        let result = pthread_setschedparam(thread, wanted == nil ? SCHED_OTHER : SCHED_FIFO, &parameters)
+        let granted: RenderThreadPriority
+        switch (wanted, result) {
+        case (nil, _):
+            granted = .normal(reason: "real-time scheduling not requested")
+        case (let priority?, 0):
+            granted = .realtime(priority: priority)
+        case (_, let code):
+            granted = .normal(
                 reason:
-                    "SCHED_FIFO refused: \(String(cString: strerror(result))); grant CAP_SYS_NICE or raise RLIMIT_RTPRIO"
-            )
+                    "SCHED_FIFO refused: \(String(cString: strerror(code))); grant CAP_SYS_NICE or raise RLIMIT_RTPRIO")
+        }
         priority.withLock { $0 = granted }
     }
 }

@@ -1,0 +1,79 @@
+import Foundation
+import Synchronization
+
+/// Media generated at test time by `scripts/make-media.sh`, once per script version: nothing is
+/// downloaded, and the files live in the system's temporary folder.
+public enum TestMedia {
+    /// The repository's root, from this file's path.
+    public static let repositoryRoot = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    private static let cache = Mutex<[String: URL]>([:])
+
+    /// A frame-code clip: 30 fps, keyframe every 30 frames, each frame's number in its colour.
+    public static func frameCode(seconds: Int = 4, size: String = "160x90") throws -> URL {
+        try generate(kind: "framecode", seconds: seconds, size: size)
+    }
+
+    /// An H.264 + AAC test pattern with a tone.
+    public static func audioVideo(seconds: Int = 3, size: String = "160x90") throws -> URL {
+        try generate(kind: "av", seconds: seconds, size: size)
+    }
+
+    /// A file in a fresh scratch folder of the test run, for deliberately bad media.
+    public static func scratchFile(named name: String, contents: Data) throws -> URL {
+        let url = directory.appendingPathComponent("scratch-\(ProcessInfo.processInfo.processIdentifier)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        let file = url.appendingPathComponent(name)
+        try contents.write(to: file)
+        return file
+    }
+
+    private static var script: URL { repositoryRoot.appendingPathComponent("scripts/make-media.sh") }
+
+    /// The cache folder, named after the script's content so a changed script regenerates.
+    private static var directory: URL {
+        let content = (try? Data(contentsOf: script)) ?? Data()
+        let hash = content.reduce(into: UInt64(1_469_598_103_934_665_603)) {
+            $0 = ($0 ^ UInt64($1)) &* 1_099_511_628_211
+        }
+        return FileManager.default.temporaryDirectory.appendingPathComponent(
+            "lockstep-media-\(String(hash, radix: 16))")
+    }
+
+    private static func generate(kind: String, seconds: Int, size: String) throws -> URL {
+        let key = "\(kind)-\(seconds)s-\(size)"
+        if let done = cache.withLock({ $0[key] }) { return done }
+        let url = directory.appendingPathComponent("\(key).mp4")
+        if !FileManager.default.fileExists(atPath: url.path) {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            try run(script.path, [kind, url.path, String(seconds), size])
+        }
+        cache.withLock { $0[key] = url }
+        return url
+    }
+
+    /// Runs a command to completion, throwing with its output when it fails.
+    @discardableResult
+    public static func run(_ executable: String, _ arguments: [String]) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let text = String(decoding: data, as: UTF8.self)
+        guard process.terminationStatus == 0 else {
+            throw TestSupportError("\(executable) \(arguments.joined(separator: " ")) failed: \(text)")
+        }
+        return text
+    }
+}
+
+public struct TestSupportError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}

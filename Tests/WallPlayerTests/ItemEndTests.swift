@@ -1,0 +1,90 @@
+import LockstepTime
+import Synchronization
+import TestSupport
+import WallPlayer
+import XCTest
+
+final class ItemEndTests: XCTestCase {
+    func testEnd_whenActionIsPause_postsDidPlayToEndAndPauses() async throws {
+        let player = try await Player.ready(try TestMedia.frameCode(seconds: 1), audio: Headless.audio)
+        let item = try XCTUnwrap(player.currentItem)
+        let events = item.events
+        player.play()
+        _ = try await first(in: events, within: 10, "end of item") { $0 == .didPlayToEndTime }
+        _ = try await first(in: player.timeControlStatusUpdates, within: 5, "pause at end") { $0 == .paused }
+        XCTAssertEqual(player.rate, 0)
+        XCTAssertEqual(player.currentTime().seconds, 1, accuracy: 0.1)
+    }
+
+    func testEnd_whenActionIsNone_keepsTheRate() async throws {
+        let player = try await Player.ready(try TestMedia.frameCode(seconds: 1))
+        player.actionAtItemEnd = .none
+        let events = player.currentItem!.events
+        player.play()
+        _ = try await first(in: events, within: 10, "end of item") { $0 == .didPlayToEndTime }
+        XCTAssertEqual(player.rate, 1)
+    }
+
+    func testQueuePlayer_keepsOrderAndEdits() async throws {
+        let url = try TestMedia.frameCode(seconds: 1)
+        let (a, b, c, d) = (PlayerItem(url: url), PlayerItem(url: url), PlayerItem(url: url), PlayerItem(url: url))
+        let player = QueuePlayer(items: [a, b, a], video: Headless.video, audioSinkDescription: nil)
+        XCTAssertTrue(player.items() == [a, b], "a duplicate is not queued twice")
+        XCTAssertTrue(player.currentItem === a)
+        XCTAssertFalse(player.canInsert(b, after: nil), "b is queued already")
+        XCTAssertFalse(player.canInsert(c, after: d), "d is not queued")
+        XCTAssertTrue(player.canInsert(c, after: a))
+        player.insert(c, after: a)
+        player.insert(d, after: nil)
+        XCTAssertTrue(player.items() == [a, c, b, d])
+        player.remove(b)
+        XCTAssertTrue(player.items() == [a, c, d])
+        player.advanceToNextItem()
+        XCTAssertTrue(player.currentItem === c)
+        XCTAssertTrue(player.items() == [c, d])
+        player.remove(c)
+        XCTAssertTrue(player.currentItem === d, "removing the current item advances")
+        player.removeAllItems()
+        XCTAssertTrue(player.items().isEmpty)
+        XCTAssertNil(player.currentItem)
+    }
+
+    func testQueuePlayer_advancesGaplesslyAtTheEnd() async throws {
+        let url = try TestMedia.frameCode(seconds: 1)
+        let first = PlayerItem(url: url)
+        let second = PlayerItem(url: url)
+        let player = QueuePlayer(items: [first, second], video: Headless.video, audioSinkDescription: Headless.audio)
+        try await first.waitUntilReady()
+        let presented = player.presentedFrames
+        let ended = first.events
+        player.play()
+        _ = try await TestSupport.first(in: ended, within: 10, "first item ends") { $0 == .didPlayToEndTime }
+        _ = try await TestSupport.first(in: player.currentItemUpdates, within: 5, "second is current") { $0 === second }
+        XCTAssertEqual(second.status, .readyToPlay)
+        XCTAssertEqual(player.items().count, 1)
+        // Every frame of both passes, each presented one frame after the one before: no gap.
+        let frames = try await collect(50, from: presented, "both passes presented")
+        let gaps = zip(frames, frames.dropFirst()).map { ($1.runningTime - $0.runningTime).seconds }
+        XCTAssertTrue(gaps.allSatisfy { abs($0 - 1.0 / 30) < 0.002 }, "running time steps: \(gaps)")
+        XCTAssertTrue(
+            zip(frames, frames.dropFirst()).contains { $1.presentationTimestamp < $0.presentationTimestamp },
+            "the presentation timestamps restart with the second item")
+    }
+
+    func testPlayerLooper_loopsWithoutGaps() async throws {
+        let player = QueuePlayer(items: [], video: Headless.video, audioSinkDescription: Headless.audio)
+        let looper = PlayerLooper(player: player, templateItem: PlayerItem(url: try TestMedia.frameCode(seconds: 1)))
+        try await player.currentItem!.waitUntilReady()
+        let presented = player.presentedFrames
+        player.play()
+        let frames = try await collect(75, from: presented, within: 15, "two and a half passes")
+        XCTAssertGreaterThanOrEqual(looper.loopCount, 2)
+        let gaps = zip(frames, frames.dropFirst()).map { ($1.runningTime - $0.runningTime).seconds }
+        XCTAssertTrue(gaps.allSatisfy { abs($0 - 1.0 / 30) < 0.002 }, "running time steps: \(gaps)")
+        XCTAssertLessThanOrEqual(player.items().count, 2)
+    }
+}
+
+private func == (lhs: [PlayerItem], rhs: [PlayerItem]) -> Bool {
+    lhs.count == rhs.count && zip(lhs, rhs).allSatisfy { $0 === $1 }
+}

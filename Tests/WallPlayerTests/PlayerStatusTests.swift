@@ -1,0 +1,72 @@
+import Foundation
+import LockstepTime
+import TestSupport
+import WallPlayer
+import XCTest
+
+final class PlayerStatusTests: XCTestCase {
+    func testItemStatus_whenGoodMedia_becomesReadyToPlay() async throws {
+        let player = try await Player.ready(try TestMedia.audioVideo(), audio: Headless.audio)
+        let item = try XCTUnwrap(player.currentItem)
+        XCTAssertEqual(item.status, .readyToPlay)
+        XCTAssertNil(item.error)
+        XCTAssertEqual(player.status, .readyToPlay)
+        XCTAssertEqual(item.duration.seconds, 3, accuracy: 1.0 / 30)
+        XCTAssertEqual(item.seekableTimeRanges.first?.duration.seconds ?? 0, 3, accuracy: 1.0 / 30)
+        XCTAssertTrue(item.canPlayReverse && item.canPlayFastForward && item.canPlaySlowForward)
+        XCTAssertEqual(item.tracks.map(\.assetTrack.mediaType), [.video, .audio])
+        XCTAssertTrue(player.isReadyForDisplay)
+    }
+
+    func testItemStatus_whenFileMissing_failsPromptly() async throws {
+        let error = try await failure(for: URL(fileURLWithPath: "/nonexistent/clip.mp4"))
+        XCTAssertEqual(error, .fileNotFound(path: "/nonexistent/clip.mp4"))
+    }
+
+    func testItemStatus_whenTextFile_failsAsNotMedia() async throws {
+        let url = try TestMedia.scratchFile(named: "readme.mp4", contents: Data("hello\n".utf8))
+        guard case .notAMediaFile = try await failure(for: url) else { return XCTFail("wrong error") }
+    }
+
+    func testItemStatus_whenTruncatedMP4_failsAsCorrupt() async throws {
+        let whole = try Data(contentsOf: try TestMedia.audioVideo())
+        let url = try TestMedia.scratchFile(named: "cut.mp4", contents: whole.prefix(whole.count / 3))
+        guard case .corruptMedia = try await failure(for: url) else { return XCTFail("wrong error") }
+    }
+
+    func testItemStatus_whenRandomBytes_failsAsNotMedia() async throws {
+        let url = try TestMedia.scratchFile(
+            named: "random.mp4", contents: Data((0..<65_536).map { _ in UInt8.random(in: 0...255) }))
+        guard case .notAMediaFile = try await failure(for: url) else { return XCTFail("wrong error") }
+    }
+
+    func testPlayerStatus_whenSinkDescriptionInvalid_fails() async throws {
+        let player = Player(
+            playerItem: PlayerItem(url: try TestMedia.audioVideo()),
+            video: VideoOutputSettings(sinkDescription: "no-such-element-anywhere"), audioSinkDescription: nil)
+        let status = try await first(in: player.statusUpdates, within: 5, "player failure") { $0 == .failed }
+        XCTAssertEqual(status, .failed)
+        guard case .invalidSinkDescription(let role, let description, _)? = player.error else {
+            return XCTFail("wrong error: \(String(describing: player.error))")
+        }
+        XCTAssertEqual(role, "video")
+        XCTAssertEqual(description, "no-such-element-anywhere")
+    }
+
+    func testStatusStreams_startWithCurrentValueAndStayOrdered() async throws {
+        let player = try await Player.ready(try TestMedia.audioVideo())
+        let rates = player.rateUpdates
+        player.rate = 1
+        player.rate = 0.5
+        player.pause()
+        let seen = try await collect(4, from: rates, within: 5, "rate changes")
+        XCTAssertEqual(seen, [0, 1, 0.5, 0])
+    }
+
+    private func failure(for url: URL) async throws -> PlayerError? {
+        let player = Player(playerItem: PlayerItem(url: url), video: Headless.video, audioSinkDescription: nil)
+        let error = try await player.currentItem!.waitForFailure()
+        XCTAssertEqual(player.status, .readyToPlay, "a bad item does not break the player")
+        return error
+    }
+}

@@ -11,6 +11,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
     ],
     targets: [
         // MARK: System libraries
@@ -34,6 +36,7 @@ let package = Package(
 
         .target(name: "LockstepTime"),
         .target(name: "GroundTruth", dependencies: ["LockstepTime"]),
+        .target(name: "WallProtocol", dependencies: ["LockstepTime", .product(name: "Yams", package: "Yams")]),
         .target(
             name: "WallPlayer",
             dependencies: [
@@ -56,6 +59,7 @@ let package = Package(
 
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "LockstepTimeTests", dependencies: ["LockstepTime"]),
+        .testTarget(name: "WallProtocolTests", dependencies: ["WallProtocol", "LockstepTime", "TestSupport"]),
         .testTarget(
             name: "WallPlayerTests", dependencies: ["WallPlayer", "GroundTruth", "LockstepTime", "TestSupport"]),
     ]

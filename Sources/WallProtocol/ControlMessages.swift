@@ -1,0 +1,203 @@
+import LockstepTime
+
+/// The node's control API over HTTP/JSON: paths, requests and replies shared by `wallnode` and
+/// `wallctl`.
+public enum ControlPath {
+    /// GET: `NodeStatus`.
+    public static let status = "/status"
+    /// POST `LoadRequest`: load the media (keeps it paused at the start).
+    public static let load = "/load"
+    /// POST `PrerollRequest`: seek exactly and preroll; replies when the first frame is ready.
+    public static let preroll = "/preroll"
+    /// POST `StartRequest`: `setRate(_:time:atHostTime:)`.
+    public static let start = "/start"
+    /// POST `PauseRequest`: pause, now or at a host time.
+    public static let pause = "/pause"
+    /// POST `SeekRequest`: seek exactly, stay paused, preroll.
+    public static let seek = "/seek"
+    /// POST: stop and unload.
+    public static let stop = "/stop"
+    /// GET `?after=SEQ`: `FramesReply`, the frames presented since.
+    public static let frames = "/frames"
+    /// GET `?width=W&height=H`: the current frame as raw RGB (`SnapshotReply` headers).
+    public static let snapshot = "/snapshot"
+    /// GET: Prometheus text.
+    public static let metrics = "/metrics"
+}
+
+/// A node's state, as `GET /status` reports it.
+public struct NodeStatus: Sendable, Hashable, Codable {
+    public var id: String
+    /// The node's estimate of the master clock's time when it answered.
+    public var masterTime: MediaTime?
+    public var clock: ClockReport
+    public var player: PlayerReport
+
+    public init(id: String, masterTime: MediaTime?, clock: ClockReport, player: PlayerReport) {
+        self.id = id
+        self.masterTime = masterTime
+        self.clock = clock
+        self.player = player
+    }
+}
+
+/// How well a node follows the master clock.
+public struct ClockReport: Sendable, Hashable, Codable {
+    /// unsynced, locking, locked or holdover.
+    public var state: String
+    public var server: String
+    /// The master time minus the local time.
+    public var offset: MediaTime?
+    /// How far the node's master time may be from the true one.
+    public var errorBound: MediaTime?
+    public var roundTrip: MediaTime?
+    public var ratePPM: Double?
+    /// Whether the node serves the master clock itself.
+    public var serving: Bool
+
+    public init(
+        state: String, server: String, offset: MediaTime? = nil, errorBound: MediaTime? = nil,
+        roundTrip: MediaTime? = nil, ratePPM: Double? = nil, serving: Bool = false
+    ) {
+        self.state = state
+        self.server = server
+        self.offset = offset
+        self.errorBound = errorBound
+        self.roundTrip = roundTrip
+        self.ratePPM = ratePPM
+        self.serving = serving
+    }
+
+    public var isLocked: Bool { state == "locked" }
+}
+
+/// What a node's player is doing.
+public struct PlayerReport: Sendable, Hashable, Codable {
+    /// The player's status: unknown, readyToPlay, failed.
+    public var status: String
+    /// The media file loaded, if any.
+    public var media: String?
+    /// The item's status: unknown, readyToPlay, failed.
+    public var itemStatus: String?
+    /// paused, waitingToPlayAtSpecifiedRate or playing.
+    public var timeControlStatus: String
+    public var waitingReason: String?
+    public var rate: Float
+    public var position: MediaTime
+    /// Whether the first frame sits in the sink, ready for an exact start.
+    public var prerolled: Bool
+    public var framesPresented: UInt64
+    public var framesLate: UInt64
+    public var framesDropped: UInt64
+    /// How the render thread is scheduled ("SCHED_FIFO 50", "normal (...)").
+    public var renderThread: String
+    public var error: String?
+
+    public init(
+        status: String, media: String?, itemStatus: String?, timeControlStatus: String, waitingReason: String?,
+        rate: Float, position: MediaTime, prerolled: Bool, framesPresented: UInt64, framesLate: UInt64,
+        framesDropped: UInt64, renderThread: String, error: String?
+    ) {
+        self.status = status
+        self.media = media
+        self.itemStatus = itemStatus
+        self.timeControlStatus = timeControlStatus
+        self.waitingReason = waitingReason
+        self.rate = rate
+        self.position = position
+        self.prerolled = prerolled
+        self.framesPresented = framesPresented
+        self.framesLate = framesLate
+        self.framesDropped = framesDropped
+        self.renderThread = renderThread
+        self.error = error
+    }
+}
+
+/// `POST /load`.
+public struct LoadRequest: Sendable, Hashable, Codable {
+    /// A media file instead of the configured one.
+    public var media: String?
+    public init(media: String? = nil) { self.media = media }
+}
+
+/// `POST /preroll` and `POST /seek`: go to an item time exactly and preroll there.
+public struct PositionRequest: Sendable, Hashable, Codable {
+    public var itemTime: MediaTime
+    public init(itemTime: MediaTime) { self.itemTime = itemTime }
+}
+
+/// `POST /start`: at `hostTime` on the master clock, present `itemTime` and play at `rate`.
+public struct StartRequest: Sendable, Hashable, Codable {
+    public var rate: Float
+    public var itemTime: MediaTime
+    public var hostTime: MediaTime
+
+    public init(rate: Float, itemTime: MediaTime, hostTime: MediaTime) {
+        self.rate = rate
+        self.itemTime = itemTime
+        self.hostTime = hostTime
+    }
+}
+
+/// `POST /pause`: pause at `hostTime` on the master clock, or at once.
+public struct PauseRequest: Sendable, Hashable, Codable {
+    public var hostTime: MediaTime?
+    public init(hostTime: MediaTime? = nil) { self.hostTime = hostTime }
+}
+
+/// The reply to every command: the node's status after it, or what went wrong.
+public struct ControlReply: Sendable, Hashable, Codable {
+    public var ok: Bool
+    public var error: String?
+    public var status: NodeStatus?
+
+    public init(ok: Bool, error: String? = nil, status: NodeStatus?) {
+        self.ok = ok
+        self.error = error
+        self.status = status
+    }
+}
+
+/// One frame as the node's video sink presented it.
+public struct FrameRecord: Sendable, Hashable, Codable {
+    /// Numbers every record of a node, from 1, without gaps.
+    public var sequence: UInt64
+    /// The frame's timestamp in its item.
+    public var presentationTimestamp: MediaTime
+    /// The frame's running time: the same frame has the same running time on every node.
+    public var runningTime: MediaTime
+    /// The master-clock time at which the sink presented it (after its clock wait).
+    public var presentedAt: MediaTime
+    /// The master-clock time at which it was due.
+    public var dueAt: MediaTime
+
+    public init(
+        sequence: UInt64, presentationTimestamp: MediaTime, runningTime: MediaTime, presentedAt: MediaTime,
+        dueAt: MediaTime
+    ) {
+        self.sequence = sequence
+        self.presentationTimestamp = presentationTimestamp
+        self.runningTime = runningTime
+        self.presentedAt = presentedAt
+        self.dueAt = dueAt
+    }
+}
+
+/// `GET /frames?after=SEQ`.
+public struct FramesReply: Sendable, Hashable, Codable {
+    public var node: String
+    /// The records after the sequence asked for, oldest first.
+    public var records: [FrameRecord]
+    /// Records after the one asked for that the node no longer holds (the reader fell behind).
+    public var missed: UInt64
+    /// The node's clock error bound when it answered.
+    public var clockErrorBound: MediaTime?
+
+    public init(node: String, records: [FrameRecord], missed: UInt64, clockErrorBound: MediaTime?) {
+        self.node = node
+        self.records = records
+        self.missed = missed
+        self.clockErrorBound = clockErrorBound
+    }
+}

@@ -1,3 +1,4 @@
+import Foundation
 import LockstepTime
 
 /// A whole wall, as a config file describes it: where the master clock is, what plays, the

@@ -4,7 +4,8 @@ import PackageDescription
 let package = Package(
     name: "Lockstep",
     products: [
-        .library(name: "LockstepTime", targets: ["LockstepTime"])
+        .library(name: "LockstepTime", targets: ["LockstepTime"]),
+        .library(name: "LockstepNet", targets: ["LockstepNet"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -27,10 +28,15 @@ let package = Package(
         // MARK: Shims
 
         .target(name: "CLockstepShims", dependencies: ["CGStreamer"]),
+        .target(name: "CLockstepNetShims"),
 
         // MARK: Libraries
 
         .target(name: "LockstepTime"),
+        .target(name: "LockstepNet", dependencies: ["CLockstepNetShims", "LockstepTime"]),
+
+        // MARK: Executables
+
         // MARK: Tests
 
         .testTarget(name: "LockstepTimeTests", dependencies: ["LockstepTime"]),

@@ -6,6 +6,7 @@ let package = Package(
     products: [
         .library(name: "LockstepTime", targets: ["LockstepTime"]),
         .library(name: "LockstepNet", targets: ["LockstepNet"]),
+        .library(name: "SyncClock", targets: ["SyncClock"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -34,6 +35,10 @@ let package = Package(
 
         .target(name: "LockstepTime"),
         .target(name: "LockstepNet", dependencies: ["CLockstepNetShims", "LockstepTime"]),
+        .target(
+            name: "SyncClock",
+            dependencies: ["LockstepNet", "LockstepTime", .product(name: "Logging", package: "swift-log")]
+        ),
 
         // MARK: Executables
 

@@ -7,6 +7,9 @@ let package = Package(
         .library(name: "LockstepTime", targets: ["LockstepTime"]),
         .library(name: "LockstepNet", targets: ["LockstepNet"]),
         .library(name: "SyncClock", targets: ["SyncClock"]),
+        .library(name: "NetImpair", targets: ["NetImpair"]),
+        .library(name: "LockstepCLI", targets: ["LockstepCLI"]),
+        .executable(name: "wallctl", targets: ["wallctl"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -39,8 +42,25 @@ let package = Package(
             name: "SyncClock",
             dependencies: ["LockstepNet", "LockstepTime", .product(name: "Logging", package: "swift-log")]
         ),
+        .target(
+            name: "NetImpair",
+            dependencies: ["LockstepNet", "LockstepTime", .product(name: "Logging", package: "swift-log")]
+        ),
+        .target(
+            name: "LockstepCLI",
+            dependencies: ["LockstepTime", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
 
         // MARK: Executables
+
+        .executableTarget(
+            name: "wallctl",
+            dependencies: [
+                "LockstepCLI", "LockstepNet", "LockstepTime", "NetImpair", "SyncClock",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
 
         // MARK: Tests
 

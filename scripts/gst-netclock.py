@@ -31,25 +31,37 @@ def emit(record):
     print(json.dumps(record, separators=(",", ":")), flush=True)
 
 
-def stop_event(duration):
-    """An event set on SIGINT/SIGTERM, on stdin closing, or after `duration` seconds."""
-    done = threading.Event()
-    for number in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(number, lambda *_: done.set())
+class Stop:
+    """Set on SIGINT/SIGTERM, when stdin (a pipe) closes, or after `duration` seconds.
 
-    def watch_stdin():
+    A plain flag polled by the main loop: a signal handler must not touch a lock the interrupted
+    main thread may hold (threading.Event.set() there can deadlock against Event.wait()).
+    """
+
+    def __init__(self, duration):
+        self.requested = False
+        self.deadline = None if duration is None else time.monotonic() + duration
+        for number in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(number, self._request)
+        if stat.S_ISFIFO(os.fstat(sys.stdin.fileno()).st_mode):
+            threading.Thread(target=self._watch_stdin, daemon=True).start()
+
+    def _request(self, *_):
+        self.requested = True
+
+    def _watch_stdin(self):
+        # os.read, not sys.stdin: a daemon thread blocked in a buffered read holds its lock when the
+        # interpreter shuts down, which aborts the shutdown.
         try:
-            while sys.stdin.read(4096):
+            while os.read(0, 4096):
                 pass
-        except (OSError, ValueError):
-            return
-        done.set()
+        except OSError:
+            pass
+        self.requested = True
 
-    if stat.S_ISFIFO(os.fstat(sys.stdin.fileno()).st_mode):
-        threading.Thread(target=watch_stdin, daemon=True).start()
-    if duration is not None:
-        threading.Timer(duration, done.set).start()
-    return done
+    @property
+    def due(self):
+        return self.requested or (self.deadline is not None and time.monotonic() >= self.deadline)
 
 
 def run_provider(args):
@@ -59,9 +71,9 @@ def run_provider(args):
         print(f"gst-netclock: cannot provide time on {args.address}:{args.port}", file=sys.stderr)
         return 1
     emit({"event": "ready", "address": args.address, "port": provider.props.port})
-    done = stop_event(args.duration)
-    while not done.wait(0.5):
-        pass
+    stop = Stop(args.duration)
+    while not stop.due:
+        time.sleep(0.05)
     return 0
 
 
@@ -72,17 +84,17 @@ def run_client(args):
         print(f"gst-netclock: cannot follow {args.address}:{args.port}", file=sys.stderr)
         return 1
     emit({"event": "start", "monoNs": start})
-    done = stop_event(args.duration)
+    stop = Stop(args.duration)
     interval = args.interval / 1000
     next_sample = time.monotonic()
-    while not done.is_set():
+    while not stop.due:
         before = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
         value = clock.get_time()
         after = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
         mono = before + (after - before) // 2
         emit({"monoNs": mono, "clockNs": value, "elapsedNs": mono - start, "synced": clock.is_synced()})
         next_sample += interval
-        done.wait(max(0.0, next_sample - time.monotonic()))
+        time.sleep(max(0.0, next_sample - time.monotonic()))
     return 0
 
 

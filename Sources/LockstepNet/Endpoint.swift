@@ -32,9 +32,7 @@ public struct Endpoint: Sendable, Hashable, CustomStringConvertible {
             guard !rest.isEmpty else { throw .missingPort(input: text) }
             guard rest.hasPrefix(":") else { throw .malformedBrackets(input: text) }
             portText = rest.dropFirst()
-            guard SocketAddress(numericHost: String(host), port: 0)?.family == .ipv6 else {
-                throw .invalidIPv6Address(input: text)
-            }
+            guard SocketAddress.isIPv6Literal(host) else { throw .invalidIPv6Address(input: text) }
         } else {
             guard let colon = trimmed.lastIndex(of: ":") else { throw .missingPort(input: text) }
             host = trimmed[..<colon]

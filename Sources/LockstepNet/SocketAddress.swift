@@ -56,19 +56,31 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
         self.scopeID = scopeID
     }
 
-    /// A numeric IPv4 (`192.0.2.1`) or IPv6 (`::1`, no brackets) address, or nil if `text` is neither.
+    /// A numeric IPv4 (`192.0.2.1`) or IPv6 (`::1`, `fe80::1%eth0`, no brackets) address, or nil if
+    /// `text` is neither (or names a scope interface this machine does not have).
     public init?(numericHost text: String, port: UInt16) {
         var v4 = in_addr()
         if inet_pton(AF_INET, text, &v4) == 1 {
             self.init(ipv4: v4, port: port)
             return
         }
+        let parts = text.split(separator: "%", maxSplits: 1, omittingEmptySubsequences: false)
         var v6 = in6_addr()
-        if inet_pton(AF_INET6, text, &v6) == 1 {
-            self.init(ipv6: v6, port: port, scopeID: 0)
-            return
+        guard inet_pton(AF_INET6, String(parts[0]), &v6) == 1 else { return nil }
+        var scopeID: UInt32 = 0
+        if parts.count == 2 {
+            let scope = String(parts[1])
+            scopeID = UInt32(scope) ?? if_nametoindex(scope)
+            guard scopeID != 0 else { return nil }
         }
-        return nil
+        self.init(ipv6: v6, port: port, scopeID: scopeID)
+    }
+
+    /// Whether `text` is an IPv6 address, scoped or not, whatever the scope names.
+    static func isIPv6Literal(_ text: Substring) -> Bool {
+        var v6 = in6_addr()
+        let address = text.split(separator: "%", maxSplits: 1, omittingEmptySubsequences: false)[0]
+        return inet_pton(AF_INET6, String(address), &v6) == 1
     }
 
     init(ipv4 address: in_addr, port: UInt16) {

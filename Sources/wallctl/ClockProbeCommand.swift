@@ -24,6 +24,7 @@ struct ClockProbeCommand: AsyncParsableCommand {
     var server: Endpoint
 
     @Option(
+        parsing: .unconditional,
         help: ArgumentHelp("Stop after this many seconds (default: run until SIGINT or SIGTERM).", valueName: "seconds")
     )
     var duration: Double?

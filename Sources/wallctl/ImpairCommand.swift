@@ -26,19 +26,25 @@ struct ImpairCommand: AsyncParsableCommand {
         transform: { try Endpoint(parsing: $0) })
     var forward: Endpoint
 
-    @Option(help: ArgumentHelp("Hold every datagram this many milliseconds.", valueName: "ms"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Hold every datagram this many milliseconds.", valueName: "ms"))
     var delay: Double = 0
 
-    @Option(help: ArgumentHelp("Vary the hold by up to ± this many milliseconds, uniformly.", valueName: "ms"))
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp("Vary the hold by up to ± this many milliseconds, uniformly.", valueName: "ms"))
     var jitter: Double = 0
 
-    @Option(help: ArgumentHelp("Drop this percentage of datagrams.", valueName: "percent"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Drop this percentage of datagrams.", valueName: "percent"))
     var loss: Double = 0
 
-    @Option(help: ArgumentHelp("Send this percentage at once, overtaking held ones.", valueName: "percent"))
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp("Send this percentage at once, overtaking held ones.", valueName: "percent"))
     var reorder: Double = 0
 
-    @Option(help: ArgumentHelp("Send a second copy of this percentage of datagrams.", valueName: "percent"))
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp("Send a second copy of this percentage of datagrams.", valueName: "percent"))
     var duplicate: Double = 0
 
     @Option(help: ArgumentHelp("Seed of the random decisions, to repeat a run exactly.", valueName: "n"))

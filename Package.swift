@@ -64,6 +64,14 @@ let package = Package(
 
         // MARK: Tests
 
+        .target(name: "LockstepTestSupport", path: "Tests/LockstepTestSupport"),
         .testTarget(name: "LockstepTimeTests", dependencies: ["LockstepTime"]),
+        .testTarget(name: "LockstepNetTests", dependencies: ["LockstepNet"]),
+        .testTarget(
+            name: "SyncClockTests", dependencies: ["SyncClock", "LockstepNet", "LockstepTestSupport", "LockstepTime"]
+        ),
+        .testTarget(name: "NetImpairTests", dependencies: ["NetImpair", "LockstepNet", "LockstepTime"]),
+        .testTarget(name: "LockstepCLITests", dependencies: ["LockstepCLI", "LockstepTime"]),
+        .testTarget(name: "WallCtlTests", dependencies: ["wallctl", "LockstepTestSupport"]),
     ]
 )

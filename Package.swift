@@ -5,8 +5,13 @@ let package = Package(
     name: "Lockstep",
     products: [
         .library(name: "LockstepTime", targets: ["LockstepTime"]),
+        .library(name: "LockstepNet", targets: ["LockstepNet"]),
+        .library(name: "SyncClock", targets: ["SyncClock"]),
+        .library(name: "NetImpair", targets: ["NetImpair"]),
+        .library(name: "LockstepCLI", targets: ["LockstepCLI"]),
         .library(name: "WallPlayer", targets: ["WallPlayer"]),
         .executable(name: "wallnode", targets: ["WallNode"]),
+        .executable(name: "wallctl", targets: ["wallctl"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -31,18 +36,35 @@ let package = Package(
         // MARK: Shims
 
         .target(name: "CLockstepShims", dependencies: ["CGStreamer", "CFFmpeg"]),
+        .target(name: "CLockstepNetShims"),
 
         // MARK: Libraries
 
         .target(name: "LockstepTime"),
-        .target(name: "GroundTruth", dependencies: ["LockstepTime"]),
-        .target(name: "WallProtocol", dependencies: ["LockstepTime", .product(name: "Yams", package: "Yams")]),
+        .target(name: "LockstepNet", dependencies: ["CLockstepNetShims", "LockstepTime"]),
+        .target(
+            name: "SyncClock",
+            dependencies: ["LockstepNet", "LockstepTime", .product(name: "Logging", package: "swift-log")]
+        ),
+        .target(
+            name: "NetImpair",
+            dependencies: ["LockstepNet", "LockstepTime", .product(name: "Logging", package: "swift-log")]
+        ),
+        .target(
+            name: "LockstepCLI",
+            dependencies: ["LockstepTime", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
         .target(
             name: "WallPlayer",
             dependencies: [
                 "CGStreamer", "CFFmpeg", "CLockstepShims", "LockstepTime",
                 .product(name: "Logging", package: "swift-log"),
             ]
+        ),
+        .target(name: "GroundTruth", dependencies: ["LockstepTime"]),
+        .target(
+            name: "WallProtocol",
+            dependencies: ["LockstepNet", "LockstepTime", .product(name: "Yams", package: "Yams")]
         ),
 
         // MARK: Executables
@@ -54,13 +76,30 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        .executableTarget(
+            name: "wallctl",
+            dependencies: [
+                "LockstepCLI", "LockstepNet", "LockstepTime", "NetImpair", "SyncClock",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
 
         // MARK: Tests
 
         .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .target(name: "LockstepTestSupport", path: "Tests/LockstepTestSupport"),
         .testTarget(name: "LockstepTimeTests", dependencies: ["LockstepTime"]),
-        .testTarget(name: "WallProtocolTests", dependencies: ["WallProtocol", "LockstepTime", "TestSupport"]),
+        .testTarget(name: "LockstepNetTests", dependencies: ["LockstepNet"]),
         .testTarget(
-            name: "WallPlayerTests", dependencies: ["WallPlayer", "GroundTruth", "LockstepTime", "TestSupport"]),
+            name: "SyncClockTests", dependencies: ["SyncClock", "LockstepNet", "LockstepTestSupport", "LockstepTime"]
+        ),
+        .testTarget(name: "NetImpairTests", dependencies: ["NetImpair", "LockstepNet", "LockstepTime"]),
+        .testTarget(name: "LockstepCLITests", dependencies: ["LockstepCLI", "LockstepTime"]),
+        .testTarget(name: "WallCtlTests", dependencies: ["wallctl", "LockstepTestSupport"]),
+        .testTarget(
+            name: "WallPlayerTests", dependencies: ["WallPlayer", "GroundTruth", "LockstepTime", "TestSupport"]
+        ),
+        .testTarget(name: "WallProtocolTests", dependencies: ["WallProtocol", "LockstepTime", "TestSupport"]),
     ]
 )

@@ -1,0 +1,68 @@
+public import LockstepTime
+
+/// What an impairment proxy has done, by direction.
+public struct ImpairmentStatistics: Sendable, Hashable, CustomStringConvertible {
+    public enum Direction: String, Sendable, Hashable, CaseIterable {
+        /// From clients to the forward address.
+        case toServer
+        /// From the forward address back to clients.
+        case toClient
+    }
+
+    public var received: [Direction: Int] = [:]
+    public var sent: [Direction: Int] = [:]
+    public var lost: [Direction: Int] = [:]
+    public var reordered: [Direction: Int] = [:]
+    public var duplicated: [Direction: Int] = [:]
+    public var sendFailures = 0
+    public var droppedTooManyClients = 0
+    /// How late held datagrams actually left, after their deadline.
+    public var lateness = Lateness()
+
+    public init() {}
+
+    /// Departure lateness over the most recent datagrams.
+    public struct Lateness: Sendable, Hashable {
+        static let capacity = 100_000
+        private var recent: [Int64] = []
+        private var next = 0
+
+        public init() {}
+
+        mutating func record(_ values: [Int64]) {
+            for value in values {
+                if recent.count < Self.capacity {
+                    recent.append(value)
+                } else {
+                    recent[next] = value
+                    next = (next + 1) % Self.capacity
+                }
+            }
+        }
+
+        /// The `fraction` quantile (0.5 for the median), or nil before any departure.
+        public func quantile(_ fraction: Double) -> MediaTime? {
+            guard !recent.isEmpty else { return nil }
+            let sorted = recent.sorted()
+            let index = min(sorted.count - 1, max(0, Int((Double(sorted.count) * fraction).rounded(.up)) - 1))
+            return MediaTime(nanoseconds: sorted[index])
+        }
+    }
+
+    public var description: String {
+        func counts(_ direction: Direction) -> String {
+            "\(received[direction, default: 0]) received, \(sent[direction, default: 0]) sent, "
+                + "\(lost[direction, default: 0]) lost, \(reordered[direction, default: 0]) reordered, "
+                + "\(duplicated[direction, default: 0]) duplicated"
+        }
+        func microseconds(_ time: MediaTime?) -> String {
+            time.flatMap(\.nanoseconds).map { String(Double($0) / 1e3) + " µs" } ?? "-"
+        }
+        var text = "to server: \(counts(.toServer)); to client: \(counts(.toClient))"
+        text += "; departure lateness p50 \(microseconds(lateness.quantile(0.5))), "
+        text += "p99 \(microseconds(lateness.quantile(0.99))), max \(microseconds(lateness.quantile(1)))"
+        if sendFailures > 0 { text += "; \(sendFailures) send failures" }
+        if droppedTooManyClients > 0 { text += "; \(droppedTooManyClients) dropped (too many clients)" }
+        return text
+    }
+}

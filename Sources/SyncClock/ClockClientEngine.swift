@@ -1,0 +1,283 @@
+import LockstepTime
+
+/// The whole client protocol without sockets or a clock: it writes requests, reads replies, filters
+/// samples, estimates, runs the servo and schedules polls, all at times it is given.
+///
+/// `SyncClockClient` drives it from a socket thread; tests drive it from a simulated network, so
+/// every behaviour is checked deterministically and without sleeping.
+struct ClockClientEngine: Sendable {
+    struct Configuration: Sendable, Hashable {
+        var format: WireFormat = .lockstep
+        /// The poll interval while locking and after a restart (a burst), ns.
+        var minimumPollInterval: Int64 = 16_000_000
+        /// The poll interval once the estimate is stable, ns.
+        var maximumPollInterval: Int64 = 500_000_000
+        /// The poll interval once stable on a network whose delays vary by more than
+        /// `jitterThreshold`: there the error falls with the number of samples, so polling stays
+        /// faster, ns.
+        var maximumPollIntervalUnderJitter: Int64 = 100_000_000
+        /// A median delay this far above the minimum counts as jitter, ns.
+        var jitterThreshold: Int64 = 50_000
+        /// Accepted samples at each poll interval before it doubles, once locked.
+        var samplesPerPollStep = 8
+        /// A request with no reply after this long is lost, ns.
+        var replyTimeout: Int64 = 1_000_000_000
+        var estimator = ClockEstimator.Configuration()
+        var servo = ClockServo.Configuration()
+    }
+
+    private struct Outstanding: Sendable {
+        var sequence: UInt32
+        var clientSend: Int64
+    }
+
+    /// Requests in flight at most; beyond, the oldest counts as lost.
+    static let maximumOutstanding = 256
+    /// Unanswered requests in a row after which polling slows to the maximum interval.
+    static let silenceBeforeBackoff = 8
+
+    let configuration: Configuration
+    private(set) var counters = ClockCounters()
+    private(set) var master: MasterIdentity?
+    private(set) var pollInterval: Int64
+    private var roundTrips = RoundTripTracker()
+    private var delayFilter = DelayFilter()
+    private var estimator: ClockEstimator
+    private var servo: ClockServo
+    private var outstanding: [UInt64: Outstanding] = [:]
+    private var nextSequence: UInt32
+    private var nextPoll: Int64?
+    private var samplesSinceLock = 0
+    private var unansweredInARow = 0
+
+    /// - Parameter firstSequence: random in production, so a stray or forged reply cannot guess it.
+    init(configuration: Configuration, firstSequence: UInt32) {
+        self.configuration = configuration
+        estimator = ClockEstimator(configuration: configuration.estimator)
+        servo = ClockServo(configuration: configuration.servo)
+        pollInterval = configuration.minimumPollInterval
+        nextSequence = firstSequence
+    }
+
+    var state: ClockState { servo.state }
+    var mapping: ClockMapping { servo.mapping }
+    var estimate: ClockEstimate? { servo.estimate }
+
+    // MARK: Requests
+
+    /// Whether a request is due at local time `now`.
+    func isRequestDue(at now: Int64) -> Bool {
+        nextPoll.map { now >= $0 } ?? true
+    }
+
+    /// The next local time, not before `now`, at which `advance` or a request has work.
+    func nextDeadline(after now: Int64) -> Int64 {
+        var deadline = nextPoll ?? now
+        if let servoDeadline = servo.nextDeadline { deadline = min(deadline, servoDeadline) }
+        if let oldest = outstanding.values.map(\.clientSend).min() {
+            deadline = min(deadline, oldest + configuration.replyTimeout)
+        }
+        return max(deadline, now)
+    }
+
+    /// Writes the next request into `buffer`, all but its send time, and returns its size.
+    ///
+    /// The caller then reads the clock, writes that time with `stampRequest`, sends at once, and
+    /// records the request with `recordRequest`: so between the send timestamp and the send there is
+    /// nothing but an 8-byte store, as on the server between its send timestamp and `sendto`. Work
+    /// there would sit on one leg of the round trip only and bias the offset by half its duration.
+    mutating func prepareRequest(into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        switch configuration.format {
+        case .lockstep:
+            LockstepTimePacket(kind: .request, sequence: nextSequence, clientSendTime: 0).encode(into: buffer)
+            return LockstepTimePacket.size
+        case .gstreamer:
+            NetTimePacket(localTime: 0, remoteTime: 0).encode(into: buffer)
+            return NetTimePacket.size
+        }
+    }
+
+    /// Writes the send time into a prepared request.
+    ///
+    /// GStreamer's format echoes only the 64-bit time, which therefore also identifies the request:
+    /// polls are at least a millisecond apart, so no two requests share it.
+    func stampRequest(_ buffer: UnsafeMutableRawBufferPointer, sentAt clientSend: Int64) {
+        switch configuration.format {
+        case .lockstep:
+            buffer.storeBytes(
+                of: clientSend.bigEndian, toByteOffset: LockstepTimePacket.clientSendTimeOffset, as: Int64.self)
+        case .gstreamer:
+            buffer.storeBytes(of: UInt64(bitPattern: clientSend).bigEndian, toByteOffset: 0, as: UInt64.self)
+        }
+    }
+
+    /// Records the request sent at local time `clientSend` and schedules the next poll.
+    mutating func recordRequest(sentAt clientSend: Int64) {
+        if outstanding.count >= Self.maximumOutstanding,
+            let oldest = outstanding.min(by: { $0.value.clientSend < $1.value.clientSend })
+        {
+            outstanding[oldest.key] = nil
+            recordLost()
+        }
+        let sequence = nextSequence
+        nextSequence &+= 1
+        let key = configuration.format == .lockstep ? UInt64(sequence) : UInt64(bitPattern: clientSend)
+        outstanding[key] = Outstanding(sequence: sequence, clientSend: clientSend)
+        counters.requestsSent += 1
+        nextPoll = clientSend + currentPollInterval()
+    }
+
+    private func currentPollInterval() -> Int64 {
+        if unansweredInARow >= Self.silenceBeforeBackoff { return configuration.maximumPollInterval }
+        return pollInterval
+    }
+
+    // MARK: Replies
+
+    /// Takes in a datagram received at local time `clientReceive`, processed at local time `now`.
+    ///
+    /// - Returns: whether it produced a new estimate (and so a new status).
+    mutating func receive(_ bytes: UnsafeRawBufferPointer, length: Int, at clientReceive: Int64, now: Int64) -> Bool {
+        counters.repliesReceived += 1
+        let times: (key: UInt64, echoed: Int64, serverReceive: Int64, serverSend: Int64, packet: LockstepTimePacket?)
+        switch (ClockPacket.decode(bytes, length: length), configuration.format) {
+        case (.packet(.lockstep(let packet)), .lockstep) where packet.kind == .reply:
+            times = (
+                UInt64(packet.sequence), packet.clientSendTime, packet.serverReceiveTime, packet.serverSendTime, packet
+            )
+        case (.packet(.gstreamer(let packet)), .gstreamer):
+            // Beyond Int64: not a time any master serves; the sample check rejects it below.
+            let remote = Int64(clamping: packet.remoteTime)
+            times = (packet.localTime, 0, remote, remote, nil)
+        default:
+            counters.rejectedMalformed += 1
+            return false
+        }
+        guard let request = outstanding[times.key],
+            times.packet == nil || (request.clientSend == times.echoed && UInt64(request.sequence) == times.key)
+        else {
+            counters.unmatchedReplies += 1
+            return false
+        }
+        outstanding[times.key] = nil
+        unansweredInARow = 0
+        if let packet = times.packet { noteMaster(of: packet, now: now) }
+        guard
+            let sample = ClockSample.checked(
+                clientSend: request.clientSend, serverReceive: times.serverReceive, serverSend: times.serverSend,
+                clientReceive: clientReceive)
+        else {
+            counters.rejectedInvalid += 1
+            return false
+        }
+        roundTrips.record(sample.delay)
+        guard !delayFilter.isSpike(sample.delay) else {
+            counters.rejectedDelaySpikes += 1
+            return false
+        }
+        return take(sample, now: now)
+    }
+
+    private mutating func take(_ sample: ClockSample, now: Int64) -> Bool {
+        let outcome = estimator.add(sample)
+        var restarted = false
+        switch outcome {
+        case .rejected:
+            counters.rejectedInconsistent += 1
+            return false
+        case .accepted(let dropped):
+            counters.samplesUsed += 1
+            if dropped > 0 { counters.windowTrims += 1 }
+        case .jumped:
+            // The misfits counted as rejected on arrival are the new timeline's first samples.
+            let confirming = estimator.window.count
+            counters.samplesUsed += confirming
+            counters.rejectedInconsistent -= confirming - 1
+            counters.timelineResets += 1
+            restarted = true
+        }
+        guard let estimate = estimator.estimate else { return false }
+        let wasLocked = servo.state == .locked
+        servo.follow(estimate, now: now, restarted: restarted, pollInterval: pollInterval)
+        adaptPollInterval(wasLocked: wasLocked, restarted: restarted)
+        return true
+    }
+
+    /// Fast while locking, doubling every few samples once locked up to the maximum.
+    private mutating func adaptPollInterval(wasLocked: Bool, restarted: Bool) {
+        if restarted || servo.state != .locked {
+            samplesSinceLock = 0
+            pollInterval = configuration.minimumPollInterval
+            return
+        }
+        if !wasLocked { samplesSinceLock = 0 }
+        samplesSinceLock += 1
+        // Under jitter the estimate improves with every sample: burst four times longer per step.
+        let jittery = delayFilter.spread > configuration.jitterThreshold
+        let ceiling =
+            jittery
+            ? min(configuration.maximumPollIntervalUnderJitter, configuration.maximumPollInterval)
+            : configuration.maximumPollInterval
+        if samplesSinceLock % (configuration.samplesPerPollStep * (jittery ? 4 : 1)) == 0 {
+            pollInterval = pollInterval * 2
+        }
+        pollInterval = min(pollInterval, ceiling)
+    }
+
+    /// Follows the server's identity and epoch: a new epoch is a new timeline.
+    private mutating func noteMaster(of packet: LockstepTimePacket, now: Int64) {
+        let identity = MasterIdentity(
+            identity: packet.serverIdentity, epoch: packet.epoch, isRealtime: packet.flags.contains(.realtimeTimescale),
+            isSimulated: packet.flags.contains(.simulatedClock))
+        defer { master = identity }
+        guard let previous = master else { return }
+        if previous.epoch != identity.epoch {
+            counters.timelineResets += 1
+            estimator.reset()
+            servo.reset()
+            delayFilter.reset()
+            // Replies still in flight belong to the old timeline.
+            outstanding.removeAll()
+            pollInterval = configuration.minimumPollInterval
+            nextPoll = now
+        } else if previous.identity != identity.identity {
+            counters.masterChanges += 1
+        }
+    }
+
+    // MARK: Time passing
+
+    /// Expires lost requests and lets the servo end slews and enter holdover.
+    ///
+    /// - Returns: whether the status changed in a way worth publishing (mapping or state).
+    mutating func advance(to now: Int64) -> Bool {
+        let expired = outstanding.filter { now - $0.value.clientSend >= configuration.replyTimeout }
+        for key in expired.keys {
+            outstanding[key] = nil
+            recordLost()
+        }
+        return servo.advance(to: now)
+    }
+
+    private mutating func recordLost() {
+        counters.lostRequests += 1
+        unansweredInARow += 1
+    }
+
+    // MARK: Status
+
+    /// The status at local time `local`.
+    func status(at local: Int64) -> ClockStatus {
+        let (bound, growth) = servo.errorBound(atLocal: local)
+        let mapping = servo.mapping
+        let offset = mapping.masterNanoseconds(atLocalNanoseconds: local) &- local
+        return ClockStatus(
+            state: servo.state, mapping: mapping, localTime: MediaTime(nanoseconds: local),
+            errorBound: bound < 9e18 ? MediaTime(nanoseconds: Int64(bound.rounded(.up))) : .positiveInfinity,
+            errorBoundGrowthPPM: growth / 1e3, ratePPM: servo.estimate?.ratePPM ?? 0,
+            offset: MediaTime(nanoseconds: offset), roundTrip: roundTrips.statistics, counters: counters,
+            master: master,
+            timeline: servo.timeline, format: configuration.format,
+            pollInterval: MediaTime(nanoseconds: currentPollInterval()))
+    }
+}

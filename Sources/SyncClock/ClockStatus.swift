@@ -1,0 +1,150 @@
+public import LockstepTime
+
+/// Where a clock client stands with its master.
+public enum ClockState: String, Sendable, Hashable, CaseIterable, Codable, CustomStringConvertible {
+    /// No usable reply yet (or the master's timeline changed and no reply from the new one yet).
+    case unsynced
+    /// Estimating: the mapping follows every new estimate and may step.
+    case locking
+    /// Tracking: the mapping slews continuously, it never steps (a new `timeline` is the only
+    /// exception, when the master's time itself jumped).
+    case locked
+    /// Was locked, but the master has been silent: the mapping runs on at the last estimated rate and
+    /// the error bound grows.
+    case holdover
+
+    public var description: String { rawValue }
+}
+
+/// The server a client follows, as its Lockstep replies describe it.
+public struct MasterIdentity: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// Random, chosen when the server process started: a new value means a new server process.
+    public var identity: UInt64
+    /// Names the master's time scale: a new value means the master's time is not continuous with
+    /// what the client followed before.
+    public var epoch: UInt64
+    /// Whether the master serves `CLOCK_REALTIME`.
+    public var isRealtime: Bool
+    /// Whether the master runs on a simulated clock (a test setting).
+    public var isSimulated: Bool
+
+    public init(identity: UInt64, epoch: UInt64, isRealtime: Bool, isSimulated: Bool) {
+        self.identity = identity
+        self.epoch = epoch
+        self.isRealtime = isRealtime
+        self.isSimulated = isSimulated
+    }
+
+    public var description: String {
+        "server \(hex(identity)) epoch \(hex(epoch))\(isRealtime ? " realtime" : "")\(isSimulated ? " simulated" : "")"
+    }
+}
+
+/// Statistics of recent network round trips: the time a request and its reply spent on the network,
+/// the server's own turnaround excluded where the format reports it (Lockstep's does).
+public struct RoundTripStatistics: Sendable, Hashable, Codable {
+    /// Round trips measured in total.
+    public var count: Int
+    /// The most recent one.
+    public var last: MediaTime
+    /// Minimum, mean and 99th percentile over the most recent ones (`RoundTripTracker.capacity`).
+    public var minimum: MediaTime
+    public var mean: MediaTime
+    public var p99: MediaTime
+
+    public static let none = RoundTripStatistics(
+        count: 0, last: .invalid, minimum: .invalid, mean: .invalid, p99: .invalid)
+
+    public init(count: Int, last: MediaTime, minimum: MediaTime, mean: MediaTime, p99: MediaTime) {
+        self.count = count
+        self.last = last
+        self.minimum = minimum
+        self.mean = mean
+        self.p99 = p99
+    }
+}
+
+/// Counts of what a client sent, received, used and rejected.
+public struct ClockCounters: Sendable, Hashable, Codable {
+    public var requestsSent = 0
+    /// Datagrams received from the server, valid or not.
+    public var repliesReceived = 0
+    /// Replies that became samples in the estimate.
+    public var samplesUsed = 0
+    /// Samples whose round trip was a spike well above the recent ones.
+    public var rejectedDelaySpikes = 0
+    /// Samples impossible under the current estimate and not (yet) confirmed as a master time jump.
+    public var rejectedInconsistent = 0
+    /// Replies with impossible times (the reply before the request, times beyond ±146 years).
+    public var rejectedInvalid = 0
+    /// Datagrams that are not replies of the expected format.
+    public var rejectedMalformed = 0
+    /// Replies to no outstanding request: duplicates, replies after their timeout, strays.
+    public var unmatchedReplies = 0
+    /// Requests with no reply within the reply timeout.
+    public var lostRequests = 0
+    /// Times the estimate started over on a new master timeline (new epoch, or a confirmed jump of
+    /// the master's time).
+    public var timelineResets = 0
+    /// Times the server's identity changed on the same timeline (a restarted or standby master).
+    public var masterChanges = 0
+    /// Times old samples were dropped because they no longer fit with new ones (the master's or the
+    /// local clock's rate changed).
+    public var windowTrims = 0
+
+    public init() {}
+
+    /// Every reply rejected for any reason.
+    public var samplesRejected: Int {
+        rejectedDelaySpikes + rejectedInconsistent + rejectedInvalid + rejectedMalformed + unmatchedReplies
+    }
+}
+
+/// A client's estimate of its master's clock, and how it got there.
+///
+/// `mapping` is what a player's clock follows. `errorBound` is a bound, not a statistic: the true
+/// master time at `localTime` lies within `mapping.masterTime(atLocal: localTime) ± errorBound`
+/// provided every timestamp is causal (a reply leaves the server after the request arrives) and the
+/// clocks' relative rate wanders less than the configured allowance. It grows by
+/// `errorBoundGrowthPPM` per second after `localTime` until the next estimate.
+public struct ClockStatus: Sendable, Hashable {
+    public var state: ClockState
+    /// Local time → master time, as published: continuous from one status to the next once locked,
+    /// within a `timeline`.
+    public var mapping: ClockMapping
+    /// The local time this status describes (the receive time of the sample behind it, or the time
+    /// of the state change).
+    public var localTime: MediaTime
+    /// The bound on `mapping`'s error at `localTime`; `positiveInfinity` before any estimate.
+    public var errorBound: MediaTime
+    /// How fast the bound grows after `localTime`, in parts per million.
+    public var errorBoundGrowthPPM: Double
+    /// The estimated rate of the master relative to the local clock, in ppm (the mapping's rate also
+    /// includes the servo's slew).
+    public var ratePPM: Double
+    /// Master time minus local time at `localTime`, per `mapping`.
+    public var offset: MediaTime
+    public var roundTrip: RoundTripStatistics
+    public var counters: ClockCounters
+    /// The server's identity and epoch; nil in GStreamer format, which carries neither.
+    public var master: MasterIdentity?
+    /// Starts at 1 with the first estimate and increases each time the mapping had to start over
+    /// (master time jumped, master timeline changed): a consumer that must never step its clock
+    /// re-bases on a new timeline.
+    public var timeline: Int
+    public var format: WireFormat
+    /// The poll interval in use.
+    public var pollInterval: MediaTime
+
+    /// The master time at `localTime` per the mapping.
+    public var masterTime: MediaTime { mapping.masterTime(atLocal: localTime) }
+
+    /// The error bound at a later local time, if no new estimate changes the mapping before then.
+    public func errorBound(atLocal local: MediaTime) -> MediaTime {
+        guard errorBound.isNumeric, let start = localTime.nanoseconds, let end = local.nanoseconds else {
+            return .positiveInfinity
+        }
+        let elapsed = Double(max(0, end - start))
+        return errorBound + MediaTime(nanoseconds: Int64((elapsed * errorBoundGrowthPPM / 1e6).rounded(.up)))
+    }
+}

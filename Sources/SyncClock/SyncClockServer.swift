@@ -1,0 +1,238 @@
+public import LockstepNet
+public import LockstepTime
+public import Logging
+import Synchronization
+
+/// A master clock server: answers time requests in Lockstep's and GStreamer's formats on any number
+/// of addresses, for any number of clients. It keeps no per-client state.
+///
+/// Each listening socket has a dedicated thread. Receive times are the kernel's stamps
+/// (`SO_TIMESTAMPNS`) converted to the master clock, and the send time is read just before `sendto`,
+/// so the server's own scheduling latency falls between the two stamps, where Lockstep clients take it
+/// out of the round trip.
+///
+/// ```swift
+/// let server = SyncClockServer(configuration: .init(listen: [Endpoint(host: "0.0.0.0", port: 5637)]))
+/// try await server.run()   // until the task is cancelled
+/// ```
+public final class SyncClockServer: Sendable {
+    public struct Configuration: Sendable, Hashable {
+        /// GStreamer's `GstNetTimeProvider` port, the default for both formats.
+        public static let defaultPort: UInt16 = 5637
+
+        /// The addresses to listen on. Port 0 picks a free port (see `boundAddresses`).
+        public var listen: [Endpoint]
+        /// The time scale served.
+        public var timescale: MasterTimescale
+        /// The identity in replies; random when nil. Fixed values are for tests.
+        public var identity: UInt64?
+        /// The timeline epoch in replies; derived from the time scale when nil (see
+        /// `MasterTimescale`). A fixed value lets tests simulate a master on a new timeline.
+        public var epoch: UInt64?
+
+        /// - Parameter listen: defaults to every IPv4 and IPv6 interface on port 5637.
+        public init(
+            listen: [Endpoint] = [
+                Endpoint(host: "0.0.0.0", port: defaultPort), Endpoint(host: "::", port: defaultPort),
+            ],
+            timescale: MasterTimescale = .localClock, identity: UInt64? = nil, epoch: UInt64? = nil
+        ) {
+            self.listen = listen
+            self.timescale = timescale
+            self.identity = identity
+            self.epoch = epoch
+        }
+    }
+
+    public let configuration: Configuration
+    /// The identity this server puts in its replies.
+    public let identity: UInt64
+    /// The timeline epoch this server puts in its replies.
+    public let epoch: UInt64
+    private let clock: MasterClock
+    private let logger: Logger
+    private let state = Mutex(RunState())
+    private let counters = Mutex(ServerStatistics())
+    private let stopSignal = StopSignal()
+
+    private struct RunState {
+        var started = false
+        var stopping = false
+        var listeners: [Listener] = []
+    }
+
+    private struct Listener: Sendable {
+        let socket: UDPSocket
+        let address: SocketAddress
+        let poller: Poller
+        let thread: DedicatedThread
+    }
+
+    /// - Parameters:
+    ///   - clock: the local clock a `.localClock` master serves; the process clock by default.
+    public init(
+        configuration: Configuration = Configuration(), clock: LocalClock = .process,
+        logger: Logger = Logger(label: "lockstep.syncclock.server")
+    ) {
+        self.configuration = configuration
+        self.clock = MasterClock(timescale: configuration.timescale, local: clock)
+        self.identity = configuration.identity ?? UInt64.random(in: 1 ... .max)
+        self.epoch = configuration.epoch ?? self.clock.epoch
+        self.logger = logger
+    }
+
+    /// The server as its replies describe it to clients.
+    public var masterIdentity: MasterIdentity {
+        MasterIdentity(
+            identity: identity, epoch: epoch, isRealtime: clock.flags.contains(.realtimeTimescale),
+            isSimulated: clock.flags.contains(.simulatedClock))
+    }
+
+    /// What the server has received and answered so far.
+    public var statistics: ServerStatistics { counters.withLock { $0 } }
+
+    /// The addresses the server listens on, with the ports actually bound.
+    public var boundAddresses: [SocketAddress] { state.withLock { $0.listeners.map(\.address) } }
+
+    /// Binds every listen address and starts answering. Returns the bound addresses.
+    ///
+    /// A default wildcard address of a family this machine lacks (IPv6 disabled) is skipped; any
+    /// other address that cannot be bound is an error, and nothing is left running.
+    @discardableResult
+    public func start() throws(SyncClockError) -> [SocketAddress] {
+        try state.withLock { state throws(SyncClockError) in
+            guard !state.started else { throw .alreadyRunning(what: "the clock server") }
+            state.started = true
+        }
+        let sockets = try openSockets()
+        let ports = Set(sockets.compactMap { $0.localAddress?.port }).union([Configuration.defaultPort])
+        let responder = TimeResponder(identity: identity, epoch: epoch, flags: clock.flags, serverPorts: ports)
+        var listeners: [Listener] = []
+        for socket in sockets {
+            let address = socket.localAddress ?? .ipv4Any(port: 0)
+            do {
+                let poller = try Poller()
+                let thread = try DedicatedThread(name: "clock-server") { [self] in
+                    serve(socket: socket, poller: poller, responder: responder)
+                }
+                listeners.append(Listener(socket: socket, address: address, poller: poller, thread: thread))
+            } catch {
+                stop(listeners)
+                throw .socketFailed(context: "the clock server cannot start its receive thread", underlying: error)
+            }
+        }
+        state.withLock { $0.listeners = listeners }
+        logger.info(
+            "clock server listening",
+            metadata: [
+                "clock.addresses": "\(listeners.map(\.address.description).joined(separator: " "))",
+                "clock.timescale": "\(configuration.timescale)", "clock.master": "\(masterIdentity)",
+            ])
+        return listeners.map(\.address)
+    }
+
+    private func openSockets() throws(SyncClockError) -> [UDPSocket] {
+        guard !configuration.listen.isEmpty else { throw .nothingToListenOn }
+        let defaults = Configuration().listen
+        var sockets: [UDPSocket] = []
+        for endpoint in configuration.listen {
+            let addresses: [SocketAddress]
+            do {
+                addresses = try endpoint.resolve(passive: true)
+            } catch {
+                throw .cannotListen(endpoint: endpoint.description, underlying: error)
+            }
+            for address in addresses {
+                do {
+                    let socket = try UDPSocket.bound(to: address)
+                    try socket.enableReceiveTimestamps()
+                    sockets.append(socket)
+                } catch {
+                    guard error.isAddressFamilyUnavailable, address.family == .ipv6, defaults.contains(endpoint) else {
+                        throw .cannotListen(endpoint: address.description, underlying: error)
+                    }
+                    logger.info("IPv6 unavailable, listening on IPv4 only", metadata: ["clock.address": "\(address)"])
+                }
+            }
+        }
+        return sockets
+    }
+
+    /// Stops answering and joins the receive threads. Safe to call more than once.
+    public func stop() {
+        let listeners = state.withLock { state -> [Listener] in
+            guard !state.stopping else { return [] }
+            state.stopping = true
+            return state.listeners
+        }
+        stop(listeners)
+    }
+
+    private func stop(_ listeners: [Listener]) {
+        state.withLock { $0.stopping = true }
+        stopSignal.fire()
+        for listener in listeners { listener.poller.wake() }
+        for listener in listeners { listener.thread.join() }
+    }
+
+    /// Serves until the calling task is cancelled or `stop()` is called.
+    public func run() async throws(SyncClockError) {
+        try start()
+        await stopSignal.wait()
+        stop()
+        logger.info("clock server stopped", metadata: ["clock.statistics": "\(statistics)"])
+    }
+
+    private var isStopping: Bool { state.withLock { $0.stopping } }
+
+    /// The receive loop of one socket: drain every waiting datagram, answer, wait again.
+    private func serve(socket: UDPSocket, poller: Poller, responder: TimeResponder) {
+        ThreadTuning.minimizeTimerSlack()
+        let request = UnsafeMutableRawBufferPointer.allocate(byteCount: 2048, alignment: 8)
+        let reply = UnsafeMutableRawBufferPointer.allocate(byteCount: LockstepTimePacket.size, alignment: 8)
+        defer {
+            request.deallocate()
+            reply.deallocate()
+        }
+        while !isStopping {
+            do {
+                _ = try poller.wait(for: [socket.descriptor], timeoutNanoseconds: nil)
+                while let datagram = try socket.receive(into: request) {
+                    answer(datagram, request: request, reply: reply, socket: socket, responder: responder)
+                }
+            } catch {
+                logger.error("clock server receive failed", metadata: ["clock.error": "\(error)"])
+                return
+            }
+        }
+    }
+
+    private func answer(
+        _ datagram: UDPSocket.Datagram, request: UnsafeMutableRawBufferPointer, reply: UnsafeMutableRawBufferPointer,
+        socket: UDPSocket, responder: TimeResponder
+    ) {
+        let receiveTime = clock.receiveTime(of: datagram)
+        var outcome = responder.respond(
+            to: UnsafeRawBufferPointer(rebasing: request[..<datagram.count]), length: datagram.length,
+            sourcePort: datagram.source?.port ?? 0, receiveTime: receiveTime, kernelStamped: datagram.isKernelTimestamp,
+            into: reply)
+        var sendFailed = false
+        if case .reply(let format, let count) = outcome, let source = datagram.source {
+            if TimeResponder.stamp(reply, format: format, receiveTime: receiveTime, sendTime: clock.now()) {
+                sendFailed = (try? socket.send(UnsafeRawBufferPointer(rebasing: reply[..<count]), to: source)) != true
+            } else {
+                outcome = .unrepresentableMasterTime
+            }
+        }
+        counters.withLock { statistics in
+            statistics.record(outcome)
+            if sendFailed { statistics.sendFailures += 1 }
+            if !datagram.isKernelTimestamp { statistics.userSpaceReceiveTimes += 1 }
+        }
+    }
+}
+
+func hex(_ value: UInt64) -> String {
+    let digits = String(value, radix: 16)
+    return String(repeating: "0", count: 16 - digits.count) + digits
+}

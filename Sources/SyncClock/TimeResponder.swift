@@ -1,0 +1,79 @@
+/// The stateless heart of a clock server: turns one request datagram into one reply, or into a
+/// counted refusal. No sockets and no clock reads of its own, so it is tested byte for byte.
+struct TimeResponder: Sendable {
+    /// What became of a datagram.
+    enum Outcome: Hashable, Sendable {
+        /// A reply of `count` bytes (never more than the request) was written.
+        case reply(WireFormat, count: Int)
+        /// Not a request this server answers.
+        case rejected(PacketRejection)
+        /// The master time cannot be written in the request's format (below zero for GStreamer's
+        /// unsigned times).
+        case unrepresentableMasterTime
+        /// The request came from a time server's port: answering could make two servers answer each
+        /// other forever (a spoofed source is all it takes), so it is dropped.
+        case fromServerPort
+    }
+
+    let identity: UInt64
+    let epoch: UInt64
+    let flags: LockstepTimePacket.Flags
+    /// Source ports never answered: GStreamer's port and the server's own. Clients send from
+    /// ephemeral ports.
+    let serverPorts: Set<UInt16>
+
+    /// Writes the reply to `request` into `reply`, all but the send time, which the caller reads just
+    /// before sending and writes with `stamp`.
+    ///
+    /// - Parameters:
+    ///   - request: the stored bytes; `length` is the datagram's real length.
+    ///   - receiveTime: master time of arrival (ns), the kernel's stamp when `kernelStamped`.
+    ///   - reply: where the reply is written; at least 56 bytes.
+    func respond(
+        to request: UnsafeRawBufferPointer, length: Int, sourcePort: UInt16, receiveTime: Int64, kernelStamped: Bool,
+        into reply: UnsafeMutableRawBufferPointer
+    ) -> Outcome {
+        switch ClockPacket.decode(request, length: length) {
+        case .rejected(let reason):
+            return .rejected(reason)
+        case .packet(.lockstep(let packet)):
+            guard packet.kind == .request else { return .rejected(.unexpectedKind) }
+            guard !serverPorts.contains(sourcePort) else { return .fromServerPort }
+            var answer = packet
+            answer.kind = .reply
+            answer.flags = kernelStamped ? flags.union(.kernelReceiveTimestamp) : flags
+            answer.serverReceiveTime = receiveTime
+            answer.serverIdentity = identity
+            answer.epoch = epoch
+            answer.encode(into: reply)
+            return .reply(.lockstep, count: LockstepTimePacket.size)
+        case .packet(.gstreamer(let packet)):
+            guard !serverPorts.contains(sourcePort) else { return .fromServerPort }
+            NetTimePacket(localTime: packet.localTime, remoteTime: 0).encode(into: reply)
+            return .reply(.gstreamer, count: NetTimePacket.size)
+        }
+    }
+
+    /// Writes the send time into a reply `respond` prepared.
+    ///
+    /// GStreamer's format has one time for the whole stay in the server: the middle of arrival and
+    /// departure, which is what the client's midpoint of send and receive corresponds to.
+    ///
+    /// - Returns: false when that time cannot be written (below zero in GStreamer's unsigned format):
+    ///   the reply must not be sent.
+    static func stamp(
+        _ reply: UnsafeMutableRawBufferPointer, format: WireFormat, receiveTime: Int64, sendTime: Int64
+    ) -> Bool {
+        switch format {
+        case .lockstep:
+            reply.storeBytes(
+                of: sendTime.bigEndian, toByteOffset: LockstepTimePacket.serverSendTimeOffset, as: Int64.self)
+            return true
+        case .gstreamer:
+            let middle = receiveTime / 2 + sendTime / 2 + (receiveTime % 2 + sendTime % 2) / 2
+            guard middle >= 0 else { return false }
+            reply.storeBytes(of: UInt64(middle).bigEndian, toByteOffset: 8, as: UInt64.self)
+            return true
+        }
+    }
+}

@@ -1,0 +1,172 @@
+import ArgumentParser
+import Foundation
+import LockstepCLI
+import LockstepNet
+import LockstepTime
+import Logging
+import SyncClock
+
+/// `wallctl clock probe`: follows a clock server and prints every estimate.
+struct ClockProbeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "probe",
+        abstract: "Follow a master clock server and print each estimate of its time.",
+        discussion: """
+            Prints one line per estimate and a summary at the end, or with --json one JSON object per \
+            line: localNs (this process's clock), masterNs (the estimated master time at localNs), \
+            errorBoundNs, rttNs, rateppm, state and more. Exits non-zero if the clock never locked.
+            """
+    )
+
+    @Argument(
+        help: ArgumentHelp("The clock server, HOST:PORT or [IPV6]:PORT.", valueName: "host:port"),
+        transform: { try Endpoint(parsing: $0) })
+    var server: Endpoint
+
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp("Stop after this many seconds (default: run until SIGINT or SIGTERM).", valueName: "seconds")
+    )
+    var duration: Double?
+
+    @Flag(help: "Speak GStreamer's 16-byte net time format, to probe a stock GstNetTimeProvider.")
+    var gst = false
+
+    @Flag(help: "Print one JSON object per line per estimate instead of text.")
+    var json = false
+
+    @OptionGroup(title: "Test options")
+    var simulatedClock: SimulatedClockOptions
+
+    func validate() throws {
+        if let duration, !(duration.isFinite && duration > 0) {
+            throw ValidationError("--duration must be a positive number of seconds, got \(duration)")
+        }
+    }
+
+    func run() async throws {
+        let clock = try simulatedClock.apply()
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = .notice
+            return handler
+        }
+        let client = SyncClockClient(
+            server: server, configuration: SyncClockClient.Configuration(format: gst ? .gstreamer : .lockstep),
+            clock: clock)
+        let updates = client.statusUpdates(bufferingNewest: 100_000)
+        let start = clock.nowNanoseconds()
+        let json = json
+        let everLocked = try await withThrowingTaskGroup(of: Bool?.self) { group in
+            group.addTask {
+                try await client.run()
+                return nil
+            }
+            group.addTask {
+                var locked = false
+                for await status in updates {
+                    locked = locked || status.state == .locked
+                    Output.line(json ? Self.json(status, start: start) : Self.text(status, start: start))
+                }
+                return locked
+            }
+            group.addTask {
+                _ = await Termination.wait(seconds: duration)
+                return nil
+            }
+            // The first task to finish is the timer or a signal (or `run` failing, which throws here).
+            _ = try await group.next()
+            group.cancelAll()
+            var locked = false
+            while let result = try await group.next() {
+                if let result { locked = result }
+            }
+            return locked
+        }
+        if !json { Output.line(Self.summary(client.status)) }
+        if !everLocked {
+            throw ProbeFailure(message: "the clock never locked to \(server) (state: \(client.status.state))")
+        }
+    }
+
+    /// An estimate as one JSON object.
+    private static func json(_ status: ClockStatus, start: Int64) -> String {
+        let record = ProbeRecord(status: status, start: start)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        guard let data = try? encoder.encode(record) else { return "{}" }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// An estimate as a line of text.
+    private static func text(_ status: ClockStatus, start: Int64) -> String {
+        let elapsed = Double((status.localTime.nanoseconds ?? start) - start) / 1e9
+        return String(
+            format: "%9.3f s  %-8@  offset %@  ±%@  rtt %@  rate %+.3f ppm", elapsed, status.state.rawValue,
+            status.offset.description, microseconds(status.errorBound), microseconds(status.roundTrip.last),
+            status.ratePPM)
+    }
+
+    private static func summary(_ status: ClockStatus) -> String {
+        let counters = status.counters
+        let trip = status.roundTrip
+        return """
+            state \(status.state), timeline \(status.timeline), \(status.master.map(\.description) ?? "GStreamer server")
+            offset \(status.offset) ±\(microseconds(status.errorBound)), rate \(String(format: "%+.3f", status.ratePPM)) ppm
+            round trip min \(microseconds(trip.minimum)) mean \(microseconds(trip.mean)) p99 \(microseconds(trip.p99)) over \(trip.count)
+            requests \(counters.requestsSent), replies \(counters.repliesReceived), samples used \(counters.samplesUsed), \
+            rejected \(counters.samplesRejected) (delay spikes \(counters.rejectedDelaySpikes), inconsistent \
+            \(counters.rejectedInconsistent), invalid \(counters.rejectedInvalid), malformed \(counters.rejectedMalformed), \
+            unmatched \(counters.unmatchedReplies)), lost \(counters.lostRequests), timeline resets \
+            \(counters.timelineResets), master changes \(counters.masterChanges)
+            """
+    }
+
+    private static func microseconds(_ time: MediaTime) -> String {
+        guard let nanoseconds = time.nanoseconds else { return time.description }
+        return String(format: "%.1f µs", Double(nanoseconds) / 1e3)
+    }
+}
+
+/// One line of `wallctl clock probe --json`.
+struct ProbeRecord: Encodable {
+    var localNs: Int64
+    var masterNs: Int64
+    var errorBoundNs: Int64?
+    var errorBoundGrowthppm: Double
+    var rttNs: Int64?
+    var rateppm: Double
+    var state: ClockState
+    var offsetNs: Int64
+    var elapsedNs: Int64
+    var timeline: Int
+    var pollIntervalNs: Int64?
+    var samplesUsed: Int
+    var samplesRejected: Int
+    var serverIdentity: String?
+    var epoch: String?
+
+    init(status: ClockStatus, start: Int64) {
+        localNs = status.localTime.nanoseconds ?? 0
+        masterNs = status.masterTime.nanoseconds ?? 0
+        errorBoundNs = status.errorBound.nanoseconds
+        errorBoundGrowthppm = status.errorBoundGrowthPPM
+        rttNs = status.roundTrip.last.nanoseconds
+        rateppm = status.ratePPM
+        state = status.state
+        offsetNs = status.offset.nanoseconds ?? 0
+        elapsedNs = localNs - start
+        timeline = status.timeline
+        pollIntervalNs = status.pollInterval.nanoseconds
+        samplesUsed = status.counters.samplesUsed
+        samplesRejected = status.counters.samplesRejected
+        serverIdentity = status.master.map { String($0.identity, radix: 16) }
+        epoch = status.master.map { String($0.epoch, radix: 16) }
+    }
+}
+
+/// The probe ran but its clock never locked.
+struct ProbeFailure: Error, CustomStringConvertible {
+    var message: String
+    var description: String { message }
+}

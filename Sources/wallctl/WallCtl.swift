@@ -1,0 +1,11 @@
+import ArgumentParser
+
+/// The wall controller's command line.
+@main
+struct WallCtl: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "wallctl",
+        abstract: "Control a Lockstep video wall and its master clock.",
+        subcommands: [ClockCommand.self, ImpairCommand.self]
+    )
+}

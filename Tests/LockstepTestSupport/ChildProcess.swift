@@ -1,0 +1,108 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A program run by a test, its standard output read line by line and its standard error kept.
+public final class ChildProcess {
+    public let process = Process()
+    private let output = Pipe()
+    private let errors = Pipe()
+    private let input = Pipe()
+    private var buffered = Data()
+
+    /// Starts `executable` with `arguments`; its standard input is a pipe that closes when this object
+    /// goes, and the child is terminated then if it still runs, so it cannot outlive the test.
+    public init(_ executable: String, _ arguments: [String]) throws {
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.standardOutput = output
+        process.standardInput = input
+        process.standardError = errors
+        try process.run()
+    }
+
+    deinit {
+        try? input.fileHandleForWriting.close()
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+    }
+
+    /// Sends `signal` (SIGINT, say) to the child.
+    public func signal(_ number: Int32) {
+        kill(process.processIdentifier, number)
+    }
+
+    /// Waits for the child to exit and returns its status, the rest of its output and its errors.
+    public func finish() -> (status: Int32, output: String, errors: String) {
+        var rest: [String] = []
+        while let line = readLine() { rest.append(line) }
+        let errorText = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, rest.joined(separator: "\n"), errorText)
+    }
+
+    /// Runs `executable` to completion.
+    public static func run(_ executable: String, _ arguments: [String]) throws -> (
+        status: Int32, output: String, errors: String
+    ) {
+        try ChildProcess(executable, arguments).finish()
+    }
+
+    /// The next line of output, or nil at its end.
+    public func readLine() -> String? {
+        while true {
+            if let newline = buffered.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = String(decoding: buffered[..<newline], as: UTF8.self)
+                buffered.removeSubrange(...newline)
+                return line
+            }
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { return buffered.isEmpty ? nil : String(decoding: buffered, as: UTF8.self) }
+            buffered.append(chunk)
+        }
+    }
+
+    /// The next line, parsed as a JSON object.
+    public func readJSON() -> [String: Any]? {
+        guard let line = readLine() else { return nil }
+        return (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
+    }
+
+    /// Whether `/usr/bin/python3` has GStreamer's introspection bindings with GstNet.
+    public static var hasGStreamerPython: Bool {
+        let probe = Process()
+        probe.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        probe.arguments = ["-c", "import gi; gi.require_version('GstNet', '1.0'); from gi.repository import GstNet"]
+        probe.standardOutput = FileHandle.nullDevice
+        probe.standardError = FileHandle.nullDevice
+        guard (try? probe.run()) != nil else { return false }
+        probe.waitUntilExit()
+        return probe.terminationStatus == 0
+    }
+
+    /// The checkout this test support was built from.
+    public static var checkout: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+    }
+
+    /// scripts/gst-netclock.py in this checkout.
+    public static var gstNetClockScript: String {
+        checkout.appendingPathComponent("scripts/gst-netclock.py").path
+    }
+
+    /// An executable product built alongside the tests (`wallctl`).
+    public static func product(_ name: String) -> String {
+        let tests = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        var directory = tests.deletingLastPathComponent()
+        // On Linux the runner is .build/<triple>/<configuration>/<Package>.xctest; elsewhere a bundle.
+        while !FileManager.default.isExecutableFile(atPath: directory.appendingPathComponent(name).path),
+            directory.pathComponents.count > 1
+        {
+            directory.deleteLastPathComponent()
+        }
+        return directory.appendingPathComponent(name).path
+    }
+}

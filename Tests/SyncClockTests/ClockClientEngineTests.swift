@@ -1,0 +1,220 @@
+import LockstepNet
+import LockstepTime
+import XCTest
+
+@testable import SyncClock
+
+/// The client protocol on a simulated network: deterministic, seeded, no sockets, no sleeping.
+final class ClockClientEngineTests: XCTestCase {
+    private static let hour: Int64 = 3_600_000_000_000
+    private static let second: Int64 = 1_000_000_000
+
+    private func simulation(
+        masterOffset: Int64 = hour, masterDrift: Double = 100, clientOffset: Int64 = 0, clientDrift: Double = 0,
+        format: WireFormat = .lockstep, seed: UInt64 = 1
+    ) -> ClockSimulation {
+        ClockSimulation(
+            client: SimulatedClock(offset: clientOffset, driftPPM: clientDrift),
+            master: SimulatedClock(offset: masterOffset, driftPPM: masterDrift), format: format, seed: seed)
+    }
+
+    private func assertLocksQuickly(
+        _ simulation: inout ClockSimulation, file: StaticString = #filePath, line: UInt = #line
+    ) {
+        simulation.run(for: 10 * Self.second)
+        guard let firstLocked = simulation.records.first(where: { $0.status.state == .locked }) else {
+            return XCTFail("never locked", file: file, line: line)
+        }
+        XCTAssertLessThanOrEqual(
+            firstLocked.status.counters.samplesUsed, 20, "samples before locking", file: file, line: line)
+        XCTAssertLessThan(abs(firstLocked.error), 50_000, "error when it locked", file: file, line: line)
+        XCTAssertLessThan(simulation.p99Error(after: 2 * Self.second), 10_000, file: file, line: line)
+        XCTAssertEqual(simulation.latest?.status.state, .locked, file: file, line: line)
+        XCTAssertEqual(simulation.boundViolations.count, 0, "true error beyond the error bound", file: file, line: line)
+    }
+
+    func testLocks_whenOffsetIsOneHour() {
+        var simulation = simulation(masterOffset: Self.hour, masterDrift: 500)
+        assertLocksQuickly(&simulation)
+    }
+
+    func testLocks_whenOffsetIsMinusOneHourAndDriftMinus500ppm() {
+        var simulation = simulation(masterOffset: -Self.hour, masterDrift: -500)
+        assertLocksQuickly(&simulation)
+    }
+
+    func testLocks_whenTheLocalClockIsTheOneOffAndDrifting() {
+        var simulation = simulation(masterOffset: 0, masterDrift: 0, clientOffset: Self.hour, clientDrift: 500)
+        assertLocksQuickly(&simulation)
+    }
+
+    func testLocks_inGStreamerFormat() {
+        var simulation = simulation(masterDrift: -500, format: .gstreamer)
+        assertLocksQuickly(&simulation)
+        XCTAssertNil(simulation.latest?.status.master, "GStreamer's format carries no identity")
+    }
+
+    func testErrorBound_containsTheTrueError_underJitterLossAndSpikes() {
+        for seed: UInt64 in 1...6 {
+            var simulation = simulation(
+                masterOffset: seed % 2 == 0 ? Self.hour : -Self.hour, masterDrift: Double(seed) * 80 - 250,
+                clientDrift: 30, seed: seed)
+            for path in [\ClockSimulation.toServer, \ClockSimulation.toClient] {
+                simulation[keyPath: path].jitter = 500_000
+                simulation[keyPath: path].lossProbability = 0.1
+                simulation[keyPath: path].spikeProbability = 0.05
+            }
+            simulation.run(for: 30 * Self.second)
+            XCTAssertGreaterThan(simulation.records.count, 100, "seed \(seed)")
+            XCTAssertEqual(simulation.boundViolations.count, 0, "seed \(seed): true error beyond the bound")
+            XCTAssertEqual(simulation.latest?.status.state, .locked, "seed \(seed)")
+            XCTAssertLessThan(simulation.p99Error(after: 10 * Self.second), 100_000, "seed \(seed)")
+        }
+    }
+
+    func testDelaySpikes_areRejectedAndDoNotMoveTheEstimate() {
+        var simulation = simulation()
+        simulation.toServer.spikeProbability = 0.2
+        simulation.toClient.spikeProbability = 0.2
+        simulation.run(for: 30 * Self.second)
+        let counters = simulation.latest!.status.counters
+        XCTAssertGreaterThan(counters.rejectedDelaySpikes, 10)
+        XCTAssertLessThan(simulation.p99Error(after: 2 * Self.second), 10_000)
+        XCTAssertEqual(simulation.boundViolations.count, 0)
+    }
+
+    func testMapping_onceLocked_isContinuousAndNeverRunsBackwards() {
+        var simulation = simulation(masterDrift: 400)
+        simulation.toServer.jitter = 300_000
+        simulation.toClient.jitter = 300_000
+        simulation.run(for: 20 * Self.second)
+        let locked = simulation.records.drop { $0.status.state != .locked }
+        XCTAssertGreaterThan(locked.count, 50)
+        for (previous, next) in zip(locked, locked.dropFirst()) where next.status.timeline == previous.status.timeline {
+            let anchor = next.status.mapping.localTime.nanoseconds!
+            let before = previous.status.mapping.masterNanoseconds(atLocalNanoseconds: anchor)
+            let after = next.status.mapping.masterNanoseconds(atLocalNanoseconds: anchor)
+            XCTAssertLessThanOrEqual(abs(after - before), 1, "the new line starts where the old one was")
+            XCTAssertGreaterThan(next.status.mapping.rate, 0.99)
+            XCTAssertLessThan(abs(next.status.mapping.ratePPM - next.status.ratePPM), 501, "slew within its limit")
+        }
+        XCTAssertEqual(locked.last?.status.timeline, 1)
+    }
+
+    func testPolling_burstsWhileLockingAndSlowsWhenStable() {
+        var simulation = simulation()
+        simulation.run(for: 200_000_000)
+        XCTAssertGreaterThanOrEqual(simulation.latest!.status.counters.requestsSent, 10, "a burst while locking")
+        simulation.run(for: 30 * Self.second)
+        XCTAssertEqual(simulation.latest?.status.pollInterval, MediaTime(value: 500, timescale: 1000))
+        XCTAssertLessThan(simulation.latest!.status.counters.requestsSent, 150)
+    }
+
+    func testPolling_staysFasterWhenTheNetworkIsJittery() {
+        var simulation = simulation()
+        simulation.toServer.jitter = 2_000_000
+        simulation.toClient.jitter = 2_000_000
+        simulation.run(for: 30 * Self.second)
+        XCTAssertEqual(simulation.latest?.status.pollInterval, MediaTime(value: 100, timescale: 1000))
+    }
+
+    func testHoldover_whenMasterGoesSilent_keepsTheRateAndTheBoundGrowsAsPredicted() {
+        var simulation = simulation(masterDrift: 250, clientDrift: -40)
+        simulation.run(for: 30 * Self.second)
+        XCTAssertEqual(simulation.latest?.status.state, .locked)
+        simulation.serverAnswers = false
+        simulation.run(for: 5 * Self.second)
+        guard let entry = simulation.records.first(where: { $0.status.state == .holdover }) else {
+            return XCTFail("no holdover after 5 s of silence")
+        }
+        XCTAssertGreaterThan(entry.status.errorBoundGrowthPPM, 0)
+        // 30 s of samples whose constraints are ~100 µs wide pin the rate down to a few ppm.
+        XCTAssertLessThan(entry.status.errorBoundGrowthPPM, 5)
+        for _ in 0..<12 {
+            simulation.run(for: 5 * Self.second)
+            let local = simulation.client.reading(at: simulation.now)
+            let predicted = entry.status.errorBound(atLocal: MediaTime(nanoseconds: local)).nanoseconds!
+            let reported = simulation.engine.status(at: local)
+            XCTAssertEqual(reported.state, .holdover)
+            XCTAssertLessThanOrEqual(
+                reported.errorBound.nanoseconds!, predicted, "the bound grows no faster than predicted")
+            XCTAssertLessThanOrEqual(
+                abs(simulation.error(atTrueTime: simulation.now)), reported.errorBound.nanoseconds!)
+        }
+        let local = simulation.client.reading(at: simulation.now)
+        let elapsed = Double(local - entry.status.localTime.nanoseconds!) / 1e9
+        let growth = entry.status.errorBound(atLocal: MediaTime(nanoseconds: local)) - entry.status.errorBound
+        XCTAssertEqual(
+            Double(growth.nanoseconds!), entry.status.errorBoundGrowthPPM * 1e3 * elapsed, accuracy: 2,
+            "bound = entry bound + growth × time")
+        simulation.serverAnswers = true
+        simulation.run(for: 5 * Self.second)
+        XCTAssertEqual(simulation.latest?.status.state, .locked, "back from holdover")
+        XCTAssertEqual(simulation.latest?.status.timeline, 1, "no step needed")
+    }
+
+    func testRestart_whenEpochChanges_relocksOnANewTimeline() {
+        var simulation = simulation()
+        simulation.run(for: 10 * Self.second)
+        simulation.master.offset += 7 * Self.second
+        simulation.serverEpoch = 0xE2
+        simulation.serverIdentity = 0xB
+        simulation.run(for: 5 * Self.second)
+        let status = simulation.latest!.status
+        XCTAssertEqual(status.counters.timelineResets, 1)
+        XCTAssertEqual(status.timeline, 2)
+        XCTAssertEqual(status.state, .locked)
+        XCTAssertEqual(status.master?.epoch, 0xE2)
+        XCTAssertLessThan(abs(simulation.latest!.error), 10_000)
+        XCTAssertEqual(simulation.boundViolations.count, 0)
+    }
+
+    func testRestart_whenAGStreamerMasterTimeJumps_isDetectedAndRelocked() {
+        var simulation = simulation(format: .gstreamer)
+        simulation.run(for: 10 * Self.second)
+        simulation.master.offset -= 42 * Self.second
+        simulation.run(for: 10 * Self.second)
+        let status = simulation.latest!.status
+        XCTAssertEqual(status.counters.timelineResets, 1)
+        XCTAssertEqual(status.timeline, 2)
+        XCTAssertEqual(status.state, .locked)
+        XCTAssertLessThan(abs(simulation.latest!.error), 10_000)
+        XCTAssertEqual(simulation.boundViolations.count, 0)
+    }
+
+    func testStandbyMaster_onTheSameEpoch_takesOverWithoutAStep() {
+        var simulation = simulation()
+        simulation.run(for: 10 * Self.second)
+        simulation.serverIdentity = 0xF00
+        simulation.run(for: 5 * Self.second)
+        let status = simulation.latest!.status
+        XCTAssertEqual(status.counters.masterChanges, 1)
+        XCTAssertEqual(status.counters.timelineResets, 0)
+        XCTAssertEqual(status.timeline, 1)
+        XCTAssertTrue(simulation.records.drop { $0.status.state != .locked }.allSatisfy { $0.status.state == .locked })
+    }
+
+    func testStrayDatagrams_fuzzed_neverDisturbALockedClient() {
+        var simulation = simulation()
+        simulation.duplicateProbability = 0.1
+        var random = SplitMix64(seed: 99)
+        for _ in 0..<5_000 {
+            let time = Int64.random(in: (2 * Self.second)...(20 * Self.second), using: &random)
+            let length = [16, 56, Int.random(in: 0...100, using: &random)].randomElement(using: &random)!
+            var bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &random) }
+            if length == 56, Bool.random(using: &random) {
+                // Structurally valid replies with random times and sequence: only the sequence and
+                // echoed send time could make them count, and they are not guessable.
+                bytes.replaceSubrange(0..<6, with: Array("LSCK".utf8) + [1, 2])
+            }
+            simulation.injected.append((time, bytes))
+        }
+        simulation.run(for: 20 * Self.second)
+        let counters = simulation.latest!.status.counters
+        XCTAssertGreaterThan(counters.rejectedMalformed + counters.unmatchedReplies, 5_000)
+        XCTAssertEqual(simulation.latest?.status.state, .locked)
+        XCTAssertEqual(simulation.latest?.status.timeline, 1)
+        XCTAssertLessThan(simulation.p99Error(after: 2 * Self.second), 10_000)
+        XCTAssertEqual(simulation.boundViolations.count, 0)
+    }
+}

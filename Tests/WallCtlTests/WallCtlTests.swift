@@ -1,0 +1,102 @@
+import Foundation
+import LockstepTestSupport
+import XCTest
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The wallctl executable, as a user runs it.
+final class WallCtlTests: XCTestCase {
+    private let wallctl = ChildProcess.product("wallctl")
+
+    private func run(_ arguments: String...) throws -> (status: Int32, output: String, errors: String) {
+        try ChildProcess.run(wallctl, arguments)
+    }
+
+    private func assertFails(
+        _ arguments: [String], saying expected: String, file: StaticString = #filePath, line: UInt = #line
+    ) throws {
+        let result = try ChildProcess.run(wallctl, arguments)
+        XCTAssertNotEqual(result.status, 0, "exit status", file: file, line: line)
+        XCTAssertTrue(result.errors.contains(expected), "stderr: \(result.errors)", file: file, line: line)
+        XCTAssertFalse(result.errors.contains("Fatal error"), "crashed: \(result.errors)", file: file, line: line)
+    }
+
+    func testBadInput_isAClearErrorNamingIt() throws {
+        try assertFails(["clock", "serve", "--listen", "127.0.0.1"], saying: "\"127.0.0.1\" has no port")
+        try assertFails(["clock", "serve", "--listen", "::1:5637"], saying: "put it in brackets")
+        try assertFails(
+            ["clock", "probe", "localhost:99999"], saying: "port \"99999\" is not a number from 0 to 65535")
+        try assertFails(
+            ["clock", "probe", "no-such-host.invalid:5637"], saying: "cannot resolve host \"no-such-host.invalid\"")
+        try assertFails(
+            ["clock", "probe", "127.0.0.1:5637", "--duration", "-1"], saying: "--duration must be a positive number")
+        try assertFails(["clock", "probe", "127.0.0.1:0"], saying: "port 0 names no service")
+        try assertFails(["clock", "serve", "--simulate-clock-drift-ppm", "50000"], saying: "50000.0 ppm is beyond")
+        try assertFails(
+            ["impair", "--listen", "127.0.0.1:0", "--forward", "127.0.0.1:9", "--loss", "150"],
+            saying: "loss must be a percentage from 0 to 100")
+        try assertFails(["impair", "--listen", "127.0.0.1:0"], saying: "Missing expected argument '--forward")
+    }
+
+    func testServe_whenThePortIsInUse_saysSo() throws {
+        let occupant = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        defer { close(occupant) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                _ = bind(occupant, $0, length)
+                _ = getsockname(occupant, $0, &length)
+            }
+        }
+        let port = UInt16(bigEndian: address.sin_port)
+        try assertFails(["clock", "serve", "--listen", "127.0.0.1:\(port)"], saying: "already in use")
+    }
+
+    func testServeAndProbe_lockAndPrintOneJSONObjectPerEstimate() throws {
+        let server = try ChildProcess(
+            wallctl,
+            [
+                "clock", "serve", "--listen", "127.0.0.1:0", "--simulate-clock-offset", "3600",
+                "--simulate-clock-drift-ppm", "100",
+            ])
+        let banner = try XCTUnwrap(server.readLine())
+        let port = try XCTUnwrap(banner.split(separator: ":").last.flatMap { Int($0.prefix { $0.isNumber }) }, banner)
+        XCTAssertTrue(banner.contains("simulated"), banner)
+
+        let probe = try ChildProcess(wallctl, ["clock", "probe", "127.0.0.1:\(port)", "--duration", "1.5", "--json"])
+        var records: [[String: Any]] = []
+        while let record = probe.readJSON() { records.append(record) }
+        XCTAssertEqual(probe.finish().status, 0)
+        XCTAssertGreaterThan(records.count, 8)
+        for key in ["localNs", "masterNs", "errorBoundNs", "rttNs", "rateppm", "state"] {
+            XCTAssertNotNil(records.last?[key], "\(key) in \(records.last ?? [:])")
+        }
+        XCTAssertEqual(records.last?["state"] as? String, "locked")
+        let rate = try XCTUnwrap(records.last?["rateppm"] as? Double)
+        XCTAssertEqual(rate, 100, accuracy: 50)
+
+        server.signal(SIGINT)
+        let served = server.finish()
+        XCTAssertEqual(served.status, 0)
+        XCTAssertTrue(served.output.contains("Lockstep replies"), served.output)
+    }
+
+    func testHelp_describesEveryCommandAndOption() throws {
+        let top = try run("--help").output
+        XCTAssertTrue(top.contains("clock") && top.contains("impair"), top)
+        let probe = try run("clock", "probe", "--help").output
+        for option in ["<host:port>", "--duration <seconds>", "--gst", "--json", "--simulate-clock-offset <seconds>"] {
+            XCTAssertTrue(probe.contains(option), "\(option) in\n\(probe)")
+        }
+        let impair = try run("impair", "--help").output
+        for option in ["--listen", "--forward", "--delay", "--jitter", "--loss", "--reorder", "--duplicate", "--seed"] {
+            XCTAssertTrue(impair.contains(option), "\(option) in\n\(impair)")
+        }
+        XCTAssertTrue(try run("clock", "serve", "--help").output.contains("TEST OPTIONS:"))
+    }
+}

@@ -1,0 +1,404 @@
+import Foundation
+import LockstepNet
+import LockstepTime
+import Yams
+
+/// What is wrong with a wall config, with the file, line and key it is about.
+public enum ConfigError: Error, Hashable, CustomStringConvertible {
+    /// The file cannot be read.
+    case unreadable(file: String, reason: String)
+    /// The text is not YAML.
+    case syntax(file: String, line: Int?, message: String)
+    /// A required key is absent.
+    case missing(file: String, line: Int?, key: String)
+    /// A key the config does not know (often a typo), with the nearest known key.
+    case unknownKey(file: String, line: Int?, key: String, suggestion: String?)
+    /// A value of the wrong kind or out of range.
+    case invalid(file: String, line: Int?, key: String, message: String)
+
+    public var description: String {
+        switch self {
+        case .unreadable(let file, let reason):
+            return "\(file): cannot read the config: \(reason)"
+        case .syntax(let file, let line, let message):
+            return "\(Self.place(file, line)): not valid YAML: \(message)"
+        case .missing(let file, let line, let key):
+            return "\(Self.place(file, line)): \(key) is required"
+        case .unknownKey(let file, let line, let key, let suggestion):
+            return "\(Self.place(file, line)): unknown key \(key)" + (suggestion.map { " (did you mean \($0)?)" } ?? "")
+        case .invalid(let file, let line, let key, let message):
+            return "\(Self.place(file, line)): \(key): \(message)"
+        }
+    }
+
+    private static func place(_ file: String, _ line: Int?) -> String {
+        line.map { "\(file):\($0)" } ?? file
+    }
+}
+
+extension WallConfig {
+    /// Reads and checks a wall config file. Relative media paths are resolved against the file's
+    /// folder.
+    public static func load(path: String) throws(ConfigError) -> WallConfig {
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            let reason = FileManager.default.fileExists(atPath: path) ? "\(error.localizedDescription)" : "no such file"
+            throw .unreadable(file: path, reason: reason)
+        }
+        let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        return try parse(text, file: path, baseDirectory: folder)
+    }
+
+    /// Parses and checks a wall config. `file` names it in errors; relative media paths are
+    /// resolved against `baseDirectory` when given.
+    public static func parse(_ text: String, file: String = "<config>", baseDirectory: String? = nil)
+        throws(ConfigError)
+        -> WallConfig
+    {
+        let root: Node?
+        do {
+            root = try Yams.compose(yaml: text)
+        } catch let error as YamlError {
+            throw .syntax(file: file, line: Self.line(of: error), message: Self.problem(of: error))
+        } catch {
+            throw .syntax(file: file, line: nil, message: "\(error)")
+        }
+        guard let root else { throw .missing(file: file, line: nil, key: "name, clock, media, canvas and nodes") }
+        let reader = ConfigReader(file: file)
+        let config = try reader.wall(root, baseDirectory: baseDirectory)
+        try reader.check(config, root: root)
+        return config
+    }
+
+    private static func line(of error: YamlError) -> Int? {
+        switch error {
+        case .scanner(_, _, let mark, _), .parser(_, _, let mark, _), .composer(_, _, let mark, _):
+            return mark.line
+        default:
+            return nil
+        }
+    }
+
+    private static func problem(of error: YamlError) -> String {
+        switch error {
+        case .scanner(_, let problem, _, _), .parser(_, let problem, _, _), .composer(_, let problem, _, _):
+            return problem
+        default:
+            return "\(error)"
+        }
+    }
+}
+
+/// Walks the YAML tree, turning each value into its typed form or an error naming the key path
+/// and line.
+struct ConfigReader {
+    let file: String
+
+    static let wallKeys = [
+        "name", "clock", "clock-lock-timeout", "media", "canvas", "latency", "start-margin", "loop",
+        "realtime-priority", "nodes",
+    ]
+    static let nodeKeys = [
+        "id", "control", "tile", "output", "gravity", "video-sink", "audio", "audio-sink", "display-latency",
+    ]
+
+    func wall(_ root: Node, baseDirectory: String?) throws(ConfigError) -> WallConfig {
+        let map = try mapping(root, key: "the config")
+        try checkKeys(map, allowed: Self.wallKeys, path: "")
+        let defaults = WallConfig(
+            name: "", clock: "", media: .shared(path: ""), canvas: CanvasSize(width: 1, height: 1), nodes: [])
+        let nodesNode = try required(map, "nodes", in: root)
+        let nodeList = try sequence(nodesNode, key: "nodes")
+        guard !nodeList.isEmpty else { throw invalid(nodesNode, "nodes", "a wall needs at least one node") }
+        var nodes: [NodeConfig] = []
+        for (index, node) in nodeList.enumerated() {
+            nodes.append(try self.node(node, path: "nodes[\(index)]"))
+        }
+        return WallConfig(
+            name: try value(map, "name", or: "wall") { node throws(ConfigError) in try string(node, key: "name") },
+            clock: try endpoint(try required(map, "clock", in: root), key: "clock"),
+            clockLockTimeout: try value(map, "clock-lock-timeout", or: defaults.clockLockTimeout) {
+                node throws(ConfigError) in try duration(node, key: "clock-lock-timeout")
+            },
+            media: try media(try required(map, "media", in: root), baseDirectory: baseDirectory),
+            canvas: try size(try required(map, "canvas", in: root), key: "canvas"),
+            latency: try value(map, "latency", or: defaults.latency) { node throws(ConfigError) in
+                try duration(node, key: "latency")
+            },
+            startMargin: try value(map, "start-margin", or: defaults.startMargin) { node throws(ConfigError) in
+                try duration(node, key: "start-margin")
+            },
+            loop: try value(map, "loop", or: defaults.loop) { node throws(ConfigError) in try bool(node, key: "loop") },
+            realtimePriority: try value(map, "realtime-priority", or: defaults.realtimePriority) {
+                node throws(ConfigError) in try priority(node)
+            },
+            nodes: nodes)
+    }
+
+    private func node(_ node: Node, path: String) throws(ConfigError) -> NodeConfig {
+        let map = try mapping(node, key: path)
+        try checkKeys(map, allowed: Self.nodeKeys, path: path + ".")
+        let idNode = try required(map, "id", in: node, path: path)
+        let id = try string(idNode, key: "\(path).id")
+        guard !id.isEmpty, id.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {
+            throw invalid(idNode, "\(path).id", "must be letters, digits, - or _, got \"\(id)\"")
+        }
+        let defaults = NodeConfig(id: id, control: "", tile: PixelRect(x: 0, y: 0, width: 1, height: 1))
+        return NodeConfig(
+            id: id,
+            control: try endpoint(try required(map, "control", in: node, path: path), key: "\(path).control"),
+            tile: try rect(try required(map, "tile", in: node, path: path), key: "\(path).tile"),
+            output: try value(map, "output", or: nil) { node throws(ConfigError) in
+                try size(node, key: "\(path).output")
+            },
+            gravity: try value(map, "gravity", or: defaults.gravity) { node throws(ConfigError) in
+                try gravity(node, key: "\(path).gravity")
+            },
+            videoSink: try value(map, "video-sink", or: defaults.videoSink) { node throws(ConfigError) in
+                try string(node, key: "\(path).video-sink")
+            },
+            audio: try value(map, "audio", or: defaults.audio) { node throws(ConfigError) in
+                try bool(node, key: "\(path).audio")
+            },
+            audioSink: try value(map, "audio-sink", or: defaults.audioSink) { node throws(ConfigError) in
+                try string(node, key: "\(path).audio-sink")
+            },
+            displayLatency: try value(map, "display-latency", or: defaults.displayLatency) { node throws(ConfigError) in
+                try duration(node, key: "\(path).display-latency")
+            })
+    }
+
+    // MARK: Whole-wall checks
+
+    /// Checks what no single value shows: unique ids and control addresses, tiles on the canvas.
+    func check(_ config: WallConfig, root: Node) throws(ConfigError) {
+        let nodeNodes = (root["nodes"].map { (try? sequence($0, key: "nodes")) ?? [] }) ?? []
+        var ids: [String: Int] = [:]
+        var controls: [String: Int] = [:]
+        for (index, node) in config.nodes.enumerated() {
+            let where_ = index < nodeNodes.count ? nodeNodes[index] : root
+            if let first = ids[node.id] {
+                throw invalid(where_, "nodes[\(index)].id", "\"\(node.id)\" is already the id of nodes[\(first)]")
+            }
+            ids[node.id] = index
+            if let first = controls[node.control] {
+                throw invalid(
+                    where_, "nodes[\(index)].control",
+                    "\(node.control) is already the control address of nodes[\(first)]")
+            }
+            controls[node.control] = index
+            let tile = node.tile
+            if tile.x < 0 || tile.y < 0 || tile.x + tile.width > config.canvas.width
+                || tile.y + tile.height > config.canvas.height
+            {
+                throw invalid(
+                    where_, "nodes[\(index)].tile",
+                    "(\(tile.x), \(tile.y), \(tile.width)x\(tile.height)) does not fit the "
+                        + "\(config.canvas.width)x\(config.canvas.height) canvas")
+            }
+        }
+    }
+
+    // MARK: Structure
+
+    private func mapping(_ node: Node, key: String) throws(ConfigError) -> Node.Mapping {
+        guard case .mapping(let map) = node else { throw invalid(node, key, "must be a mapping of keys to values") }
+        return map
+    }
+
+    private func sequence(_ node: Node, key: String) throws(ConfigError) -> [Node] {
+        guard case .sequence(let list) = node else { throw invalid(node, key, "must be a list") }
+        return Array(list)
+    }
+
+    private func required(_ map: Node.Mapping, _ key: String, in parent: Node, path: String? = nil) throws(ConfigError)
+        -> Node
+    {
+        guard let value = map[Node(key)] else {
+            throw .missing(file: file, line: parent.mark?.line, key: path.map { "\($0).\(key)" } ?? key)
+        }
+        return value
+    }
+
+    /// The value of an optional key read by `read`, or `fallback` when the key is absent or null.
+    private func value<T>(
+        _ map: Node.Mapping, _ key: String, or fallback: T, _ read: (Node) throws(ConfigError) -> T
+    ) throws(ConfigError) -> T {
+        guard let node = optional(map, key) else { return fallback }
+        return try read(node)
+    }
+
+    private func optional(_ map: Node.Mapping, _ key: String) -> Node? {
+        guard let value = map[Node(key)] else { return nil }
+        if value.null != nil { return nil }
+        return value
+    }
+
+    private func checkKeys(_ map: Node.Mapping, allowed: [String], path: String) throws(ConfigError) {
+        for (keyNode, _) in map {
+            let key = keyNode.string ?? "\(keyNode)"
+            guard !allowed.contains(key) else { continue }
+            let suggestion = allowed.min { editDistance($0, key) < editDistance($1, key) }
+                .flatMap { editDistance($0, key) <= 2 ? path + $0 : nil }
+            throw .unknownKey(file: file, line: keyNode.mark?.line, key: path + key, suggestion: suggestion)
+        }
+    }
+
+    // MARK: Values
+
+    private func string(_ node: Node, key: String) throws(ConfigError) -> String {
+        guard case .scalar(let scalar) = node else { throw invalid(node, key, "must be text") }
+        return scalar.string
+    }
+
+    private func bool(_ node: Node, key: String) throws(ConfigError) -> Bool {
+        guard let value = node.bool else { throw invalid(node, key, "must be true or false, got \(describe(node))") }
+        return value
+    }
+
+    private func integer(_ node: Node, key: String, minimum: Int) throws(ConfigError) -> Int {
+        guard case .scalar = node, let value = node.int else {
+            throw invalid(node, key, "must be a whole number, got \(describe(node))")
+        }
+        guard value >= minimum else { throw invalid(node, key, "must be at least \(minimum), got \(value)") }
+        return value
+    }
+
+    private func size(_ node: Node, key: String) throws(ConfigError) -> CanvasSize {
+        let map = try mapping(node, key: key)
+        try checkKeys(map, allowed: ["width", "height"], path: key + ".")
+        return CanvasSize(
+            width: try integer(try required(map, "width", in: node, path: key), key: "\(key).width", minimum: 1),
+            height: try integer(try required(map, "height", in: node, path: key), key: "\(key).height", minimum: 1))
+    }
+
+    private func rect(_ node: Node, key: String) throws(ConfigError) -> PixelRect {
+        let map = try mapping(node, key: key)
+        try checkKeys(map, allowed: ["x", "y", "width", "height"], path: key + ".")
+        return PixelRect(
+            x: try integer(try required(map, "x", in: node, path: key), key: "\(key).x", minimum: 0),
+            y: try integer(try required(map, "y", in: node, path: key), key: "\(key).y", minimum: 0),
+            width: try integer(try required(map, "width", in: node, path: key), key: "\(key).width", minimum: 1),
+            height: try integer(try required(map, "height", in: node, path: key), key: "\(key).height", minimum: 1))
+    }
+
+    private func gravity(_ node: Node, key: String) throws(ConfigError) -> TileGravity {
+        let text = try string(node, key: key)
+        guard let value = TileGravity(rawValue: text) else {
+            let names = TileGravity.allCases.map(\.rawValue).joined(separator: ", ")
+            throw invalid(node, key, "must be one of \(names), got \"\(text)\"")
+        }
+        return value
+    }
+
+    private func priority(_ node: Node) throws(ConfigError) -> Int32? {
+        if (try? string(node, key: "realtime-priority")) == "none" { return nil }
+        let value = try integer(node, key: "realtime-priority", minimum: 1)
+        guard value <= 99 else { throw invalid(node, "realtime-priority", "must be 1 to 99 or none, got \(value)") }
+        return Int32(value)
+    }
+
+    private func media(_ node: Node, baseDirectory: String?) throws(ConfigError) -> MediaSource {
+        func resolve(_ path: String) -> String {
+            guard let baseDirectory, !path.hasPrefix("/") else { return path }
+            return URL(fileURLWithPath: baseDirectory).appendingPathComponent(path).standardizedFileURL.path
+        }
+        if case .mapping(let map) = node {
+            try checkKeys(map, allowed: ["per-node"], path: "media.")
+            let template = try string(try required(map, "per-node", in: node, path: "media"), key: "media.per-node")
+            guard template.contains("{id}") else {
+                throw invalid(node, "media.per-node", "must contain {id}, which becomes each node's id")
+            }
+            return .perNode(template: resolve(template))
+        }
+        let path = try string(node, key: "media")
+        guard !path.isEmpty else { throw invalid(node, "media", "must name a media file") }
+        return .shared(path: resolve(path))
+    }
+
+    /// A `HOST:PORT` address: checked here for its form; resolving the host is the node's job.
+    private func endpoint(_ node: Node, key: String) throws(ConfigError) -> String {
+        let text = try string(node, key: key)
+        do {
+            _ = try Endpoint(parsing: text)
+        } catch {
+            throw invalid(node, key, error.description)
+        }
+        return text
+    }
+
+    /// A duration: a number of seconds, or a number with a unit: "250ms", "1.5s", "20us", "0".
+    private func duration(_ node: Node, key: String) throws(ConfigError) -> MediaTime {
+        let text = try string(node, key: key).trimmingCharacters(in: .whitespaces)
+        guard let time = DurationSyntax.parse(text), time >= .zero else {
+            throw invalid(node, key, "must be a duration such as 250ms, 1.5s or 0, got \"\(text)\"")
+        }
+        return time
+    }
+
+    private func invalid(_ node: Node, _ key: String, _ message: String) -> ConfigError {
+        .invalid(file: file, line: node.mark?.line, key: key, message: message)
+    }
+
+    private func describe(_ node: Node) -> String {
+        switch node {
+        case .scalar(let scalar): return "\"\(scalar.string)\""
+        case .mapping: return "a mapping"
+        case .sequence: return "a list"
+        case .alias: return "an alias"
+        }
+    }
+}
+
+/// Levenshtein distance, for suggesting the key a typo meant.
+func editDistance(_ a: String, _ b: String) -> Int {
+    let a = Array(a)
+    let b = Array(b)
+    var previous = Array(0...b.count)
+    for i in 1...max(a.count, 1) where !a.isEmpty {
+        var current = [i] + Array(repeating: 0, count: b.count)
+        for j in 1...max(b.count, 1) where !b.isEmpty {
+            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+        }
+        previous = current
+    }
+    return previous[b.count]
+}
+
+/// Durations as people write them in configs and on command lines.
+public enum DurationSyntax {
+    /// "250ms" → 0.25 s exactly; a bare number is seconds. Units: s, ms, us, µs, ns.
+    public static func parse(_ text: String) -> MediaTime? {
+        let units: [(suffix: String, scale: Int64)] = [
+            ("ms", 1_000), ("us", 1_000_000), ("µs", 1_000_000), ("ns", 1_000_000_000), ("s", 1),
+        ]
+        var number = text
+        var scale: Int64 = 1
+        for unit in units where text.hasSuffix(unit.suffix) {
+            number = String(text.dropLast(unit.suffix.count)).trimmingCharacters(in: .whitespaces)
+            scale = unit.scale
+            break
+        }
+        guard let seconds = exactDecimal(number) else { return nil }
+        return seconds.multiplied(byRatio: 1, scale)
+    }
+
+    /// A decimal number as an exact rational time in seconds: "1.25" → 125/100.
+    private static func exactDecimal(_ text: String) -> MediaTime? {
+        let negative = text.hasPrefix("-")
+        let body = negative ? String(text.dropFirst()) : text
+        let parts = body.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count <= 2, let whole = parts.first, !(whole.isEmpty && parts.count == 1),
+            whole.allSatisfy(\.isNumber), parts.count == 1 || (parts[1].allSatisfy(\.isNumber) && parts[1].count <= 9)
+        else { return nil }
+        let fraction = parts.count == 2 ? String(parts[1]) : ""
+        guard let value = Int64(String(whole) + fraction + (whole.isEmpty && fraction.isEmpty ? "0" : "")) else {
+            return nil
+        }
+        var timescale: Int64 = 1
+        for _ in 0..<fraction.count { timescale *= 10 }
+        return MediaTime(value: negative ? -value : value, timescale: Int32(timescale))
+    }
+}

@@ -1,0 +1,121 @@
+import LockstepTime
+import TestSupport
+import WallProtocol
+import XCTest
+
+final class ConfigLoaderTests: XCTestCase {
+    private let valid = """
+        name: test
+        clock: 127.0.0.1:5637
+        media: media/clip.mp4
+        canvas: {width: 1920, height: 1080}
+        start-margin: 300ms
+        nodes:
+          - id: left
+            control: 127.0.0.1:7701
+            tile: {x: 0, y: 0, width: 960, height: 1080}
+            display-latency: 16.5ms
+          - id: right
+            control: 127.0.0.1:7702
+            tile: {x: 960, y: 0, width: 960, height: 1080}
+            output: {width: 1920, height: 2160}
+            gravity: resizeAspectFill
+            audio: true
+        """
+
+    func testParse_whenValid_readsEveryKeyAndResolvesMedia() throws {
+        let config = try WallConfig.parse(valid, file: "wall.yaml", baseDirectory: "/etc/lockstep")
+        XCTAssertEqual(config.name, "test")
+        XCTAssertEqual(config.media, .shared(path: "/etc/lockstep/media/clip.mp4"))
+        XCTAssertEqual(config.startMargin, MediaTime(value: 3, timescale: 10))
+        XCTAssertEqual(config.nodes.map(\.id), ["left", "right"])
+        XCTAssertEqual(config.nodes[0].displayLatency, MediaTime(value: 165, timescale: 10_000))
+        XCTAssertEqual(config.nodes[1].output, CanvasSize(width: 1920, height: 2160))
+        XCTAssertEqual(config.nodes[1].gravity, .resizeAspectFill)
+        XCTAssertTrue(config.nodes[1].audio)
+        XCTAssertFalse(config.nodes[0].audio)
+        XCTAssertEqual(config.latency, .zero)
+        XCTAssertTrue(config.loop)
+    }
+
+    func testLoad_shippedConfigs() throws {
+        let root = TestMedia.repositoryRoot.appendingPathComponent("configs")
+        let local = try WallConfig.load(path: root.appendingPathComponent("local-4.yaml").path)
+        XCTAssertEqual(local.nodes.count, 4)
+        XCTAssertEqual(Set(local.nodes.map(\.control)).count, 4)
+        let lobby = try WallConfig.load(path: root.appendingPathComponent("wall-2x2-1080p.yaml").path)
+        XCTAssertEqual(lobby.canvas, CanvasSize(width: 3888, height: 2208))
+        XCTAssertEqual(lobby.nodes[1].tile.x, 1920 + 48, "the bezel gap lies between the tiles")
+    }
+
+    func testParse_whenKeyMissing_namesKeyAndLine() {
+        let text = valid.replacingOccurrences(of: "    control: 127.0.0.1:7702\n", with: "")
+        assertError(text, "wall.yaml:11: nodes[1].control is required")
+    }
+
+    func testParse_whenKeyMisspelt_suggestsTheKnownOne() {
+        let text = valid.replacingOccurrences(of: "display-latency:", with: "display-latncy:")
+        assertError(text, "wall.yaml:10: unknown key nodes[0].display-latncy (did you mean nodes[0].display-latency?)")
+    }
+
+    func testParse_whenDurationMalformed_namesIt() {
+        let text = valid.replacingOccurrences(of: "300ms", with: "soon")
+        assertError(text, "wall.yaml:5: start-margin: must be a duration such as 250ms, 1.5s or 0, got \"soon\"")
+    }
+
+    func testParse_whenTileOffCanvas_namesTheNode() {
+        let text = valid.replacingOccurrences(of: "x: 960, y: 0, width: 960", with: "x: 961, y: 0, width: 960")
+        assertError(
+            text, "wall.yaml:11: nodes[1].tile: (961, 0, 960x1080) does not fit the 1920x1080 canvas")
+    }
+
+    func testParse_whenIdRepeated_namesBothNodes() {
+        let text = valid.replacingOccurrences(of: "id: right", with: "id: left")
+        assertError(text, "wall.yaml:11: nodes[1].id: \"left\" is already the id of nodes[0]")
+    }
+
+    func testParse_whenAddressHasNoPort_explains() {
+        let text = valid.replacingOccurrences(of: "clock: 127.0.0.1:5637", with: "clock: master.local")
+        assertError(text, prefix: "wall.yaml:2: clock: ")
+    }
+
+    func testParse_whenWidthNotANumber_namesIt() {
+        let text = valid.replacingOccurrences(of: "{width: 1920, height: 1080}", with: "{width: wide, height: 1080}")
+        assertError(text, "wall.yaml:4: canvas.width: must be a whole number, got \"wide\"")
+    }
+
+    func testParse_whenYAMLBroken_givesTheLine() {
+        assertError("name: [unclosed\nclock: x:1\n", prefix: "wall.yaml:")
+    }
+
+    func testParse_whenPerNodeTemplateLacksId_explains() {
+        let text = valid.replacingOccurrences(of: "media: media/clip.mp4", with: "media: {per-node: media/tile.mp4}")
+        assertError(text, "wall.yaml:3: media.per-node: must contain {id}, which becomes each node's id")
+    }
+
+    func testLoad_whenFileMissing_says() {
+        XCTAssertThrowsError(try WallConfig.load(path: "/nonexistent/wall.yaml")) {
+            XCTAssertEqual("\($0)", "/nonexistent/wall.yaml: cannot read the config: no such file")
+        }
+    }
+
+    func testDurationSyntax_isExact() {
+        XCTAssertEqual(DurationSyntax.parse("250ms"), MediaTime(value: 1, timescale: 4))
+        XCTAssertEqual(DurationSyntax.parse("1.5"), MediaTime(value: 3, timescale: 2))
+        XCTAssertEqual(DurationSyntax.parse("20us"), MediaTime(value: 20, timescale: 1_000_000))
+        XCTAssertEqual(DurationSyntax.parse("0"), .zero)
+        XCTAssertNil(DurationSyntax.parse("1.2.3s"))
+        XCTAssertNil(DurationSyntax.parse("ms"))
+    }
+
+    private func assertError(
+        _ text: String, _ expected: String? = nil, prefix: String? = nil, file: StaticString = #filePath,
+        line: UInt = #line
+    ) {
+        XCTAssertThrowsError(try WallConfig.parse(text, file: "wall.yaml"), file: file, line: line) { error in
+            let message = "\(error)"
+            if let expected { XCTAssertEqual(message, expected, file: file, line: line) }
+            if let prefix { XCTAssertTrue(message.hasPrefix(prefix), message, file: file, line: line) }
+        }
+    }
+}

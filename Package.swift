@@ -18,6 +18,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
     ],
     targets: [
         // MARK: System libraries
@@ -72,8 +76,13 @@ let package = Package(
         .executableTarget(
             name: "WallNode",
             dependencies: [
-                "WallPlayer", "LockstepTime",
+                "WallPlayer", "WallProtocol", "SyncClock", "LockstepNet", "LockstepCLI", "LockstepTime",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Metrics", package: "swift-metrics"),
             ]
         ),
         .executableTarget(

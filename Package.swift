@@ -56,7 +56,10 @@ let package = Package(
         ),
         .target(
             name: "LockstepCLI",
-            dependencies: ["LockstepTime", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: [
+                "LockstepTime", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .target(
             name: "WallPlayer",
@@ -88,7 +91,7 @@ let package = Package(
         .executableTarget(
             name: "wallctl",
             dependencies: [
-                "LockstepCLI", "LockstepNet", "LockstepTime", "NetImpair", "SyncClock",
+                "LockstepCLI", "LockstepNet", "LockstepTime", "NetImpair", "SyncClock", "WallProtocol", "GroundTruth",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

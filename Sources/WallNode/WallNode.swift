@@ -6,5 +6,5 @@ struct WallNode: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "wallnode",
         abstract: "Plays one screen of a Lockstep video wall.",
-        subcommands: [Probe.self, Play.self])
+        subcommands: [Run.self, Probe.self, Play.self])
 }

@@ -11,11 +11,14 @@ public struct VideoFrame: Sendable, Hashable {
         case png
         /// Raw I420 (planar Y, then U and V at half resolution).
         case i420
+        /// Raw packed RGB, 3 bytes a pixel, rows without padding.
+        case rgb
 
         var caps: String {
             switch self {
             case .png: return "image/png"
             case .i420: return "video/x-raw,format=I420"
+            case .rgb: return "video/x-raw,format=RGB"
             }
         }
     }
@@ -49,16 +52,27 @@ extension Player {
         var info = GstMapInfo()
         guard gst_buffer_map(buffer, &info, GST_MAP_READ) != 0 else { return nil }
         defer { gst_buffer_unmap(buffer, &info) }
-        let data = Data(bytes: info.data, count: Int(info.size))
+        var data = Data(bytes: info.data, count: Int(info.size))
         var width: gint = 0
         var height: gint = 0
         if let resultCaps = gst_sample_get_caps(result.pointer), let structure = gst_caps_get_structure(resultCaps, 0) {
             gst_structure_get_int(structure, "width", &width)
             gst_structure_get_int(structure, "height", &height)
         }
+        if format == .rgb { data = Self.unpadded(data, width: Int(width), height: Int(height)) }
         let original = gst_sample_get_buffer(sample.pointer)
         return VideoFrame(
             presentationTimestamp: MediaTime(clockTime: original?.pointee.pts ?? GStreamer.clockTimeNone),
             size: PixelSize(width: Int(width), height: Int(height)), format: format, data: data)
+    }
+
+    /// GStreamer pads RGB rows to 4 bytes; a frame copy has none.
+    private static func unpadded(_ data: Data, width: Int, height: Int) -> Data {
+        let row = width * 3
+        let stride = (row + 3) & ~3
+        guard stride != row, height > 0, data.count >= stride * height else { return data }
+        var packed = Data(capacity: row * height)
+        for y in 0..<height { packed.append(data[(y * stride)..<(y * stride + row)]) }
+        return packed
     }
 }

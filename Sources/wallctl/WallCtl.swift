@@ -6,6 +6,9 @@ struct WallCtl: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "wallctl",
         abstract: "Control a Lockstep video wall and its master clock.",
-        subcommands: [ClockCommand.self, ImpairCommand.self]
+        subcommands: [
+            StartCommand.self, PauseCommand.self, ResumeCommand.self, SeekCommand.self, StopCommand.self,
+            StatusCommand.self, ClockCommand.self, ImpairCommand.self,
+        ]
     )
 }

@@ -1,0 +1,140 @@
+import Foundation
+import Hummingbird
+import LockstepTime
+import Logging
+import WallPlayer
+import WallProtocol
+
+/// The node's control API over HTTP/JSON (paths in `ControlPath`).
+///
+/// Commands reply with `ControlReply`: the node's status after the command, or a sentence saying
+/// what went wrong, with a 4xx/5xx status. A body that is not the JSON expected gets 400 naming
+/// what was wrong with it.
+enum ControlServer {
+    static func application(
+        controller: NodeController, frames: FrameLog, metrics: NodeMetrics, logger: Logger
+    ) -> some ApplicationProtocol {
+        let router = Router()
+        router.get(RouterPath(ControlPath.status)) { _, _ in
+            json(await controller.status())
+        }
+        router.post(RouterPath(ControlPath.load)) { request, context in
+            let body = try await decode(LoadRequest.self, request, context, emptyAs: LoadRequest())
+            return await command(controller) { () throws(NodeError) in try await controller.load(media: body.media) }
+        }
+        router.post(RouterPath(ControlPath.preroll)) { request, context in
+            let body = try await decode(PositionRequest.self, request, context)
+            return await command(controller) { () throws(NodeError) in try await controller.preroll(at: body.itemTime) }
+        }
+        router.post(RouterPath(ControlPath.start)) { request, context in
+            let body = try await decode(StartRequest.self, request, context)
+            return await command(controller) { () throws(NodeError) in try await controller.start(body) }
+        }
+        router.post(RouterPath(ControlPath.pause)) { request, context in
+            let body = try await decode(PauseRequest.self, request, context, emptyAs: PauseRequest())
+            return await command(controller) { () throws(NodeError) in try await controller.pause(at: body.hostTime) }
+        }
+        router.post(RouterPath(ControlPath.seek)) { request, context in
+            let body = try await decode(PositionRequest.self, request, context)
+            return await command(controller) { () throws(NodeError) in try await controller.seek(to: body.itemTime) }
+        }
+        router.post(RouterPath(ControlPath.stop)) { _, _ in
+            await command(controller) { () throws(NodeError) in await controller.stop() }
+        }
+        router.get(RouterPath(ControlPath.frames)) { request, _ in
+            let after = try unsignedParameter("after", in: request) ?? 0
+            let limit = Int(try unsignedParameter("limit", in: request) ?? 4096)
+            let (records, missed) = frames.records(after: after, limit: limit)
+            let status = await controller.status()
+            return json(
+                FramesReply(
+                    node: status.id, records: records, missed: missed, clockErrorBound: status.clock.errorBound))
+        }
+        router.get(RouterPath(ControlPath.snapshot)) { request, _ in
+            let width = try unsignedParameter("width", in: request)
+            let height = try unsignedParameter("height", in: request)
+            let size = width.flatMap { w in height.map { PixelSize(width: Int(w), height: Int($0)) } }
+            guard let frame = try controller.player.copyCurrentVideoFrame(format: .rgb, size: size) else {
+                return json(ControlReply(ok: false, error: "no frame yet: load first", status: nil), status: .conflict)
+            }
+            var headers = HTTPFields()
+            headers[.contentType] = "application/octet-stream"
+            headers[.init("X-Frame-Width")!] = "\(frame.size.width)"
+            headers[.init("X-Frame-Height")!] = "\(frame.size.height)"
+            return Response(
+                status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: frame.data)))
+        }
+        router.get(RouterPath(ControlPath.metrics)) { _, _ in
+            let text = metrics.render(status: await controller.status())
+            var headers = HTTPFields()
+            headers[.contentType] = "text/plain; version=0.0.4"
+            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
+        }
+        let address = controller.settings.control
+        return Application(
+            router: router,
+            configuration: ApplicationConfiguration(
+                address: .hostname(address.host, port: Int(address.port)), serverName: "wallnode"),
+            logger: logger)
+    }
+
+    /// Runs a command and replies with the status after it, or the error.
+    private static func command(
+        _ controller: NodeController, _ work: @Sendable () async throws(NodeError) -> Void
+    ) async -> Response {
+        do {
+            try await work()
+            return json(ControlReply(ok: true, status: await controller.status()))
+        } catch {
+            return json(
+                ControlReply(ok: false, error: error.description, status: await controller.status()),
+                status: HTTPResponse.Status(code: error.httpStatus))
+        }
+    }
+
+    /// The JSON body of a request, or a 400 naming what is wrong with it.
+    private static func decode<T: Decodable>(
+        _ type: T.Type, _ request: Request, _ context: some RequestContext, emptyAs empty: T? = nil
+    ) async throws -> T {
+        let body = try await request.body.collect(upTo: 64 * 1024)
+        if body.readableBytes == 0, let empty { return empty }
+        do {
+            return try JSONDecoder().decode(T.self, from: Data(buffer: body))
+        } catch let error as DecodingError {
+            throw HTTPError(.badRequest, message: "malformed \(T.self): \(describe(error))")
+        }
+    }
+
+    private static func describe(_ error: DecodingError) -> String {
+        func path(_ context: DecodingError.Context) -> String {
+            let keys = context.codingPath.map(\.stringValue).joined(separator: ".")
+            return keys.isEmpty ? context.debugDescription : "\(keys): \(context.debugDescription)"
+        }
+        switch error {
+        case .keyNotFound(let key, let context):
+            return
+                "missing \(([key.stringValue] + context.codingPath.map(\.stringValue)).reversed().joined(separator: "."))"
+        case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
+            return path(context)
+        @unknown default:
+            return "\(error)"
+        }
+    }
+
+    private static func unsignedParameter(_ name: String, in request: Request) throws -> UInt64? {
+        guard let text = request.uri.queryParameters.get(name) else { return nil }
+        guard let value = UInt64(text) else {
+            throw HTTPError(.badRequest, message: "query parameter \(name) must be a whole number, got \"\(text)\"")
+        }
+        return value
+    }
+
+    private static func json(_ value: some Encodable, status: HTTPResponse.Status = .ok) -> Response {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let data = (try? encoder.encode(value)) ?? Data("{}".utf8)
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json"
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+    }
+}

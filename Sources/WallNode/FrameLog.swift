@@ -1,0 +1,64 @@
+import LockstepTime
+import Synchronization
+import WallPlayer
+import WallProtocol
+
+/// The frames this node's sink presented, numbered and kept in a ring for `wallctl drift` to
+/// collect: a bounded window, so memory stays flat however long the node runs.
+final class FrameLog: Sendable {
+    /// Frames presented later than this after they were due count as late.
+    static let lateThreshold = MediaTime(value: 1, timescale: 1000)
+
+    private struct State {
+        var ring: [FrameRecord?]
+        var next: UInt64 = 1
+        var late: UInt64 = 0
+    }
+
+    let capacity: Int
+    private let state: Mutex<State>
+
+    /// - Parameter capacity: frames kept: 8192 is 4.5 minutes at 30 fps.
+    init(capacity: Int = 8192) {
+        self.capacity = capacity
+        state = Mutex(State(ring: Array(repeating: nil, count: capacity)))
+    }
+
+    /// Records every frame the player presents, until the task is cancelled.
+    func record(from player: Player) async {
+        for await frame in player.presentedFrames {
+            append(frame)
+        }
+    }
+
+    func append(_ frame: PresentedFrame) {
+        state.withLock { state in
+            let record = FrameRecord(
+                sequence: state.next, presentationTimestamp: frame.presentationTimestamp,
+                runningTime: frame.runningTime, presentedAt: frame.presentedAt, dueAt: frame.dueAt)
+            state.ring[Int((state.next - 1) % UInt64(capacity))] = record
+            state.next += 1
+            if frame.lateness > Self.lateThreshold { state.late += 1 }
+        }
+    }
+
+    /// The records after `sequence`, oldest first, at most `limit`; and how many after `sequence`
+    /// are gone from the ring already.
+    func records(after sequence: UInt64, limit: Int) -> (records: [FrameRecord], missed: UInt64) {
+        state.withLock { state in
+            let newest = state.next - 1
+            let oldestKept = newest >= UInt64(capacity) ? newest - UInt64(capacity) + 1 : 1
+            let first = max(sequence + 1, oldestKept)
+            let missed = first > sequence + 1 ? first - sequence - 1 : 0
+            guard first <= newest else { return ([], missed) }
+            let last = min(newest, first + UInt64(max(0, limit)) - 1)
+            let records = (first...last).compactMap { state.ring[Int(($0 - 1) % UInt64(capacity))] }
+            return (records, missed)
+        }
+    }
+
+    /// Frames presented and frames presented late, since the node started.
+    var counts: (presented: UInt64, late: UInt64) {
+        state.withLock { ($0.next - 1, $0.late) }
+    }
+}

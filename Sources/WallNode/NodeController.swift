@@ -1,0 +1,181 @@
+import Foundation
+import LockstepTime
+import Logging
+import SyncClock
+import WallPlayer
+import WallProtocol
+
+/// The node's commands over its player, one at a time: what the control API calls.
+///
+/// Prerolling and starting need the clock locked to the master (waiting up to the configured
+/// timeout); a start is `setRate(_:time:atHostTime:)`, moved earlier by this screen's display
+/// latency so that light leaves every screen at once.
+actor NodeController {
+    /// How long an item may take to load, and a preroll to finish.
+    static let loadTimeout = MediaTime(value: 20, timescale: 1)
+    /// A start time must be at least this far ahead when the command arrives.
+    static let minimumStartLead = MediaTime(value: 20, timescale: 1000)
+
+    let settings: NodeSettings
+    let player: QueuePlayer
+    let clock: ClockFollower
+    let frames: FrameLog
+    private let logger: Logger
+    private var looper: PlayerLooper?
+    private var loadedMedia: String?
+    /// The item time the player is prerolled at, until it plays or moves.
+    private var prerolledAt: MediaTime?
+
+    init(settings: NodeSettings, player: QueuePlayer, clock: ClockFollower, frames: FrameLog, logger: Logger) {
+        self.settings = settings
+        self.player = player
+        self.clock = clock
+        self.frames = frames
+        self.logger = logger
+    }
+
+    // MARK: Commands
+
+    /// Loads the configured media (or `media`), paused at its start.
+    func load(media: String?) async throws(NodeError) {
+        let path = media ?? settings.media
+        prerolledAt = nil
+        player.pause()
+        let item = PlayerItem(url: URL(fileURLWithPath: path))
+        if settings.loop {
+            looper?.disableLooping()
+            looper = PlayerLooper(player: player, templateItem: item)
+        } else {
+            looper?.disableLooping()
+            looper = nil
+            player.removeAllItems()
+            player.insert(item, after: nil)
+        }
+        guard let current = player.currentItem else { throw .nothingLoaded }
+        try await waitUntilReady(current)
+        loadedMedia = path
+        logger.info("media loaded", metadata: ["node.media": "\(path)", "media.duration": "\(current.duration)"])
+    }
+
+    /// Seeks exactly to `itemTime` and prerolls there, with the clock locked.
+    func preroll(at itemTime: MediaTime) async throws(NodeError) {
+        try await clock.waitUntilLocked(timeout: settings.lockTimeout)
+        if loadedMedia == nil { try await load(media: nil) }
+        guard let item = player.currentItem else { throw .nothingLoaded }
+        if item.status == .failed { throw .mediaFailed(item.error ?? .itemNotReady("preroll")) }
+        if prerolledAt == itemTime, player.rate == 0 { return }
+        prerolledAt = nil
+        player.pause()
+        guard await player.seek(to: itemTime, toleranceBefore: .zero, toleranceAfter: .zero) else {
+            throw .prerollFailed("the seek to \(itemTime) was superseded or refused")
+        }
+        guard await player.preroll(atRate: 1) else {
+            throw .prerollFailed(item.error.map { "\($0)" } ?? "a newer command came first")
+        }
+        prerolledAt = itemTime
+        logger.info("prerolled", metadata: ["node.item_time": "\(itemTime)"])
+    }
+
+    /// Starts at `request.hostTime` on the master clock with `request.itemTime`.
+    func start(_ request: StartRequest) async throws(NodeError) {
+        guard clock.status.state == .locked || clock.status.state == .holdover, let master = clock.masterClock else {
+            throw .clockNotLocked(state: clock.status.state.rawValue, waited: .zero)
+        }
+        guard loadedMedia != nil else { throw .nothingLoaded }
+        let now = master.now()
+        let presentAt = request.hostTime - settings.displayLatency
+        guard presentAt >= now + Self.minimumStartLead else {
+            throw .startTooLate(hostTime: request.hostTime, now: now)
+        }
+        player.automaticallyWaitsToMinimizeStalling = false
+        do {
+            try player.setRate(request.rate, time: request.itemTime, atHostTime: presentAt)
+        } catch {
+            throw .playerRefused(error)
+        }
+        prerolledAt = nil
+        logger.info(
+            "start scheduled",
+            metadata: [
+                "start.host_time": "\(request.hostTime)", "start.item_time": "\(request.itemTime)",
+                "start.in": "\(presentAt - now)", "start.rate": "\(request.rate)",
+            ])
+    }
+
+    /// Pauses, at once or at a host time on the master clock.
+    func pause(at hostTime: MediaTime?) throws(NodeError) {
+        prerolledAt = nil
+        guard let hostTime else { return player.pause() }
+        do {
+            try player.setRate(0, time: .invalid, atHostTime: hostTime - settings.displayLatency)
+        } catch {
+            throw .playerRefused(error)
+        }
+    }
+
+    /// Pauses and moves exactly to `itemTime`, prerolled there.
+    func seek(to itemTime: MediaTime) async throws(NodeError) {
+        try await preroll(at: itemTime)
+    }
+
+    /// Stops and unloads.
+    func stop() {
+        looper?.disableLooping()
+        looper = nil
+        player.pause()
+        player.removeAllItems()
+        loadedMedia = nil
+        prerolledAt = nil
+        logger.info("stopped")
+    }
+
+    // MARK: Status
+
+    func status() -> NodeStatus {
+        let clockStatus = clock.status
+        let item = player.currentItem
+        let counts = frames.counts
+        return NodeStatus(
+            id: settings.id,
+            masterTime: clock.masterClock?.now(),
+            clock: ClockReport(
+                state: clockStatus.state.rawValue, server: clock.client.server.description,
+                offset: clockStatus.offset.isNumeric ? clockStatus.offset : nil,
+                errorBound: clockStatus.errorBound.isNumeric
+                    ? clockStatus.errorBound(atLocal: LocalClock.process.now()) : nil,
+                roundTrip: clockStatus.roundTrip.count > 0 ? clockStatus.roundTrip.minimum : nil,
+                ratePPM: clockStatus.state == .unsynced ? nil : clockStatus.ratePPM, serving: clock.isServing),
+            player: PlayerReport(
+                status: "\(player.status)", media: loadedMedia, itemStatus: item.map { "\($0.status)" },
+                timeControlStatus: "\(player.timeControlStatus)",
+                waitingReason: player.reasonForWaitingToPlay.map { "\($0)" }, rate: player.rate,
+                position: item == nil ? .zero : player.currentTime(), prerolled: prerolledAt != nil,
+                framesPresented: counts.presented, framesLate: counts.late,
+                framesDropped: player.videoFrameCounts.dropped, renderThread: player.renderThreadPriority.description,
+                error: (player.error ?? item?.error).map { "\($0)" }))
+    }
+
+    // MARK: Helpers
+
+    private func waitUntilReady(_ item: PlayerItem) async throws(NodeError) {
+        let limit = Self.loadTimeout
+        let status = await withTaskGroup(of: PlayerItem.Status?.self) { group in
+            group.addTask {
+                for await status in item.statusUpdates where status != .unknown { return status }
+                return nil
+            }
+            group.addTask {
+                try? await Task.sleep(for: .nanoseconds(limit.nanoseconds ?? 0))
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+        switch status {
+        case .readyToPlay?: return
+        case .failed?: throw .mediaFailed(item.error ?? .itemNotReady("load"))
+        case .unknown?, nil: throw .timedOut(what: "loading \(item.asset.url.path)", after: limit)
+        }
+    }
+}

@@ -1,0 +1,69 @@
+import Foundation
+import LockstepNet
+import LockstepTime
+import WallPlayer
+import WallProtocol
+
+/// What one node runs with: its part of the wall config, with command-line overrides applied.
+struct NodeSettings: Sendable {
+    var id: String
+    var wallName: String
+    /// The master clock to follow.
+    var clock: Endpoint
+    /// Whether this node also serves the master clock (on the clock address's port).
+    var serveClock: Bool
+    var control: Endpoint
+    var media: String
+    var video: VideoOutputSettings
+    var audioSink: String?
+    var latency: MediaTime
+    var displayLatency: MediaTime
+    var lockTimeout: MediaTime
+    var loop: Bool
+    var realtimePriority: Int32?
+
+    /// Overrides for one node, from the command line.
+    struct Overrides: Sendable {
+        var clock: String?
+        var control: String?
+        var media: String?
+        var videoSink: String?
+        var audioSink: String?
+        var serveClock = false
+    }
+
+    init(config: WallConfig, id: String, overrides: Overrides) throws(NodeError) {
+        guard let node = config.node(id) else {
+            throw .unknownNode(id: id, known: config.nodes.map(\.id))
+        }
+        self.id = id
+        wallName = config.name
+        clock = try Self.endpoint(overrides.clock ?? config.clock, option: "clock")
+        control = try Self.endpoint(overrides.control ?? node.control, option: "control")
+        serveClock = overrides.serveClock
+        media = overrides.media ?? config.media.path(forNode: id)
+        let tile =
+            config.media.isPreSplit && overrides.media == nil
+            ? (x: 0.0, y: 0.0, width: 1.0, height: 1.0) : node.tile.normalized(in: config.canvas)
+        video = VideoOutputSettings(
+            sinkDescription: overrides.videoSink ?? node.videoSink,
+            videoGravity: VideoGravity(rawValue: node.gravity.rawValue) ?? .resize,
+            sourceCrop: NormalizedRect(x: tile.x, y: tile.y, width: tile.width, height: tile.height),
+            outputSize: node.output.map { PixelSize(width: $0.width, height: $0.height) })
+        let audio = overrides.audioSink ?? (node.audio ? node.audioSink : nil)
+        audioSink = audio
+        latency = config.latency
+        displayLatency = node.displayLatency
+        lockTimeout = config.clockLockTimeout
+        loop = config.loop
+        realtimePriority = config.realtimePriority
+    }
+
+    private static func endpoint(_ text: String, option: String) throws(NodeError) -> Endpoint {
+        do {
+            return try Endpoint(parsing: text)
+        } catch {
+            throw .invalidOption(option: option, reason: error.description)
+        }
+    }
+}

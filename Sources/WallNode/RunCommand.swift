@@ -1,0 +1,61 @@
+import ArgumentParser
+import LockstepCLI
+import Logging
+import WallProtocol
+
+extension WallNode {
+    /// `wallnode run --config FILE --id ID`: the node daemon.
+    struct Run: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Run one screen of a wall: follow the master clock, play, and answer the controller.")
+
+        @Option(help: "The wall's config file (YAML).")
+        var config: String
+
+        @Option(help: "This node's id in the config.")
+        var id: String
+
+        @Option(help: "Master clock HOST:PORT, instead of the config's.")
+        var clock: String?
+
+        @Option(help: "Control API ADDR:PORT to listen on, instead of the config's.")
+        var control: String?
+
+        @Option(help: "Media file to play, instead of the config's.")
+        var media: String?
+
+        @Option(
+            name: .customLong("video-sink"),
+            help: "GStreamer bin description of the video sink, instead of the config's.")
+        var videoSink: String?
+
+        @Option(name: .customLong("audio-sink"), help: "GStreamer bin description of the audio sink (turns audio on).")
+        var audioSink: String?
+
+        @Flag(name: .customLong("serve-clock"), help: "Also serve the master clock, on the clock address's port.")
+        var serveClock = false
+
+        @OptionGroup var simulatedClock: SimulatedClockOptions
+        @OptionGroup var logging: LoggingOptions
+
+        func run() async throws {
+            logging.bootstrap()
+            try simulatedClock.apply()
+            let logger = Logger(label: "lockstep.node")
+            let settings: NodeSettings
+            do {
+                let wall = try WallConfig.load(path: config)
+                settings = try NodeSettings(
+                    config: wall, id: id,
+                    overrides: NodeSettings.Overrides(
+                        clock: clock, control: control, media: media, videoSink: videoSink, audioSink: audioSink,
+                        serveClock: serveClock))
+            } catch let error as ConfigError {
+                throw CommandFailure(error.description)
+            } catch let error as NodeError {
+                throw CommandFailure(error.description)
+            }
+            try await NodeDaemon(settings: settings, logger: logger).run()
+        }
+    }
+}

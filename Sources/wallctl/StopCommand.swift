@@ -1,0 +1,20 @@
+import ArgumentParser
+import WallProtocol
+
+/// `wallctl stop`: every node stops and unloads.
+struct StopCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "stop", abstract: "Stop every node and unload its media.")
+
+    @OptionGroup var options: WallOptions
+
+    private struct Empty: Encodable {}
+
+    func run() async throws {
+        let wall = try options.wall()
+        _ = try await wall.everyNode { client throws(ControlError) in
+            try await client.command(ControlPath.stop, Empty())
+        }
+        Output.line("stopped: \(wall.clients.map(\.id).joined(separator: ", "))")
+    }
+}

@@ -36,6 +36,7 @@ let package = Package(
             pkgConfig: "libavformat libavcodec libavutil",
             providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev"])]
         ),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
 
         // MARK: Shims
 
@@ -92,7 +93,7 @@ let package = Package(
             name: "wallctl",
             dependencies: [
                 "LockstepCLI", "LockstepNet", "LockstepTime", "NetImpair", "SyncClock", "WallProtocol", "GroundTruth",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "CZlib", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -11,6 +11,7 @@ packages=(
     libavformat-dev
     libavcodec-dev
     libavutil-dev
+    zlib1g-dev
     # run: GStreamer elements the player's pipelines use (playbin, videocrop, decoders, sinks)
     gstreamer1.0-tools
     gstreamer1.0-plugins-base

@@ -1,0 +1,119 @@
+import LockstepTime
+
+/// What `wallctl drift` reports: how far apart the wall's screens presented the same frames, per
+/// node, per pair and for the whole wall, with a verdict and a time series to plot.
+///
+/// Skew is measured against the wall's reference for each frame, the median of the nodes'
+/// `presentedAt` (see `DriftAnalyzer`). Every time is a `MediaTime`; the table and the plot show
+/// milliseconds.
+public struct DriftReport: Sendable, Hashable, Codable {
+    /// The running time of the first and last frame every node presented; nil before any.
+    public var firstRunningTime: MediaTime?
+    public var lastRunningTime: MediaTime?
+    /// The running time between the first and the last aligned frame.
+    public var duration: MediaTime
+    /// Frames every node presented.
+    public var framesAligned: Int
+    /// Frames that some node did not present (or did not deliver) within the settle window.
+    public var framesIncomplete: Int
+    /// Per node, in the wall's order.
+    public var nodes: [NodeDrift]
+    /// Per pair of nodes, in the wall's order.
+    public var pairs: [PairDrift]
+    /// The wall's spread per frame: the latest node's `presentedAt` minus the earliest's.
+    public var spread: TimeStatistics
+    public var verdict: DriftVerdict
+    public var series: SkewSeries
+
+    public init(
+        firstRunningTime: MediaTime?, lastRunningTime: MediaTime?, duration: MediaTime, framesAligned: Int,
+        framesIncomplete: Int, nodes: [NodeDrift], pairs: [PairDrift], spread: TimeStatistics,
+        verdict: DriftVerdict, series: SkewSeries
+    ) {
+        self.firstRunningTime = firstRunningTime
+        self.lastRunningTime = lastRunningTime
+        self.duration = duration
+        self.framesAligned = framesAligned
+        self.framesIncomplete = framesIncomplete
+        self.nodes = nodes
+        self.pairs = pairs
+        self.spread = spread
+        self.verdict = verdict
+        self.series = series
+    }
+}
+
+/// One node's part of a `DriftReport`.
+public struct NodeDrift: Sendable, Hashable, Codable {
+    public var node: String
+    /// Records accepted from the node (duplicates, out-of-order and unusable ones left out).
+    public var framesPresented: Int
+    /// |skew| over the aligned frames: how far the node is from the wall, either way.
+    public var skew: TimeStatistics
+    /// The mean signed skew: positive when the node presents after the wall, on average.
+    public var meanSignedSkew: MediaTime
+    /// `presentedAt - dueAt` over every frame it presented (signed: negative is early).
+    public var lateness: TimeStatistics
+    /// The node's clock error bound, when it reported one.
+    public var clockErrorBound: ClockErrorBoundSummary?
+    /// How much the node's own late-frame counter rose during the analysis; nil without counters.
+    public var lateFrames: UInt64?
+    /// How much the node's own dropped-frame counter rose during the analysis; nil without counters.
+    public var droppedFrames: UInt64?
+    /// Frames other nodes presented that this one did not, between its first and last record.
+    public var missingFrames: Int
+    /// Records the node said it could no longer deliver (the reader fell behind its buffer).
+    public var undeliveredRecords: UInt64
+    /// Records ignored as duplicates, out of order, or for frames already settled.
+    public var ignoredRecords: Int
+    /// Records without a numeric running time or presentation time.
+    public var unusableRecords: Int
+
+    public init(
+        node: String, framesPresented: Int, skew: TimeStatistics, meanSignedSkew: MediaTime,
+        lateness: TimeStatistics, clockErrorBound: ClockErrorBoundSummary?, lateFrames: UInt64?,
+        droppedFrames: UInt64?, missingFrames: Int, undeliveredRecords: UInt64, ignoredRecords: Int,
+        unusableRecords: Int
+    ) {
+        self.node = node
+        self.framesPresented = framesPresented
+        self.skew = skew
+        self.meanSignedSkew = meanSignedSkew
+        self.lateness = lateness
+        self.clockErrorBound = clockErrorBound
+        self.lateFrames = lateFrames
+        self.droppedFrames = droppedFrames
+        self.missingFrames = missingFrames
+        self.undeliveredRecords = undeliveredRecords
+        self.ignoredRecords = ignoredRecords
+        self.unusableRecords = unusableRecords
+    }
+}
+
+/// One pair's part of a `DriftReport`.
+public struct PairDrift: Sendable, Hashable, Codable {
+    public var pair: NodePair
+    /// |first - second| over the aligned frames.
+    public var skew: TimeStatistics
+    /// The mean of `first - second`: positive when the first node presents after the second.
+    public var meanSignedSkew: MediaTime
+
+    public init(pair: NodePair, skew: TimeStatistics, meanSignedSkew: MediaTime) {
+        self.pair = pair
+        self.skew = skew
+        self.meanSignedSkew = meanSignedSkew
+    }
+}
+
+/// How far a node's clock may be from the master's, as the node itself estimated it.
+public struct ClockErrorBoundSummary: Sendable, Hashable, Codable {
+    /// The worst bound seen during the analysis.
+    public var maximum: MediaTime
+    /// The latest bound seen.
+    public var last: MediaTime
+
+    public init(maximum: MediaTime, last: MediaTime) {
+        self.maximum = maximum
+        self.last = last
+    }
+}

@@ -1,0 +1,49 @@
+import LockstepTime
+import XCTest
+
+@testable import WallAnalysis
+
+final class DistributionTests: XCTestCase {
+    func testPercentiles_whenUniformMicroseconds_areNearestRankWithinHistogramPrecision() {
+        var distribution = Distribution()
+        for microseconds in (1...1_000).reversed() {
+            distribution.record(Int64(microseconds) * 1_000)
+        }
+        let statistics = distribution.statistics
+        XCTAssertEqual(statistics.count, 1_000)
+        XCTAssertEqual(statistics.mean, MediaTime(nanoseconds: 500_500))
+        XCTAssertEqual(statistics.minimum, MediaTime(nanoseconds: 1_000))
+        XCTAssertEqual(statistics.maximum, MediaTime(nanoseconds: 1_000_000))
+        assertWithinPrecision(statistics.p50, 500_000)
+        assertWithinPrecision(statistics.p95, 950_000)
+        assertWithinPrecision(statistics.p99, 990_000)
+    }
+
+    func testPercentiles_whenAllValuesAlike_areExact() {
+        var distribution = Distribution()
+        for _ in 0..<250 { distribution.record(700_000) }
+        let statistics = distribution.statistics
+        XCTAssertEqual(statistics.p50, MediaTime(nanoseconds: 700_000))
+        XCTAssertEqual(statistics.p99, MediaTime(nanoseconds: 700_000))
+        XCTAssertEqual(statistics.mean, MediaTime(nanoseconds: 700_000))
+    }
+
+    func testPercentiles_whenSigned_rankNegativesBelowPositives() {
+        var distribution = Distribution()
+        for microseconds in -500..<500 {
+            distribution.record(Int64(microseconds) * 1_000)
+        }
+        // Ranks 10, 500, 950 and 990 of -500 µs … 499 µs.
+        assertWithinPrecision(distribution.percentile(50), -1_000)
+        assertWithinPrecision(distribution.percentile(95), 449_000)
+        assertWithinPrecision(distribution.percentile(99), 489_000)
+        assertWithinPrecision(distribution.percentile(1), -491_000)
+        XCTAssertEqual(distribution.minimum, -500_000)
+        XCTAssertEqual(distribution.mean, -500)
+    }
+
+    func testStatistics_whenEmpty_areZero() {
+        XCTAssertEqual(Distribution().statistics, .empty)
+        XCTAssertTrue(Distribution().statistics.isEmpty)
+    }
+}

@@ -1,0 +1,377 @@
+import LockstepTime
+import WallAnalysis
+import WallProtocol
+import XCTest
+
+final class DriftAnalyzerTests: XCTestCase {
+    // MARK: Alignment
+
+    func testAlignment_whenNodesLagAndInterleave_alignsEveryFrameOnce() throws {
+        var wall = SyntheticWall(nodes: ["a", "b", "c"])
+        // c's running times are 0.3 ms off: frame 2 rounds to another millisecond than on a and b.
+        wall.runningTimeError = ["c": 300_000]
+        var analyzer = try DriftAnalyzer(nodes: wall.nodes)
+        var aligned: [AlignedFrame] = []
+        // a is polled every 10 frames, b lags 2 s behind it, c comes in uneven chunks 50 frames late.
+        var (polledB, polledC) = (0, 0)
+        for newest in stride(from: 10, through: 600, by: 10) {
+            aligned += try analyzer.ingest(wall.records("a", newest - 10..<newest), from: "a")
+            let bUpTo = max(0, newest - 120)
+            aligned += try analyzer.ingest(wall.records("b", polledB..<bUpTo), from: "b")
+            polledB = bUpTo
+            if newest % 30 == 0 {
+                let cUpTo = max(0, newest - 50)
+                aligned += try analyzer.ingest(wall.records("c", polledC..<cUpTo), from: "c")
+                polledC = cUpTo
+            }
+        }
+        aligned += try analyzer.ingest(wall.records("c", polledC..<600), from: "c")
+        aligned += try analyzer.ingest(wall.records("b", polledB..<600), from: "b")
+        analyzer.finish()
+
+        let report = analyzer.report()
+        XCTAssertEqual(report.framesAligned, 600)
+        XCTAssertEqual(report.framesIncomplete, 0)
+        XCTAssertEqual(aligned.count, 600)
+        XCTAssertEqual(aligned.map(\.runningTime), (0..<600).map { MediaTime(nanoseconds: wall.runningTime($0)) })
+        XCTAssertEqual(aligned[2].presentedAt, ["a", "b", "c"].map { MediaTime(nanoseconds: wall.presentedAt($0, 2)) })
+        XCTAssertEqual(report.nodes.map(\.missingFrames), [0, 0, 0])
+        XCTAssertEqual(report.nodes.map(\.skew.count), [600, 600, 600])
+        XCTAssertEqual(report.spread.maximum, .zero)
+        XCTAssertEqual(report.duration, MediaTime(nanoseconds: wall.runningTime(599)))
+        XCTAssertEqual(analyzer.pendingFrameCount, 0)
+    }
+
+    func testDuplicates_whenPollsOverlap_areIgnoredAndNotCounted() throws {
+        var wall = SyntheticWall(nodes: ["a", "b"])
+        wall.skew = ["b": { _ in 400_000 }]
+        var analyzer = try DriftAnalyzer(nodes: wall.nodes)
+        try analyzer.ingest(wall.records("a", 0..<50), from: "a")
+        try analyzer.ingest(wall.records("a", 0..<50), from: "a")
+        try analyzer.ingest(wall.records("a", 40..<60), from: "a")
+        let aligned = try analyzer.ingest(wall.records("b", 0..<60), from: "b")
+        // A record out of order with a new sequence number: frame 5 again, after frame 59.
+        var stray = wall.records("b", 5..<6)[0]
+        stray.sequence = 1_000
+        let none = try analyzer.ingest([stray], from: "b")
+
+        let report = analyzer.report()
+        XCTAssertEqual(aligned.count, 60)
+        XCTAssertEqual(none, [])
+        XCTAssertEqual(report.framesAligned, 60)
+        XCTAssertEqual(report.nodes.map(\.framesPresented), [60, 60])
+        XCTAssertEqual(report.nodes.map(\.ignoredRecords), [60, 1])
+        XCTAssertEqual(report.pairs[0].skew.count, 60)
+        XCTAssertEqual(report.pairs[0].skew.mean, .ms(0.4))
+    }
+
+    func testAlignment_whenTwoRecordsFallInOneMillisecond_ignoresTheOneThatCannotBePlaced() throws {
+        var analyzer = try DriftAnalyzer(nodes: ["a", "b"])
+        // 9.51 ms and 10.49 ms: both round to 10 ms but are not within half a millisecond.
+        let records = [9_510_000, 10_490_000].enumerated().map { index, time in
+            FrameRecord(
+                sequence: UInt64(index + 1), presentationTimestamp: .zero, runningTime: MediaTime(nanoseconds: time),
+                presentedAt: MediaTime(nanoseconds: time), dueAt: MediaTime(nanoseconds: time))
+        }
+        try analyzer.ingest(records, from: "a")
+        analyzer.finish()
+        let node = analyzer.report().nodes[0]
+        XCTAssertEqual(node.framesPresented, 1)
+        XCTAssertEqual(node.ignoredRecords, 1)
+        XCTAssertEqual(node.lateness.count, 1)
+    }
+
+    func testUnusableRecords_areCountedNotThrown() throws {
+        let wall = SyntheticWall(nodes: ["a", "b"])
+        var analyzer = try DriftAnalyzer(nodes: wall.nodes)
+        var records = wall.records("a", 0..<3)
+        records[1].presentedAt = .invalid
+        try analyzer.ingest(records, from: "a")
+        try analyzer.ingest(wall.records("b", 0..<3), from: "b")
+        analyzer.finish()
+        let report = analyzer.report()
+        XCTAssertEqual(report.nodes[0].unusableRecords, 1)
+        XCTAssertEqual(report.framesAligned, 2)
+        XCTAssertEqual(report.framesIncomplete, 1)
+        XCTAssertEqual(report.nodes[0].missingFrames, 1)
+    }
+
+    // MARK: Skew
+
+    func testSkew_whenOneNodeIsLate() throws {
+        var wall = SyntheticWall(nodes: ["a", "b", "c", "d"])
+        wall.skew = ["c": { _ in 700_000 }]
+        var analyzer = try DriftAnalyzer(nodes: wall.nodes)
+        try wall.feed(0..<300, to: &analyzer)
+        let report = analyzer.report()
+
+        let late = report.nodes[2].skew
+        XCTAssertEqual([late.mean, late.p50, late.p95, late.p99, late.maximum], Array(repeating: .ms(0.7), count: 5))
+        XCTAssertEqual(report.nodes[2].meanSignedSkew, .ms(0.7))
+        for index in [0, 1, 3] {
+            XCTAssertEqual(report.nodes[index].skew.maximum, .zero, "the median is the on-time nodes' time")
+        }
+        let byPair = Dictionary(uniqueKeysWithValues: report.pairs.map { ($0.pair.description, $0) })
+        for name in ["a–c", "b–c", "c–d"] {
+            XCTAssertEqual(byPair[name]?.skew.p99, .ms(0.7), name)
+            XCTAssertEqual(byPair[name]?.skew.p50, .ms(0.7), name)
+        }
+        XCTAssertEqual(byPair["a–c"]?.meanSignedSkew, .ms(-0.7))
+        XCTAssertEqual(byPair["c–d"]?.meanSignedSkew, .ms(0.7))
+        XCTAssertEqual(byPair["a–b"]?.skew.maximum, .zero)
+        XCTAssertEqual(report.spread.p99, .ms(0.7))
+        XCTAssertEqual(report.nodes[2].lateness.p50, .ms(0.8))
+        XCTAssertEqual(report.nodes[0].lateness.p50, .ms(0.1))
+    }
+
+    func testSkew_whenTwoNodes_isHalfTheirDifferenceEach() throws {
+        var wall = SyntheticWall(nodes: ["left", "right"])
+        wall.skew = ["right": { _ in 600_000 }]
+        var analyzer = try DriftAnalyzer(nodes: wall.nodes)
+        try wall.feed(0..<10, to: &analyzer)
+        let report = analyzer.report()
+        XCTAssertEqual(report.nodes.map(\.meanSignedSkew), [.ms(-0.3), .ms(0.3)])
+        XCTAssertEqual(report.nodes.map(\.skew.p99), [.ms(0.3), .ms(0.3)])
+        XCTAssertEqual(report.pairs[0].skew.p99, .ms(0.6))
+    }
+
+    // MARK: Missing frames
+
+    func testMissing_whenNodeDropsFrame_countsOnlyAfterSettleWindow() throws {
+        var wall = SyntheticWall(nodes: ["a", "b", "c"])
+        wall.dropped = ["c": [10]]
+        var analyzer = try DriftAnalyzer(nodes: wall.nodes)
+        // Frame 10 is at 166.666670 ms; frame 130, at 2166.666710 ms, is the first 2 s after it.
+        try wall.feed(0..<130, to: &analyzer)
+        XCTAssertEqual(analyzer.pendingFrameCount, 1)
+        XCTAssertEqual(analyzer.report().nodes[2].missingFrames, 0)
+        XCTAssertEqual(analyzer.report().framesIncomplete, 0)
+
+        try wall.feed(130..<131, to: &analyzer)
+        let report = analyzer.report()
+        XCTAssertEqual(analyzer.pendingFrameCount, 0)
+        XCTAssertEqual(report.nodes.map(\.missingFrames), [0, 0, 1])
+        XCTAssertEqual(report.framesIncomplete, 1)
+        XCTAssertEqual(report.framesAligned, 130)
+    }
+
+    func testMissing_whenNodeStartsLater_framesBeforeItsFirstRecordAreNotMissing() throws {
+        let wall = SyntheticWall(nodes: ["a", "b"])
+        var analyzer = try DriftAnalyzer(nodes: wall.nodes)
+        try analyzer.ingest(wall.records("a", 0..<100), from: "a")
+        try analyzer.ingest(wall.records("b", 30..<100), from: "b")
+        analyzer.finish()
+        let report = analyzer.report()
+        XCTAssertEqual(report.framesAligned, 70)
+        XCTAssertEqual(report.framesIncomplete, 30)
+        XCTAssertEqual(report.nodes.map(\.missingFrames), [0, 0])
+        XCTAssertEqual(report.firstRunningTime, MediaTime(nanoseconds: wall.runningTime(30)))
+    }
+
+    func testPending_whenNodeStopsDelivering_staysWithinLimit() throws {
+        let wall = SyntheticWall(nodes: ["a", "b", "c"])
+        var analyzer = try DriftAnalyzer(
+            nodes: wall.nodes, configuration: DriftAnalyzer.Configuration(maxPendingFrames: 100))
+        try analyzer.ingest(wall.records("c", 0..<50), from: "c")
+        for start in stride(from: 0, to: 1_000, by: 50) {
+            try analyzer.ingest(wall.records("a", start..<start + 50), from: "a")
+            try analyzer.ingest(wall.records("b", start..<start + 50), from: "b")
+            XCTAssertLessThanOrEqual(analyzer.pendingFrameCount, 100)
+        }
+        // A late record for a frame given up on cannot bring it back.
+        try analyzer.ingest(wall.records("c", 60..<61), from: "c")
+        XCTAssertLessThanOrEqual(analyzer.pendingFrameCount, 100)
+        analyzer.finish()
+        let report = analyzer.report()
+        XCTAssertEqual(analyzer.pendingFrameCount, 0)
+        XCTAssertEqual(report.framesAligned, 50)
+        XCTAssertEqual(report.framesIncomplete, 950)
+        XCTAssertEqual(report.nodes[2].ignoredRecords, 1)
+        XCTAssertEqual(report.nodes[2].missingFrames, 0, "c delivered nothing after frame 49: not polled, not missing")
+    }
+
+    // MARK: Node reports
+
+    func testNodeReports_summarizeErrorBoundsCountersAndUndeliveredRecords() throws {
+        let wall = SyntheticWall(nodes: ["a", "b"])
+        var analyzer = try DriftAnalyzer(nodes: wall.nodes)
+        try analyzer.ingest(
+            FramesReply(node: "a", records: wall.records("a", 0..<5), missed: 7, clockErrorBound: .ms(0.2)))
+        try analyzer.recordClockErrorBound(.ms(0.5), for: "a")
+        try analyzer.recordClockErrorBound(.ms(0.3), for: "a")
+        try analyzer.recordCounters(late: 10, dropped: 1, for: "a")
+        try analyzer.recordCounters(late: 12, dropped: 1, for: "a")
+        // The node restarted: its late counter counts on from zero (3 more), dropped rose by 1.
+        try analyzer.record(
+            NodeStatus(
+                id: "a", masterTime: nil, clock: ClockReport(state: "locked", server: "m", errorBound: .ms(0.25)),
+                player: PlayerReport(
+                    status: "readyToPlay", media: nil, itemStatus: nil, timeControlStatus: "playing",
+                    waitingReason: nil, rate: 1, position: .zero, prerolled: true, framesPresented: 5,
+                    framesLate: 3, framesDropped: 2, renderThread: "normal", error: nil)))
+        let node = analyzer.report().nodes[0]
+        XCTAssertEqual(node.clockErrorBound, ClockErrorBoundSummary(maximum: .ms(0.5), last: .ms(0.25)))
+        XCTAssertEqual(node.lateFrames, 5)
+        XCTAssertEqual(node.droppedFrames, 1)
+        XCTAssertEqual(node.undeliveredRecords, 7)
+        XCTAssertEqual(node.framesPresented, 5)
+        let other = analyzer.report().nodes[1]
+        XCTAssertNil(other.clockErrorBound)
+        XCTAssertNil(other.lateFrames)
+    }
+
+    // MARK: Verdict
+
+    func testVerdict_whenWithinThreshold_passesNamingTheWorstPair() throws {
+        var wall = SyntheticWall(nodes: ["a", "b", "c"])
+        wall.skew = ["b": { _ in 412_000 }]
+        var analyzer = try DriftAnalyzer(nodes: wall.nodes)
+        try wall.feed(0..<100, to: &analyzer)
+        let verdict = analyzer.report().verdict
+        XCTAssertTrue(verdict.passed)
+        XCTAssertEqual(verdict.worstPair, NodePair("a", "b"))
+        XCTAssertEqual(
+            verdict.sentence,
+            "PASS: every pair stays within the 1.000 ms threshold at p99; the worst, a–b, reaches 0.412 ms.")
+    }
+
+    func testVerdict_whenPairExceedsThreshold_failsNamingPairNodeAndExcess() throws {
+        var wall = SyntheticWall(nodes: ["a", "b", "c"])
+        wall.skew = ["c": { _ in 1_700_000 }]
+        var analyzer = try DriftAnalyzer(nodes: wall.nodes)
+        try wall.feed(0..<100, to: &analyzer)
+        let verdict = analyzer.report().verdict
+        XCTAssertFalse(verdict.passed)
+        XCTAssertEqual(verdict.worstNode, "c")
+        XCTAssertEqual(verdict.worstPairP99, .ms(1.7))
+        XCTAssertEqual(
+            verdict.sentence,
+            "FAIL: a–c differ by 1.700 ms at p99, 0.700 ms over the 1.000 ms threshold; c is furthest from the wall "
+                + "(p99 |skew| 1.700 ms).")
+    }
+
+    func testVerdict_whenOnlyOnePercentOfFramesAreOff_judgesByP99() throws {
+        var wall = SyntheticWall(nodes: ["a", "b", "c"])
+        // 1 frame in 100 is 5 ms off: p99 (rank 990 of 1000) still sees the on-time frames.
+        wall.skew = ["c": { $0 % 100 == 0 ? 5_000_000 : 200_000 }]
+        var analyzer = try DriftAnalyzer(
+            nodes: wall.nodes, configuration: DriftAnalyzer.Configuration(threshold: .ms(0.5)))
+        try wall.feed(0..<1_000, to: &analyzer)
+        let report = analyzer.report()
+        XCTAssertTrue(report.verdict.passed, report.verdict.sentence)
+        XCTAssertEqual(report.pairs[1].skew.maximum, .ms(5))
+        assertWithinPrecision(report.pairs[1].skew.p99, 200_000)
+    }
+
+    func testVerdict_whenNothingAligned_fails() throws {
+        let analyzer = try DriftAnalyzer(nodes: ["a", "b"])
+        let report = analyzer.report()
+        XCTAssertFalse(report.verdict.passed)
+        XCTAssertEqual(
+            report.verdict.sentence, "FAIL: no frame was presented by every node, so there is nothing to judge.")
+        XCTAssertEqual(report.nodes[0].skew, .empty)
+    }
+
+    // MARK: Series and memory
+
+    func testSeries_whenRunOutgrowsMaxPoints_coarsensBuckets() throws {
+        var wall = SyntheticWall(nodes: ["a", "b", "c"])
+        wall.frameInterval = 20_000_000
+        wall.skew = ["c": { $0 % 2 == 0 ? 500_000 : -300_000 }]
+        var analyzer = try DriftAnalyzer(
+            nodes: wall.nodes, configuration: DriftAnalyzer.Configuration(maxSeriesPoints: 10))
+        // 60 s at 50 fps: 1 s buckets would be 60, 8 s ones are 8.
+        try wall.feed(0..<3_000, to: &analyzer)
+        let series = analyzer.report().series
+        XCTAssertEqual(series.bucketDuration, MediaTime(value: 8, timescale: 1))
+        XCTAssertEqual(analyzer.seriesBucketCount, 8)
+        let c = series.nodes[2].points
+        XCTAssertEqual(c.map(\.time), (0..<8).map { MediaTime(value: 8 * Int64($0), timescale: 1) })
+        XCTAssertEqual(c.map(\.frames), Array(repeating: 400, count: 7) + [200])
+        XCTAssertEqual(c[0].meanSkew, .ms(0.1))
+        XCTAssertEqual(c[0].minimumSkew, .ms(-0.3))
+        XCTAssertEqual(c[0].maximumSkew, .ms(0.5))
+        XCTAssertEqual(c[0].maximumMagnitude, .ms(0.5))
+        XCTAssertEqual(series.nodes[0].points[3].maximumMagnitude, .zero)
+    }
+
+    func testMemory_whenTwentyMinutesAt60fpsOnFourNodes_staysBounded() throws {
+        var wall = SyntheticWall(nodes: ["a", "b", "c", "d"])
+        wall.skew = ["b": { Int64($0 % 5) * 10_000 }]
+        var analyzer = try DriftAnalyzer(
+            nodes: wall.nodes, configuration: DriftAnalyzer.Configuration(maxSeriesPoints: 300))
+        let frames = 20 * 60 * 60
+        var largestPending = 0
+        var aligned = 0
+        for start in stride(from: 0, to: frames, by: 600) {
+            // d lags one poll behind the others.
+            for node in ["a", "b", "c"] {
+                aligned += try analyzer.ingest(wall.records(node, start..<start + 600), from: node).count
+            }
+            if start > 0 {
+                aligned += try analyzer.ingest(wall.records("d", start - 600..<start), from: "d").count
+            }
+            largestPending = max(largestPending, analyzer.pendingFrameCount)
+            XCTAssertLessThanOrEqual(analyzer.seriesBucketCount, 300)
+        }
+        aligned += try analyzer.ingest(wall.records("d", frames - 600..<frames), from: "d").count
+        let report = analyzer.report()
+        XCTAssertEqual(aligned, frames)
+        XCTAssertEqual(report.framesAligned, frames)
+        XCTAssertEqual(largestPending, 600, "only the frames d has not delivered yet are held")
+        // 1200 s in at most 300 points: 1 s buckets doubled twice.
+        XCTAssertEqual(report.series.bucketDuration, MediaTime(value: 4, timescale: 1))
+        XCTAssertEqual(report.series.nodes.map(\.points.count), [300, 300, 300, 300])
+        XCTAssertEqual(report.nodes[1].skew.maximum, .ms(0.04))
+    }
+
+    // MARK: Errors
+
+    func testInit_whenNodeListOrSettingsAreWrong_throwsSentences() {
+        XCTAssertThrowsError(try DriftAnalyzer(nodes: ["solo"])) { error in
+            XCTAssertEqual(
+                "\(error)", "drift analysis needs at least two nodes to compare, but the wall lists 1")
+        }
+        XCTAssertThrowsError(try DriftAnalyzer(nodes: ["a", "b", "a"])) { error in
+            XCTAssertEqual(error as? AnalysisError, .duplicateNode("a"))
+        }
+        XCTAssertThrowsError(
+            try DriftAnalyzer(nodes: ["a", "b"], configuration: DriftAnalyzer.Configuration(settleWindow: .zero))
+        ) { error in
+            XCTAssertEqual("\(error)", "the settle window must be a positive time, but it is 0.000000000s")
+        }
+        XCTAssertThrowsError(
+            try DriftAnalyzer(nodes: ["a", "b"], configuration: DriftAnalyzer.Configuration(maxSeriesPoints: 0))
+        ) { error in
+            XCTAssertEqual("\(error)", "the series' maximum points must be at least 1, but it is 0")
+        }
+    }
+
+    func testIngest_whenNodeUnknown_throwsNamingTheNodes() throws {
+        var analyzer = try DriftAnalyzer(nodes: ["a", "b"])
+        XCTAssertThrowsError(try analyzer.ingest([FrameRecord](), from: "z")) { error in
+            XCTAssertEqual("\(error)", "node \"z\" is not part of this analysis (its nodes are a, b)")
+        }
+        XCTAssertThrowsError(try analyzer.recordClockErrorBound(.indefinite, for: "a")) { error in
+            XCTAssertEqual(
+                "\(error)", "the clock error bound of node \"a\" must be a finite time, but it is indefinite")
+        }
+    }
+
+    // MARK: JSON
+
+    func testReport_roundTripsThroughJSON() throws {
+        var wall = SyntheticWall(nodes: ["a", "b", "c"])
+        wall.skew = ["a": { Int64($0 % 3) * 123_457 }]
+        wall.dropped = ["b": [7]]
+        var analyzer = try DriftAnalyzer(nodes: wall.nodes)
+        try wall.feed(0..<200, to: &analyzer)
+        try analyzer.recordCounters(late: 1, dropped: 2, for: "c")
+        analyzer.finish()
+        let report = analyzer.report()
+        let data = try report.jsonData()
+        XCTAssertEqual(try JSONDecoder().decode(DriftReport.self, from: data), report)
+        let text = String(decoding: data, as: UTF8.self)
+        XCTAssertTrue(text.contains(#""framesAligned" : 199"#), text)
+    }
+}

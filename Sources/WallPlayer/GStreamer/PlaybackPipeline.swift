@@ -51,7 +51,7 @@ final class PlaybackPipeline: @unchecked Sendable {
     struct Callbacks: Sendable {
         /// Every bus message but stream-status ones, already off the posting thread's hook.
         var message: @Sendable (Message) -> Void
-        /// A frame presented by the video sink (render thread: must not block).
+        /// A frame presented by the video sink, delivered from a reader thread in order.
         var presented: @Sendable (PresentedFrame) -> Void
         /// The current URI is fully read: return the URI to continue with gaplessly, if any
         /// (streaming thread: must not block).
@@ -161,6 +161,7 @@ final class PlaybackPipeline: @unchecked Sendable {
     func shutdown() {
         playbin.settle()
         playbin.setState(GST_STATE_NULL)
+        box.presented.stop()
         gst_bus_set_sync_handler(bus.pointer, nil, nil, nil)
         if cropProbeID != 0, let pad = crop?.staticPad("sink") {
             gst_pad_remove_probe(pad.pointer, cropProbeID)
@@ -301,7 +302,7 @@ final class PlaybackPipeline: @unchecked Sendable {
 
     /// Fixes the latency every sink presents with (`gst_pipeline_set_latency`).
     func setLatency(_ latency: MediaTime) {
-        box.latency.withLock { $0 = latency }
+        box.latency.store(latency.nanoseconds ?? 0, ordering: .relaxed)
         gst_pipeline_set_latency(playbin.cast(to: GstPipeline.self), latency.clockTime ?? 0)
     }
 
@@ -318,12 +319,16 @@ private final class CallbackBox: @unchecked Sendable {
     let priority = Mutex(RenderThreadPriority.notStarted)
     /// The render queue element, compared by address in the sync handler.
     var renderQueue: UnsafeMutableRawPointer?
-    /// The pipeline latency, part of when each frame is due.
-    let latency = Mutex(MediaTime.zero)
+    /// The pipeline latency in nanoseconds, part of when each frame is due: an atomic, as the
+    /// render thread reads it.
+    let latency = Atomic<Int64>(0)
+    /// Where the render thread leaves presented frames, lock-free.
+    let presented: PresentationRing
 
     init(callbacks: PlaybackPipeline.Callbacks, realtimePriority: Int32?) {
         self.callbacks = callbacks
         render = Mutex((nil, realtimePriority))
+        presented = PresentationRing(deliver: callbacks.presented)
     }
 
     /// Called on the render thread as it starts.
@@ -395,11 +400,11 @@ private let presentedTrampoline: LockstepPresentedFunc = { data, pts, duration, 
     let box = Unmanaged<CallbackBox>.fromOpaque(data).takeUnretainedValue()
     let running = MediaTime(clockTime: runningTime)
     let base = MediaTime(clockTime: baseTime)
-    box.callbacks.presented(
+    box.presented.push(
         PresentedFrame(
             presentationTimestamp: MediaTime(clockTime: pts), duration: MediaTime(clockTime: duration),
             runningTime: running, presentedAt: MediaTime(clockTime: clockTime),
-            dueAt: base + running + box.latency.withLock { $0 }))
+            dueAt: base + running + MediaTime(nanoseconds: box.latency.load(ordering: .relaxed))))
 }
 
 private let aboutToFinishTrampoline: @convention(c) (gpointer?, gpointer?) -> Void = { playbin, data in

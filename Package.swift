@@ -74,6 +74,12 @@ let package = Package(
             name: "WallProtocol",
             dependencies: ["LockstepNet", "LockstepTime", .product(name: "Yams", package: "Yams")]
         ),
+        .target(
+            name: "WallAnalysis",
+            dependencies: [
+                "GroundTruth", "LockstepTime", "WallProtocol", .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ]
+        ),
 
         // MARK: Executables
 
@@ -92,7 +98,7 @@ let package = Package(
         .executableTarget(
             name: "wallctl",
             dependencies: [
-                "LockstepCLI", "LockstepNet", "LockstepTime", "NetImpair", "SyncClock", "WallProtocol", "GroundTruth",
+                "LockstepCLI", "LockstepNet", "LockstepTime", "NetImpair", "SyncClock", "WallProtocol", "WallAnalysis", "GroundTruth",
                 "CZlib", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -114,5 +120,12 @@ let package = Package(
             name: "WallPlayerTests", dependencies: ["WallPlayer", "GroundTruth", "LockstepTime", "TestSupport"]
         ),
         .testTarget(name: "WallProtocolTests", dependencies: ["WallProtocol", "LockstepTime", "TestSupport"]),
+        .testTarget(
+            name: "WallIntegrationTests",
+            dependencies: ["WallAnalysis", "LockstepTime", "TestSupport", "LockstepTestSupport", "wallctl", "WallNode"]
+        ),
+        .testTarget(
+            name: "WallAnalysisTests", dependencies: ["WallAnalysis", "GroundTruth", "LockstepTime", "WallProtocol"]
+        ),
     ]
 )

@@ -4,6 +4,7 @@ import Logging
 import SyncClock
 import Synchronization
 import WallPlayer
+import WallProtocol
 
 /// Keeps the player's master clock on the wall's master: a SyncClock client whose every estimate
 /// goes straight to a GStreamer clock, and optionally the master clock server itself.
@@ -11,8 +12,11 @@ import WallPlayer
 /// A GStreamer clock must never jump back, so each timeline of the client (it starts a new one
 /// when the master restarts or jumps) gets a new `MasterClock`; the player takes it at its next
 /// start, which is when the controller resyncs the wall.
+///
+/// With `--use-local-clock` (a benchmark baseline) there is no client: the node runs on this
+/// machine's clock, which every node on the machine shares exactly.
 final class ClockFollower: Sendable {
-    let client: SyncClockClient
+    private let client: SyncClockClient?
     private let server: SyncClockServer?
     private let current: Current
     private let logger: Logger
@@ -27,6 +31,13 @@ final class ClockFollower: Sendable {
         let current = Current()
         self.current = current
         let nodeID = settings.id
+        if settings.useLocalClock {
+            client = nil
+            server = nil
+            current.state.withLock { $0 = (MasterClock.host, 0) }
+            player.masterClock = .host
+            return
+        }
         client = SyncClockClient(server: settings.clock, logger: logger) { status in
             guard status.state == .locked || status.state == .holdover else { return }
             let created = current.state.withLock { state -> MasterClock? in
@@ -62,10 +73,29 @@ final class ClockFollower: Sendable {
     /// The master clock the player follows, once locked.
     var masterClock: MasterClock? { current.state.withLock { $0.clock } }
 
-    var status: ClockStatus { client.status }
+    /// Whether the player can run on the master's time now.
+    var isLocked: Bool {
+        guard let client else { return true }
+        return client.status.state == .locked || client.status.state == .holdover
+    }
+
+    /// How the node follows its master, for status reports.
+    func report() -> ClockReport {
+        guard let client else {
+            return ClockReport(state: "locked", server: "local clock", offset: .zero, errorBound: .zero, ratePPM: 0)
+        }
+        let status = client.status
+        return ClockReport(
+            state: status.state.rawValue, server: client.server.description,
+            offset: status.offset.isNumeric ? status.offset : nil,
+            errorBound: status.errorBound.isNumeric ? status.errorBound(atLocal: LocalClock.process.now()) : nil,
+            roundTrip: status.roundTrip.count > 0 ? status.roundTrip.minimum : nil,
+            ratePPM: status.state == .unsynced ? nil : status.ratePPM, serving: server != nil)
+    }
 
     /// Waits for lock, at most `timeout`.
     func waitUntilLocked(timeout: MediaTime) async throws(NodeError) {
+        guard let client else { return }
         do {
             _ = try await client.waitUntilLocked(timeout: timeout)
         } catch {
@@ -75,6 +105,10 @@ final class ClockFollower: Sendable {
 
     /// Serves (if asked) and follows the master until cancelled.
     func run() async throws {
+        guard let client else {
+            while !Task.isCancelled { try await Task.sleep(for: .seconds(3600)) }
+            return
+        }
         if let server {
             let addresses = try server.start()
             logger.info("serving the master clock", metadata: ["clock.listen": "\(addresses)"])

@@ -78,8 +78,8 @@ actor NodeController {
 
     /// Starts at `request.hostTime` on the master clock with `request.itemTime`.
     func start(_ request: StartRequest) async throws(NodeError) {
-        guard clock.status.state == .locked || clock.status.state == .holdover, let master = clock.masterClock else {
-            throw .clockNotLocked(state: clock.status.state.rawValue, waited: .zero)
+        guard clock.isLocked, let master = clock.masterClock else {
+            throw .clockNotLocked(state: clock.report().state, waited: .zero)
         }
         guard loadedMedia != nil else { throw .nothingLoaded }
         let now = master.now()
@@ -132,19 +132,12 @@ actor NodeController {
     // MARK: Status
 
     func status() -> NodeStatus {
-        let clockStatus = clock.status
         let item = player.currentItem
         let counts = frames.counts
         return NodeStatus(
             id: settings.id,
             masterTime: clock.masterClock?.now(),
-            clock: ClockReport(
-                state: clockStatus.state.rawValue, server: clock.client.server.description,
-                offset: clockStatus.offset.isNumeric ? clockStatus.offset : nil,
-                errorBound: clockStatus.errorBound.isNumeric
-                    ? clockStatus.errorBound(atLocal: LocalClock.process.now()) : nil,
-                roundTrip: clockStatus.roundTrip.count > 0 ? clockStatus.roundTrip.minimum : nil,
-                ratePPM: clockStatus.state == .unsynced ? nil : clockStatus.ratePPM, serving: clock.isServing),
+            clock: clock.report(),
             player: PlayerReport(
                 status: "\(player.status)", media: loadedMedia, itemStatus: item.map { "\($0.status)" },
                 timeControlStatus: "\(player.timeControlStatus)",

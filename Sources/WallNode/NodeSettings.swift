@@ -12,6 +12,8 @@ struct NodeSettings: Sendable {
     var clock: Endpoint
     /// Whether this node also serves the master clock (on the clock address's port).
     var serveClock: Bool
+    /// Run on this machine's clock instead of following the master (a benchmark baseline).
+    var useLocalClock: Bool
     var control: Endpoint
     var media: String
     var video: VideoOutputSettings
@@ -30,6 +32,7 @@ struct NodeSettings: Sendable {
         var videoSink: String?
         var audioSink: String?
         var serveClock = false
+        var useLocalClock = false
     }
 
     init(config: WallConfig, id: String, overrides: Overrides) throws(NodeError) {
@@ -41,6 +44,7 @@ struct NodeSettings: Sendable {
         clock = try Self.endpoint(overrides.clock ?? config.clock, option: "clock")
         control = try Self.endpoint(overrides.control ?? node.control, option: "control")
         serveClock = overrides.serveClock
+        useLocalClock = overrides.useLocalClock
         media = overrides.media ?? config.media.path(forNode: id)
         let tile =
             config.media.isPreSplit && overrides.media == nil

@@ -35,6 +35,13 @@ extension WallNode {
         @Flag(name: .customLong("serve-clock"), help: "Also serve the master clock, on the clock address's port.")
         var serveClock = false
 
+        @Flag(
+            name: .customLong("use-local-clock"),
+            help: ArgumentHelp(
+                "Test option: run on this machine's clock instead of following the master clock; nodes on one "
+                    + "machine then share CLOCK_MONOTONIC exactly (the benchmark baseline)."))
+        var useLocalClock = false
+
         @OptionGroup var simulatedClock: SimulatedClockOptions
         @OptionGroup var logging: LoggingOptions
 
@@ -49,7 +56,7 @@ extension WallNode {
                     config: wall, id: id,
                     overrides: NodeSettings.Overrides(
                         clock: clock, control: control, media: media, videoSink: videoSink, audioSink: audioSink,
-                        serveClock: serveClock))
+                        serveClock: serveClock, useLocalClock: useLocalClock))
             } catch let error as ConfigError {
                 throw CommandFailure(error.description)
             } catch let error as NodeError {

@@ -13,6 +13,9 @@ build: setup
 test: build
 	$(SWIFT) test $(BUILD_FLAGS)
 
+demo: build
+	scripts/demo.sh
+
 clean:
 	rm -rf .build
 

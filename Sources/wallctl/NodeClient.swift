@@ -39,6 +39,19 @@ struct NodeClient: Sendable {
         return (status, received - sent, received)
     }
 
+    /// `GET /status`, retried while the node does not answer (it may still be starting) until
+    /// `deadline` on this machine's monotonic clock.
+    func statusWhenUp(by deadline: MediaTime) async throws(ControlError) -> NodeStatus {
+        while true {
+            do {
+                return try await status().status
+            } catch {
+                guard case .unreachable = error, LocalClock.monotonic.now() < deadline else { throw error }
+                try? await Task.sleep(for: .milliseconds(200))
+            }
+        }
+    }
+
     /// Posts a command and returns the node's status after it.
     @discardableResult
     func command(_ path: String, _ body: some Encodable) async throws(ControlError) -> NodeStatus {

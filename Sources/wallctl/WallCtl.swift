@@ -8,7 +8,7 @@ struct WallCtl: AsyncParsableCommand {
         abstract: "Control a Lockstep video wall and its master clock.",
         subcommands: [
             StartCommand.self, PauseCommand.self, ResumeCommand.self, SeekCommand.self, StopCommand.self,
-            StatusCommand.self, SnapshotCommand.self, ClockCommand.self, ImpairCommand.self,
+            StatusCommand.self, DriftCommand.self, SnapshotCommand.self, ClockCommand.self, ImpairCommand.self,
         ]
     )
 }

@@ -1,0 +1,194 @@
+import ArgumentParser
+import Foundation
+import GroundTruth
+import LockstepTime
+import Synchronization
+import WallAnalysis
+import WallProtocol
+
+/// `wallctl drift`: how far apart the screens really are.
+struct DriftCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "drift",
+        abstract: "Measure how far apart the screens present each frame, per node and per pair.",
+        discussion: """
+            Every node records, for each frame, when its sink presented it on the master clock; \
+            wallctl collects those records, aligns the frames across nodes and reports the skew \
+            (mean, p50, p95, p99, max), clock error bounds, late and dropped frames, and a verdict \
+            against --threshold. With --ground-truth ID=PORT for each node whose video sink sends its \
+            frames over UDP as it renders (udpsink sync=true, frame-code media), wallctl also receives \
+            those frames itself, stamps their arrival in the kernel and reports whether that ground \
+            truth confirms what the nodes say. Exits 0 when the verdict (and the ground truth) pass.
+            """)
+
+    @OptionGroup var options: WallOptions
+
+    @Option(help: "How long to measure, in seconds.")
+    var duration: Double
+
+    @Option(help: "Skew threshold for the verdict, in milliseconds.")
+    var threshold: Double = 1
+
+    @Option(help: "Write the reports as JSON to this file.")
+    var json: String?
+
+    @Option(help: "Write a plot of skew over time per node to this SVG file.")
+    var plot: String?
+
+    @Option(
+        name: .customLong("ground-truth"),
+        help: ArgumentHelp(
+            "A node whose sink sends rendered frames to this machine: ID=PORT. Repeat for each node.",
+            valueName: "id=port"))
+    var groundTruth: [String] = []
+
+    @Option(help: "Seconds between polls of the nodes' frame records.")
+    var poll: Double = 0.25
+
+    func validate() throws {
+        guard duration.isFinite, duration > 0 else {
+            throw ValidationError("--duration must be a positive number of seconds")
+        }
+        guard threshold.isFinite, threshold > 0 else {
+            throw ValidationError("--threshold must be a positive number of ms")
+        }
+        guard poll.isFinite, poll >= 0.01, poll <= 5 else { throw ValidationError("--poll must be 0.01 to 5 seconds") }
+        _ = try groundTruthPorts()
+    }
+
+    /// `--ground-truth` as node id → UDP port.
+    private func groundTruthPorts() throws -> [(node: String, port: UInt16)] {
+        try groundTruth.map { entry in
+            let parts = entry.split(separator: "=", maxSplits: 1).map(String.init)
+            guard parts.count == 2, !parts[0].isEmpty, let port = UInt16(parts[1]), port > 0 else {
+                throw ValidationError("--ground-truth takes ID=PORT (like top-left=6101), got \"\(entry)\"")
+            }
+            return (parts[0], port)
+        }
+    }
+
+    func run() async throws {
+        let wall = try options.wall()
+        let ids = wall.clients.map(\.id)
+        let truthPorts = try groundTruthPorts()
+        let unknown = truthPorts.map(\.node).filter { !ids.contains($0) }
+        guard unknown.isEmpty else { throw ControlError.unknownNodes(unknown) }
+        if !truthPorts.isEmpty, Set(truthPorts.map(\.node)) != Set(ids) {
+            throw ValidationError("--ground-truth must name every node measured (\(ids.joined(separator: ", ")))")
+        }
+
+        var analyzer = try DriftAnalyzer(
+            nodes: ids,
+            configuration: DriftAnalyzer.Configuration(
+                threshold: MediaTime(seconds: threshold / 1000, preferredTimescale: 1_000_000)))
+        var comparison = truthPorts.isEmpty ? nil : try GroundTruthComparison(nodes: ids)
+        let collector = try truthPorts.isEmpty ? nil : TruthCollector(wall: wall, ports: truthPorts)
+
+        // Start from what the nodes present from now on.
+        var after = try await wall.everyNode { client throws(ControlError) in
+            try await client.status().status.player.framesPresented
+        }
+        let end = LocalClock.monotonic.now() + MediaTime(seconds: duration, preferredTimescale: 1000)
+        var lastStatus = MediaTime.zero
+        while LocalClock.monotonic.now() < end {
+            try await Task.sleep(for: .milliseconds(Int(poll * 1000)))
+            let replies = try await wall.everyNode { [after] client throws(ControlError) in
+                try await client.frames(after: after[client.id] ?? 0)
+            }
+            for (id, reply) in replies {
+                if let last = reply.records.last { after[id] = last.sequence }
+                let aligned = try analyzer.ingest(reply)
+                try comparison?.ingest(aligned)
+            }
+            if let collector { try comparison?.ingest(collector.drain()) }
+            if LocalClock.monotonic.now() - lastStatus > MediaTime(value: 2, timescale: 1) {
+                lastStatus = LocalClock.monotonic.now()
+                for (_, status) in try await wall.everyNode({ client throws(ControlError) in
+                    try await client.status().status
+                }) {
+                    try analyzer.record(status)
+                }
+            }
+        }
+        collector?.stop()
+        analyzer.finish()
+        if let collector { try comparison?.ingest(collector.drain()) }
+        comparison?.finish()
+        let report = analyzer.report()
+        let truth = comparison?.report()
+
+        Output.line(report.table())
+        if let truth { Output.line(truth.table()) }
+        if let json {
+            try write(try encodeReports(report, truth), to: json)
+        }
+        if let plot {
+            try write(Data(DriftPlot(report: report).svg().utf8), to: plot)
+        }
+        let passed = report.verdict.passed && (truth?.verdict.confirmed ?? true)
+        if !passed { throw ExitCode(1) }
+    }
+
+    private func encodeReports(_ drift: DriftReport, _ truth: GroundTruthReport?) throws -> Data {
+        struct Reports: Encodable {
+            let drift: DriftReport
+            let groundTruth: GroundTruthReport?
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        return try encoder.encode(Reports(drift: drift, groundTruth: truth))
+    }
+
+    private func write(_ data: Data, to path: String) throws {
+        do {
+            try data.write(to: URL(fileURLWithPath: path))
+        } catch {
+            throw ControlError.config("cannot write \(path): \(error.localizedDescription)")
+        }
+    }
+}
+
+/// Receives the frames the nodes' sinks send as they render, and hands them over decoded.
+final class TruthCollector: Sendable {
+    private final class Buffer: Sendable {
+        let arrivals = Mutex<[GroundTruthArrival]>([])
+    }
+
+    private let receiver: FrameReceiver
+    private let received = Buffer()
+    private let reader: Task<Void, Never>
+
+    init(wall: Wall, ports: [(node: String, port: UInt16)]) throws {
+        receiver = try FrameReceiver(count: ports.count, ports: ports.map(\.port))
+        var nodeOfPort: [UInt16: (id: String, width: Int, height: Int)] = [:]
+        for (node, port) in ports {
+            let output = wall.config.node(node)?.output
+            nodeOfPort[port] = (node, output?.width ?? 8, output?.height ?? 8)
+        }
+        let lookup = nodeOfPort
+        let stream = receiver.arrivals
+        let buffer = received
+        reader = Task {
+            for await arrival in stream {
+                guard let node = lookup[arrival.port],
+                    let decoded = GroundTruthArrival(
+                        decoding: arrival, node: node.id, width: node.width, height: node.height)
+                else { continue }
+                buffer.arrivals.withLock { $0.append(decoded) }
+            }
+        }
+    }
+
+    /// The frames received since the last call, in arrival order.
+    func drain() -> [GroundTruthArrival] {
+        received.arrivals.withLock { all in
+            defer { all.removeAll(keepingCapacity: true) }
+            return all
+        }
+    }
+
+    func stop() {
+        receiver.stop()
+        reader.cancel()
+    }
+}

@@ -84,12 +84,17 @@ struct DriftCommand: AsyncParsableCommand {
         var comparison = truthPorts.isEmpty ? nil : try GroundTruthComparison(nodes: ids)
         let collector = try truthPorts.isEmpty ? nil : TruthCollector(wall: wall, ports: truthPorts)
 
-        // Start from what the nodes present from now on.
-        var after = try await wall.everyNode { client throws(ControlError) in
-            try await client.status().status.player.framesPresented
+        /// Notes every node's status (clock error bound, late and dropped counters) in the report.
+        func recordStatuses() async throws -> [String: NodeStatus] {
+            let statuses = try await wall.everyNode { client throws(ControlError) in try await client.status().status }
+            for status in statuses.values { try analyzer.record(status) }
+            return statuses
         }
+
+        // Start from what the nodes present from now on; their counters count from here too.
+        var after = try await recordStatuses().mapValues(\.player.framesPresented)
         let end = LocalClock.monotonic.now() + MediaTime(seconds: duration, preferredTimescale: 1000)
-        var lastStatus = MediaTime.zero
+        var lastStatus = LocalClock.monotonic.now()
         while LocalClock.monotonic.now() < end {
             try await Task.sleep(for: .milliseconds(Int(poll * 1000)))
             let replies = try await wall.everyNode { [after] client throws(ControlError) in
@@ -103,13 +108,10 @@ struct DriftCommand: AsyncParsableCommand {
             if let collector { try comparison?.ingest(collector.drain()) }
             if LocalClock.monotonic.now() - lastStatus > MediaTime(value: 2, timescale: 1) {
                 lastStatus = LocalClock.monotonic.now()
-                for (_, status) in try await wall.everyNode({ client throws(ControlError) in
-                    try await client.status().status
-                }) {
-                    try analyzer.record(status)
-                }
+                _ = try await recordStatuses()
             }
         }
+        _ = try await recordStatuses()
         collector?.stop()
         analyzer.finish()
         if let collector { try comparison?.ingest(collector.drain()) }

@@ -69,7 +69,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .target(name: "GroundTruth", dependencies: ["LockstepTime"]),
+        .target(name: "GroundTruth", dependencies: ["LockstepNet", "LockstepTime"]),
         .target(
             name: "WallProtocol",
             dependencies: ["LockstepNet", "LockstepTime", .product(name: "Yams", package: "Yams")]

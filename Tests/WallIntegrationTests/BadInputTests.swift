@@ -1,0 +1,144 @@
+import Foundation
+import LockstepTestSupport
+import TestSupport
+import XCTest
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Bad input reaches the node and the controller the way users and networks send it; each gets an
+/// error naming what was wrong, and nothing crashes or hangs.
+final class BadInputTests: XCTestCase {
+    private let control = 17811
+    private var folder: URL!
+    private var config: URL!
+
+    override func setUpWithError() throws {
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("lockstep-bad-\(getpid())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        config = folder.appendingPathComponent("wall.yaml")
+        try """
+        name: bad-input
+        clock: 127.0.0.1:15999
+        media: \(folder.appendingPathComponent("missing.mp4").path)
+        canvas: {width: 640, height: 360}
+        nodes:
+          - id: only
+            control: 127.0.0.1:\(control)
+            tile: {x: 0, y: 0, width: 640, height: 360}
+            video-sink: "fakesink sync=true"
+        """.write(to: config, atomically: true, encoding: .utf8)
+    }
+
+    override func tearDownWithError() throws {
+        try? FileManager.default.removeItem(at: folder)
+    }
+
+    func testNodeControlAPI_answersBadRequestsWithTheirReason() async throws {
+        let node = try ChildProcess(
+            ChildProcess.product("wallnode"), ["run", "--config", config.path, "--id", "only", "--use-local-clock"])
+        defer { node.signal(SIGTERM) }
+        try await waitForNode()
+
+        var reply = try await post("/start", "{\"rate\": 1}")
+        XCTAssertEqual(reply.code, 400)
+        XCTAssertTrue(reply.text.contains("missing itemTime"), reply.text)
+
+        reply = try await post("/preroll", "not json at all")
+        XCTAssertEqual(reply.code, 400)
+        XCTAssertTrue(reply.text.contains("malformed PositionRequest"), reply.text)
+
+        reply = try await post("/seek", #"{"itemTime": {"value": 1, "timescale": 0}}"#)
+        XCTAssertEqual(reply.code, 400)
+        XCTAssertTrue(reply.text.contains("timescale must be positive"), reply.text)
+
+        reply = try await get("/frames?after=yesterday")
+        XCTAssertEqual(reply.code, 400)
+        XCTAssertTrue(reply.text.contains("after must be a whole number"), reply.text)
+
+        reply = try await post(
+            "/start",
+            #"{"rate": 1, "itemTime": {"value": 0, "timescale": 1}, "hostTime": {"value": 1, "timescale": 1}}"#)
+        XCTAssertEqual(reply.code, 409)
+        XCTAssertTrue(reply.text.contains("no media is loaded"), reply.text)
+
+        reply = try await post("/load", "")
+        XCTAssertEqual(reply.code, 422)
+        XCTAssertTrue(reply.text.contains("media file not found"), reply.text)
+
+        reply = try await get("/snapshot")
+        XCTAssertEqual(reply.code, 409)
+
+        // Still answering after all that.
+        reply = try await get("/status")
+        XCTAssertEqual(reply.code, 200)
+        XCTAssertTrue(node.process.isRunning)
+    }
+
+    func testWallnode_whenIdNotInConfig_namesTheKnownNodes() throws {
+        let result = try ChildProcess.run(
+            ChildProcess.product("wallnode"), ["run", "--config", config.path, "--id", "nobody"])
+        XCTAssertNotEqual(result.status, 0)
+        XCTAssertTrue(
+            result.errors.contains("node \"nobody\" is not in the config (its nodes are only)"), result.errors)
+    }
+
+    func testWallctl_whenConfigMissing_saysSo() throws {
+        let result = try ChildProcess.run(
+            ChildProcess.product("wallctl"), ["status", "--config", "/nonexistent/wall.yaml"])
+        XCTAssertNotEqual(result.status, 0)
+        XCTAssertTrue(
+            result.errors.contains("/nonexistent/wall.yaml: cannot read the config: no such file"), result.errors)
+    }
+
+    func testWallctlStart_whenNodeNeverAnswers_namesItAfterTheTimeout() throws {
+        let started = Date()
+        let result = try ChildProcess.run(
+            ChildProcess.product("wallctl"), ["start", "--config", config.path, "--timeout", "2"])
+        XCTAssertNotEqual(result.status, 0)
+        XCTAssertTrue(
+            result.errors.contains("only: node only at http://127.0.0.1:\(control) does not answer"), result.errors)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 15, "gave up within its timeout")
+    }
+
+    func testWallctlDrift_whenGroundTruthMalformed_explains() throws {
+        let result = try ChildProcess.run(
+            ChildProcess.product("wallctl"),
+            ["drift", "--config", config.path, "--duration", "1", "--ground-truth", "only:6101"])
+        XCTAssertNotEqual(result.status, 0)
+        XCTAssertTrue(result.errors.contains("--ground-truth takes ID=PORT"), result.errors)
+    }
+
+    // MARK: HTTP
+
+    private func waitForNode() async throws {
+        let port = control
+        try await withTimeout(20, "the node's control API") {
+            while true {
+                if let reply = try? await Self.get(port, "/status"), reply.code == 200 { return }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+        }
+    }
+
+    private func get(_ path: String) async throws -> (code: Int, text: String) {
+        try await Self.get(control, path)
+    }
+
+    private static func get(_ port: Int, _ path: String) async throws -> (code: Int, text: String) {
+        try await send(URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!))
+    }
+
+    private func post(_ path: String, _ body: String) async throws -> (code: Int, text: String) {
+        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(control)\(path)")!)
+        request.httpMethod = "POST"
+        request.httpBody = Data(body.utf8)
+        return try await Self.send(request)
+    }
+
+    private static func send(_ request: URLRequest) async throws -> (code: Int, text: String) {
+        let (data, response) = try await URLSession.shared.data(for: request)
+        return ((response as? HTTPURLResponse)?.statusCode ?? 0, String(decoding: data, as: UTF8.self))
+    }
+}

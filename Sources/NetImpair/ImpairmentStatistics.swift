@@ -17,7 +17,9 @@ public struct ImpairmentStatistics: Sendable, Hashable, CustomStringConvertible 
     public var sendFailures = 0
     public var droppedTooManyClients = 0
     /// How late held datagrams actually left, after their deadline.
-    public var lateness = Lateness()
+    public var lateness: [Direction: Lateness] = [:]
+    /// Whether the proxy thread got real-time scheduling.
+    public var realtimeScheduling = false
 
     public init() {}
 
@@ -29,14 +31,12 @@ public struct ImpairmentStatistics: Sendable, Hashable, CustomStringConvertible 
 
         public init() {}
 
-        mutating func record(_ values: [Int64]) {
-            for value in values {
-                if recent.count < Self.capacity {
-                    recent.append(value)
-                } else {
-                    recent[next] = value
-                    next = (next + 1) % Self.capacity
-                }
+        mutating func record(_ value: Int64) {
+            if recent.count < Self.capacity {
+                recent.append(value)
+            } else {
+                recent[next] = value
+                next = (next + 1) % Self.capacity
             }
         }
 
@@ -59,8 +59,12 @@ public struct ImpairmentStatistics: Sendable, Hashable, CustomStringConvertible 
             time.flatMap(\.nanoseconds).map { String(Double($0) / 1e3) + " µs" } ?? "-"
         }
         var text = "to server: \(counts(.toServer)); to client: \(counts(.toClient))"
-        text += "; departure lateness p50 \(microseconds(lateness.quantile(0.5))), "
-        text += "p99 \(microseconds(lateness.quantile(0.99))), max \(microseconds(lateness.quantile(1)))"
+        for direction in Direction.allCases {
+            let late = lateness[direction, default: Lateness()]
+            text += "; \(direction.rawValue) departure lateness p50 \(microseconds(late.quantile(0.5))), "
+            text += "p99 \(microseconds(late.quantile(0.99))), max \(microseconds(late.quantile(1)))"
+        }
+        text += realtimeScheduling ? " (real-time thread)" : " (normal thread: no real-time scheduling allowed)"
         if sendFailures > 0 { text += "; \(sendFailures) send failures" }
         if droppedTooManyClients > 0 { text += "; \(droppedTooManyClients) dropped (too many clients)" }
         return text

@@ -1,3 +1,4 @@
+import LockstepNet
 public import LockstepTime
 
 /// What an impairment proxy has done, by direction.
@@ -25,25 +26,18 @@ public struct ImpairmentStatistics: Sendable, Hashable, CustomStringConvertible 
 
     /// Departure lateness over the most recent datagrams.
     public struct Lateness: Sendable, Hashable {
-        static let capacity = 100_000
-        private var recent: [Int64] = []
-        private var next = 0
+        private var recent = RecentValues<Int64>(capacity: 100_000)
 
         public init() {}
 
         mutating func record(_ value: Int64) {
-            if recent.count < Self.capacity {
-                recent.append(value)
-            } else {
-                recent[next] = value
-                next = (next + 1) % Self.capacity
-            }
+            recent.append(value)
         }
 
         /// The `fraction` quantile (0.5 for the median), or nil before any departure.
         public func quantile(_ fraction: Double) -> MediaTime? {
             guard !recent.isEmpty else { return nil }
-            let sorted = recent.sorted()
+            let sorted = recent.values.sorted()
             let index = min(sorted.count - 1, max(0, Int((Double(sorted.count) * fraction).rounded(.up)) - 1))
             return MediaTime(nanoseconds: sorted[index])
         }

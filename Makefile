@@ -2,7 +2,7 @@
 SWIFT ?= swift
 BUILD_FLAGS ?=
 
-.PHONY: setup build test demo clean format
+.PHONY: setup build test demo clean format bench-clock
 
 setup:
 	@scripts/setup.sh
@@ -12,6 +12,10 @@ build: setup
 
 test: build
 	$(SWIFT) test $(BUILD_FLAGS)
+
+# Lockstep's clock client and a stock GstNetClientClock side by side (about 7 minutes); see docs/BENCHMARKS.md.
+bench-clock: setup
+	bench/clock
 
 clean:
 	rm -rf .build

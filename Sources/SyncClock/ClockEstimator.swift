@@ -54,8 +54,8 @@ struct ClockEstimator: Sendable {
         var windowSize = 256
         /// Added to every constraint for clock reads and realtime-to-monotonic conversion, ns.
         var timestampUncertainty: Int64 = 1_000
-        /// How much the clocks' relative rate may drift within the window, ns/s per second of age
-        /// (0.1 ppm).
+        /// How far the clocks' relative rate may stray from a constant, ns/s (0.1 ppm): each sample's
+        /// constraints widen by this times the sample's age.
         var rateWander: Double = 100
         /// The a-priori bound on the rate difference, ns/s: 2.5 %, two simulated clocks at their
         /// ±1 % limits.

@@ -2,7 +2,7 @@
 SWIFT ?= swift
 BUILD_FLAGS ?=
 
-.PHONY: setup build test demo clean format
+.PHONY: setup build test demo clean format bench-clock bench-wall
 
 setup:
 	@scripts/setup.sh
@@ -15,6 +15,14 @@ test: build
 
 demo: build
 	scripts/demo.sh
+
+# Lockstep's clock client and a stock GstNetClientClock side by side (about 7 minutes); see docs/BENCHMARKS.md.
+bench-clock: setup
+	bench/clock
+
+# 4 and 8 nodes through the network clock against the shared system clock (about 45 minutes).
+bench-wall: build
+	bench/wall
 
 clean:
 	rm -rf .build

@@ -88,4 +88,16 @@ public enum ThreadTuning {
     public static func minimizeTimerSlack() {
         _ = lockstep_net_set_timer_slack(1)
     }
+
+    /// Asks for `SCHED_FIFO` at a low real-time priority for the calling thread, so ordinary work on
+    /// the machine (compilers, decoders) cannot delay it. Granted to root or with `CAP_SYS_NICE`;
+    /// otherwise the thread keeps normal scheduling.
+    ///
+    /// - Returns: whether real-time scheduling was granted.
+    @discardableResult
+    public static func requestRealtimePriority(_ priority: Int32 = 10) -> Bool {
+        var parameters = sched_param()
+        parameters.sched_priority = priority
+        return pthread_setschedparam(pthread_self(), SCHED_FIFO, &parameters) == 0
+    }
 }

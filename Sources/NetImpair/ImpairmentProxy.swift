@@ -11,7 +11,9 @@ import Synchronization
 /// and its replies find their way back to the right client. One dedicated thread does everything: it
 /// waits on the sockets and on a timer armed at the next departure's absolute deadline
 /// (`CLOCK_MONOTONIC`, `TFD_TIMER_ABSTIME`, no timer slack), so held datagrams leave on time and the
-/// proxy measures how late they actually left (`ImpairmentStatistics.lateness`).
+/// proxy measures how late they actually left (`ImpairmentStatistics.lateness`). Holds count from the
+/// kernel's receive stamp, and the thread asks for real-time scheduling (`SCHED_FIFO`, granted to
+/// root or with `CAP_SYS_NICE`) so other work on the machine delays departures less.
 public final class ImpairmentProxy: Sendable {
     public let listen: Endpoint
     public let forward: Endpoint
@@ -72,6 +74,9 @@ public final class ImpairmentProxy: Sendable {
         do {
             let address = try listen.resolve(passive: true)[0]
             socket = try UDPSocket.bound(to: address)
+            // Holds count from the kernel's arrival stamp in both directions; without it the
+            // proxy thread's wake-up latency would lengthen the client-to-server leg only.
+            try socket.enableReceiveTimestamps()
         } catch {
             throw .cannotListen(endpoint: listen.description, underlying: error)
         }
@@ -166,6 +171,8 @@ private struct Relay {
 
     mutating func run(proxy: ImpairmentProxy, poller: Poller) {
         ThreadTuning.minimizeTimerSlack()
+        let realtime = ThreadTuning.requestRealtimePriority()
+        proxy.update { $0.realtimeScheduling = realtime }
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 8)
         defer { buffer.deallocate() }
         do {
@@ -238,7 +245,6 @@ private struct Relay {
 
     /// Sends every held datagram whose deadline has passed, then arms the timer for the next one.
     private mutating func sendDue(proxy: ImpairmentProxy) throws(NetworkError) {
-        var lateness: [Int64] = []
         while let next = held.last {
             let now = LocalClock.monotonicNanoseconds()
             guard next.deadline <= now else { break }
@@ -251,8 +257,8 @@ private struct Relay {
             case .toClient:
                 sent = try Self.send(next.bytes, on: listening, to: next.client)
             }
-            lateness.append(now - next.deadline)
             proxy.update { statistics in
+                statistics.lateness[next.direction, default: .init()].record(now - next.deadline)
                 if sent {
                     statistics.sent[next.direction, default: 0] += 1
                 } else {
@@ -260,7 +266,6 @@ private struct Relay {
                 }
             }
         }
-        if !lateness.isEmpty { proxy.update { $0.lateness.record(lateness) } }
         timer.arm(at: held.last?.deadline)
     }
 

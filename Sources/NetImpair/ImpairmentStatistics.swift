@@ -1,3 +1,4 @@
+import LockstepNet
 public import LockstepTime
 
 /// What an impairment proxy has done, by direction.
@@ -17,33 +18,26 @@ public struct ImpairmentStatistics: Sendable, Hashable, CustomStringConvertible 
     public var sendFailures = 0
     public var droppedTooManyClients = 0
     /// How late held datagrams actually left, after their deadline.
-    public var lateness = Lateness()
+    public var lateness: [Direction: Lateness] = [:]
+    /// Whether the proxy thread got real-time scheduling.
+    public var realtimeScheduling = false
 
     public init() {}
 
     /// Departure lateness over the most recent datagrams.
     public struct Lateness: Sendable, Hashable {
-        static let capacity = 100_000
-        private var recent: [Int64] = []
-        private var next = 0
+        private var recent = RecentValues<Int64>(capacity: 100_000)
 
         public init() {}
 
-        mutating func record(_ values: [Int64]) {
-            for value in values {
-                if recent.count < Self.capacity {
-                    recent.append(value)
-                } else {
-                    recent[next] = value
-                    next = (next + 1) % Self.capacity
-                }
-            }
+        mutating func record(_ value: Int64) {
+            recent.append(value)
         }
 
         /// The `fraction` quantile (0.5 for the median), or nil before any departure.
         public func quantile(_ fraction: Double) -> MediaTime? {
             guard !recent.isEmpty else { return nil }
-            let sorted = recent.sorted()
+            let sorted = recent.values.sorted()
             let index = min(sorted.count - 1, max(0, Int((Double(sorted.count) * fraction).rounded(.up)) - 1))
             return MediaTime(nanoseconds: sorted[index])
         }
@@ -59,8 +53,12 @@ public struct ImpairmentStatistics: Sendable, Hashable, CustomStringConvertible 
             time.flatMap(\.nanoseconds).map { String(Double($0) / 1e3) + " µs" } ?? "-"
         }
         var text = "to server: \(counts(.toServer)); to client: \(counts(.toClient))"
-        text += "; departure lateness p50 \(microseconds(lateness.quantile(0.5))), "
-        text += "p99 \(microseconds(lateness.quantile(0.99))), max \(microseconds(lateness.quantile(1)))"
+        for direction in Direction.allCases {
+            let late = lateness[direction, default: Lateness()]
+            text += "; \(direction.rawValue) departure lateness p50 \(microseconds(late.quantile(0.5))), "
+            text += "p99 \(microseconds(late.quantile(0.99))), max \(microseconds(late.quantile(1)))"
+        }
+        text += realtimeScheduling ? " (real-time thread)" : " (normal thread: no real-time scheduling allowed)"
         if sendFailures > 0 { text += "; \(sendFailures) send failures" }
         if droppedTooManyClients > 0 { text += "; \(droppedTooManyClients) dropped (too many clients)" }
         return text

@@ -219,7 +219,7 @@ struct ClockClientEngine: Sendable {
             ? min(configuration.maximumPollIntervalUnderJitter, configuration.maximumPollInterval)
             : configuration.maximumPollInterval
         if samplesSinceLock % (configuration.samplesPerPollStep * (jittery ? 4 : 1)) == 0 {
-            pollInterval = pollInterval * 2
+            pollInterval *= 2
         }
         pollInterval = min(pollInterval, ceiling)
     }

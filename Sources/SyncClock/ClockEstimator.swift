@@ -1,5 +1,5 @@
 /// The master's offset and rate, as a line over local time, with the set of lines still possible.
-struct ClockEstimate: Hashable, Sendable {
+struct ClockEstimate: Sendable {
     /// The local time the line is anchored at (the newest sample's midpoint), ns.
     var referenceLocal: Int64
     /// Offsets below are relative to this one, ns.
@@ -54,8 +54,8 @@ struct ClockEstimator: Sendable {
         var windowSize = 256
         /// Added to every constraint for clock reads and realtime-to-monotonic conversion, ns.
         var timestampUncertainty: Int64 = 1_000
-        /// How much the clocks' relative rate may drift within the window, ns/s per second of age
-        /// (0.1 ppm).
+        /// How far the clocks' relative rate may stray from a constant, ns/s (0.1 ppm): each sample's
+        /// constraints widen by this times the sample's age.
         var rateWander: Double = 100
         /// The a-priori bound on the rate difference, ns/s: 2.5 %, two simulated clocks at their
         /// ±1 % limits.
@@ -64,6 +64,9 @@ struct ClockEstimator: Sendable {
         var minimumRetained = 4
         /// Consecutive misfits that fit one another and confirm a jump of the master's time.
         var jumpConfirmations = 3
+        /// The point estimate is the centroid of the bands shrunk to this many ns short of the
+        /// deepest common margin (see `estimationCenter`); nil keeps the plain centroid.
+        var estimationSlack: Double? = 2_000
     }
 
     enum Outcome: Hashable, Sendable {
@@ -147,6 +150,35 @@ struct ClockEstimator: Sendable {
         return best
     }
 
+    /// The point estimate within the honest region.
+    ///
+    /// Every constraint band is as wide as its round trip, because nothing rules out an asymmetric
+    /// path. But a delay common to every exchange is almost always symmetric (cables, switches, the
+    /// two kernels' stacks); it widens all bands alike and, with a tilt, makes the region long in the
+    /// rate direction, so its plain centroid wanders. Shrinking every band by the same margin removes
+    /// that common delay: the deepest line still inside all shrunk bands (an L∞ fit of the bands) is
+    /// found by bisection on the margin, and the estimate is the centroid of the region shrunk by
+    /// `estimationSlack` less than that margin, so it rests on a few constraints rather than one vertex.
+    private func estimationCenter(
+        region: FeasibleRegion, shrunk: (Double) -> FeasibleRegion?, newest: ClockSample,
+        samples: some Collection<ClockSample>
+    ) -> FeasibleRegion.Vertex {
+        guard let slack = configuration.estimationSlack else { return region.centroid }
+        // No band can shrink by more than half its sample's round trip (plus the widening), so the
+        // fastest sample brackets the margin; 100 ns resolution is plenty for a margin approached
+        // within `estimationSlack`.
+        let fastest = samples.reduce(newest.delay) { min($0, $1.delay) }
+        var feasible = 0.0
+        var infeasible =
+            Double(fastest) / 2 + Double(configuration.timestampUncertainty)
+            + configuration.rateWander * Double(newest.clientReceive - (samples.first ?? newest).clientSend) / 1e9 + 1
+        while infeasible - feasible > 100 {
+            let middle = (feasible + infeasible) / 2
+            if shrunk(middle) != nil { feasible = middle } else { infeasible = middle }
+        }
+        return shrunk(max(0, feasible - slack))?.centroid ?? region.centroid
+    }
+
     /// The estimate from `samples` and `newest`, or nil if no line satisfies them all.
     func estimateIfConsistent(_ samples: some Collection<ClockSample>, adding newest: ClockSample) -> ClockEstimate? {
         let referenceLocal = newest.localMidpoint
@@ -159,27 +191,37 @@ struct ClockEstimator: Sendable {
         // Start from the box the newest sample allows for any rate in bounds, then cut it by every
         // sample's two constraints, each widened by the timestamp uncertainty and the rate wander
         // over its age.
-        let sendX = x(newest.clientSend)
-        let receiveX = x(newest.clientReceive)
-        let upper = Double(newest.upperOffset - referenceOffset) + epsilon
-        let lower = Double(newest.lowerOffset - referenceOffset) - epsilon
-        var region = FeasibleRegion(
-            offsets: (lower - maximumRate * abs(receiveX))...(upper + maximumRate * abs(sendX)),
-            maximumRate: maximumRate)
-        func constrain(by sample: ClockSample) {
+        // Every sample's two constraints, relative to the reference, widened by the timestamp
+        // uncertainty and by the rate wander over the sample's age; newest first.
+        var constraints: [(x: Double, limit: Double, isUpper: Bool)] = []
+        constraints.reserveCapacity(2 * samples.count + 2)
+        for sample in CollectionOfOne(newest) + samples.reversed() {
             let sendX = x(sample.clientSend)
             let receiveX = x(sample.clientReceive)
-            region.keepBelow(Double(sample.upperOffset - referenceOffset) + epsilon + wander * abs(sendX), at: sendX)
-            region.keepAbove(
-                Double(sample.lowerOffset - referenceOffset) - epsilon - wander * abs(receiveX), at: receiveX)
+            constraints.append(
+                (sendX, Double(sample.upperOffset - referenceOffset) + epsilon + wander * abs(sendX), true))
+            constraints.append(
+                (receiveX, Double(sample.lowerOffset - referenceOffset) - epsilon - wander * abs(receiveX), false))
         }
-        constrain(by: newest)
-        for sample in samples.reversed() {
-            constrain(by: sample)
-            if region.isEmpty { return nil }
+        func region(shrunkBy shrink: Double) -> FeasibleRegion? {
+            let upper = constraints[0].limit - shrink
+            let lower = constraints[1].limit + shrink
+            guard upper >= lower else { return nil }
+            var region = FeasibleRegion(
+                offsets: (lower - maximumRate * abs(constraints[1].x))...(upper + maximumRate * abs(constraints[0].x)),
+                maximumRate: maximumRate)
+            for constraint in constraints {
+                if constraint.isUpper {
+                    region.keepBelow(constraint.limit - shrink, at: constraint.x)
+                } else {
+                    region.keepAbove(constraint.limit + shrink, at: constraint.x)
+                }
+                if region.isEmpty { return nil }
+            }
+            return region
         }
-        guard !region.isEmpty else { return nil }
-        let center = region.centroid
+        guard let region = region(shrunkBy: 0) else { return nil }
+        let center = estimationCenter(region: region, shrunk: region(shrunkBy:), newest: newest, samples: samples)
         let oldest = samples.first ?? newest
         return ClockEstimate(
             referenceLocal: referenceLocal, referenceOffset: referenceOffset, offset: center.a, rate: center.b,

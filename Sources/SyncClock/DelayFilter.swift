@@ -1,3 +1,5 @@
+import LockstepNet
+
 /// Rejects samples whose network delay is a spike far above the recent ones.
 ///
 /// A delayed packet spent its extra time in one direction or the other, not both, so its offset is
@@ -14,15 +16,14 @@ struct DelayFilter: Sendable {
     /// a few µs).
     static let minimumSpread: Int64 = 25_000
 
-    private var recent: [Int64] = []
-    private var next = 0
+    private var recent = RecentValues<Int64>(capacity: windowSize)
 
     /// Whether `delay` is a spike compared with the recent delays: more than the median plus twice
     /// the distance from the minimum to the median (or the minimum spread). Records it either way.
     mutating func isSpike(_ delay: Int64) -> Bool {
         defer { record(delay) }
         guard recent.count >= Self.minimumHistory else { return false }
-        let sorted = recent.sorted()
+        let sorted = recent.values.sorted()
         let median = sorted[sorted.count / 2]
         let spread = max(median - sorted[0], Self.minimumSpread)
         return delay > median + 2 * spread
@@ -31,21 +32,15 @@ struct DelayFilter: Sendable {
     /// The median of the recent delays less their minimum: how much the network's queueing varies.
     var spread: Int64 {
         guard !recent.isEmpty else { return 0 }
-        let sorted = recent.sorted()
+        let sorted = recent.values.sorted()
         return sorted[sorted.count / 2] - sorted[0]
     }
 
     private mutating func record(_ delay: Int64) {
-        if recent.count < Self.windowSize {
-            recent.append(delay)
-        } else {
-            recent[next] = delay
-            next = (next + 1) % Self.windowSize
-        }
+        recent.append(delay)
     }
 
     mutating func reset() {
-        recent.removeAll(keepingCapacity: true)
-        next = 0
+        recent.removeAll()
     }
 }

@@ -8,13 +8,15 @@
 /// central estimate of offset and rate together: the set-membership ("convex hull") approach to
 /// clock estimation. Its extremes are set by the fastest exchanges in each direction, which is why it
 /// is not fooled by queueing delays that push averages off.
-struct FeasibleRegion: Hashable, Sendable {
+struct FeasibleRegion: Sendable {
     struct Vertex: Hashable, Sendable {
         var a: Double
         var b: Double
     }
 
     private(set) var vertices: [Vertex]
+    /// The previous vertices' storage, reused by the next clip.
+    private var spare: [Vertex] = []
 
     /// Clipping keeps points this close outside a constraint, so rounding cannot empty a region
     /// whose constraints just touch.
@@ -43,8 +45,8 @@ struct FeasibleRegion: Hashable, Sendable {
     /// One Sutherland–Hodgman step: keeps the part with `ca·a + cb·b <= limit`.
     private mutating func clip(coefficientA ca: Double, coefficientB cb: Double, limit: Double) {
         guard !vertices.isEmpty else { return }
-        var kept: [Vertex] = []
-        kept.reserveCapacity(vertices.count + 1)
+        var kept = spare
+        kept.removeAll(keepingCapacity: true)
         for index in vertices.indices {
             let p = vertices[index]
             let q = vertices[(index + 1) % vertices.count]
@@ -56,6 +58,7 @@ struct FeasibleRegion: Hashable, Sendable {
                 kept.append(Vertex(a: p.a + t * (q.a - p.a), b: p.b + t * (q.b - p.b)))
             }
         }
+        spare = vertices
         vertices = kept
     }
 

@@ -40,8 +40,9 @@ public final class SyncClockClient: Sendable {
         public var lockErrorBound: MediaTime
         /// The largest rate correction the servo applies while slewing, ppm: 500.
         public var maximumSlewPPM: Double
-        /// How much the two clocks' relative rate may drift per second, ppm, allowed for in the error
-        /// bound: 0.1 (quartz oscillators at constant temperature drift far less).
+        /// How far the two clocks' relative rate may stray from a constant, ppm, allowed for in the
+        /// error bound: 0.1 (quartz oscillators at a steady temperature stay well within it over
+        /// minutes; a larger change shows as inconsistent samples and trims the window).
         public var rateWanderPPM: Double
 
         public init(

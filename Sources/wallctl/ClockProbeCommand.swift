@@ -35,12 +35,22 @@ struct ClockProbeCommand: AsyncParsableCommand {
     @Flag(help: "Print one JSON object per line per estimate instead of text.")
     var json = false
 
+    @Option(
+        name: .customLong("sample-interval"), parsing: .unconditional,
+        help: ArgumentHelp(
+            "Also print the current mapping every this many milliseconds (\"kind\": \"sample\"), to measure the error between estimates.",
+            valueName: "ms"))
+    var sampleInterval: Double?
+
     @OptionGroup(title: "Test options")
     var simulatedClock: SimulatedClockOptions
 
     func validate() throws {
         if let duration, !(duration.isFinite && duration > 0) {
             throw ValidationError("--duration must be a positive number of seconds, got \(duration)")
+        }
+        if let sampleInterval, !(sampleInterval.isFinite && sampleInterval >= 1) {
+            throw ValidationError("--sample-interval must be at least 1 millisecond, got \(sampleInterval)")
         }
     }
 
@@ -57,6 +67,7 @@ struct ClockProbeCommand: AsyncParsableCommand {
         let updates = client.statusUpdates(bufferingNewest: 100_000)
         let start = clock.nowNanoseconds()
         let json = json
+        let sampleInterval = sampleInterval
         let everLocked = try await withThrowingTaskGroup(of: Bool?.self) { group in
             group.addTask {
                 try await client.run()
@@ -69,6 +80,18 @@ struct ClockProbeCommand: AsyncParsableCommand {
                     Output.line(json ? Self.json(status, start: start) : Self.text(status, start: start))
                 }
                 return locked
+            }
+            if let sampleInterval {
+                group.addTask {
+                    while true {
+                        try? await Task.sleep(for: .nanoseconds(Int64(sampleInterval * 1e6)))
+                        if Task.isCancelled { return nil }
+                        let status = client.status.extrapolated(to: clock.nowNanoseconds())
+                        Output.line(
+                            json ? Self.json(status, start: start, kind: "sample") : Self.text(status, start: start))
+                    }
+                    return nil
+                }
             }
             group.addTask {
                 _ = await Termination.wait(seconds: duration)
@@ -90,8 +113,8 @@ struct ClockProbeCommand: AsyncParsableCommand {
     }
 
     /// An estimate as one JSON object.
-    private static func json(_ status: ClockStatus, start: Int64) -> String {
-        let record = ProbeRecord(status: status, start: start)
+    private static func json(_ status: ClockStatus, start: Int64, kind: String = "estimate") -> String {
+        let record = ProbeRecord(status: status, start: start, kind: kind)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         guard let data = try? encoder.encode(record) else { return "{}" }
@@ -130,6 +153,8 @@ struct ClockProbeCommand: AsyncParsableCommand {
 
 /// One line of `wallctl clock probe --json`.
 struct ProbeRecord: Encodable {
+    /// "estimate" for a new estimate, "sample" for a periodic reading of the current mapping.
+    var kind: String
     var localNs: Int64
     var masterNs: Int64
     var errorBoundNs: Int64?
@@ -146,7 +171,8 @@ struct ProbeRecord: Encodable {
     var serverIdentity: String?
     var epoch: String?
 
-    init(status: ClockStatus, start: Int64) {
+    init(status: ClockStatus, start: Int64, kind: String) {
+        self.kind = kind
         localNs = status.localTime.nanoseconds ?? 0
         masterNs = status.masterTime.nanoseconds ?? 0
         errorBoundNs = status.errorBound.nanoseconds
@@ -162,6 +188,18 @@ struct ProbeRecord: Encodable {
         samplesRejected = status.counters.samplesRejected
         serverIdentity = status.master.map { String($0.identity, radix: 16) }
         epoch = status.master.map { String($0.epoch, radix: 16) }
+    }
+}
+
+extension ClockStatus {
+    /// This status read at a later local time: the same mapping and estimate, the bound grown.
+    fileprivate func extrapolated(to local: Int64) -> ClockStatus {
+        var later = self
+        let time = MediaTime(nanoseconds: local)
+        later.errorBound = errorBound(atLocal: time)
+        later.offset = mapping.masterTime(atLocal: time) - time
+        later.localTime = time
+        return later
     }
 }
 

@@ -55,7 +55,8 @@ final class ImpairmentProxyTests: XCTestCase {
         let statistics = proxy.statistics
         XCTAssertEqual(statistics.sent[.toServer], 2)
         XCTAssertEqual(statistics.sent[.toClient], 1)
-        XCTAssertNotNil(statistics.lateness.quantile(0.5))
+        XCTAssertNotNil(statistics.lateness[.toServer]?.quantile(0.5))
+        XCTAssertNotNil(statistics.lateness[.toClient]?.quantile(0.5))
     }
 
     func testRelay_withFullLoss_forwardsNothingAndCounts() throws {

@@ -20,26 +20,23 @@ final class NodeMetrics: Sendable {
 
     init(node: String) {
         let labels = [("node", node)]
-        clockLocked = registry.makeGauge(
-            name: "lockstep_clock_locked", labels: labels, help: "1 while the node is locked to the master clock")
-        clockErrorBound = registry.makeGauge(
-            name: "lockstep_clock_error_bound_seconds", labels: labels,
-            help: "Bound on the master-clock estimate's error")
-        clockOffset = registry.makeGauge(
-            name: "lockstep_clock_offset_seconds", labels: labels, help: "Master time minus local time")
-        clockRate = registry.makeGauge(
-            name: "lockstep_clock_rate_ppm", labels: labels, help: "Master clock rate relative to the local clock")
-        playerRate = registry.makeGauge(name: "lockstep_player_rate", labels: labels, help: "Playback rate")
-        playing = registry.makeGauge(
-            name: "lockstep_player_playing", labels: labels, help: "1 while frames are presented")
-        position = registry.makeGauge(
-            name: "lockstep_player_position_seconds", labels: labels, help: "Current item time")
-        presented = registry.makeCounter(
-            name: "lockstep_frames_presented_total", labels: labels, help: "Frames the video sink presented")
-        late = registry.makeCounter(
-            name: "lockstep_frames_late_total", labels: labels, help: "Frames presented more than 1 ms after due")
-        dropped = registry.makeCounter(
-            name: "lockstep_frames_dropped_total", labels: labels, help: "Frames the video sink dropped as too late")
+        clockLocked = registry.makeGauge(descriptor: Self.metric("clock_locked", "1 while the node is locked to the master clock"), labels: labels)
+        clockErrorBound = registry.makeGauge(descriptor: Self.metric("clock_error_bound_seconds", "Bound on the master-clock estimate's error"), labels: labels)
+        clockOffset = registry.makeGauge(descriptor: Self.metric("clock_offset_seconds", "Master time minus local time"), labels: labels)
+        clockRate = registry.makeGauge(descriptor: Self.metric("clock_rate_ppm", "Master clock rate relative to the local clock"), labels: labels)
+        playerRate = registry.makeGauge(descriptor: Self.metric("player_rate", "Playback rate"), labels: labels)
+        playing = registry.makeGauge(descriptor: Self.metric("player_playing", "1 while frames are presented"), labels: labels)
+        position = registry.makeGauge(descriptor: Self.metric("player_position_seconds", "Current item time"), labels: labels)
+        presented = registry.makeCounter(descriptor: Self.metric("frames_presented_total", "Frames the video sink presented"), labels: labels)
+        late = registry.makeCounter(descriptor: Self.metric("frames_late_total", "Frames presented more than 1 ms after due"), labels: labels)
+        dropped = registry.makeCounter(descriptor: Self.metric("frames_dropped_total", "Frames the video sink dropped as too late"), labels: labels)
+    }
+
+    /// A metric in the `lockstep` namespace, its unit (seconds, ppm, total) split off its name.
+    private static func metric(_ name: String, _ help: String) -> MetricNameDescriptor {
+        let unit = ["seconds", "ppm", "total"].first { name.hasSuffix("_\($0)") } ?? ""
+        let base = unit.isEmpty ? name : String(name.dropLast(unit.count + 1))
+        return MetricNameDescriptor(namespace: "lockstep", metricName: base, unitName: unit, helpText: help)
     }
 
     func render(status: NodeStatus) -> String {

@@ -77,7 +77,8 @@ let package = Package(
         .target(
             name: "WallAnalysis",
             dependencies: [
-                "GroundTruth", "LockstepTime", "WallProtocol", .product(name: "Histogram", package: "hdrhistogram-swift"),
+                "GroundTruth", "LockstepTime", "WallProtocol",
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]
         ),
 
@@ -98,7 +99,8 @@ let package = Package(
         .executableTarget(
             name: "wallctl",
             dependencies: [
-                "LockstepCLI", "LockstepNet", "LockstepTime", "NetImpair", "SyncClock", "WallProtocol", "WallAnalysis", "GroundTruth",
+                "LockstepCLI", "LockstepNet", "LockstepTime", "NetImpair", "SyncClock", "WallProtocol", "WallAnalysis",
+                "GroundTruth",
                 "CZlib", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -107,22 +109,21 @@ let package = Package(
         // MARK: Tests
 
         .target(name: "TestSupport", path: "Tests/TestSupport"),
-        .target(name: "LockstepTestSupport", path: "Tests/LockstepTestSupport"),
         .testTarget(name: "LockstepTimeTests", dependencies: ["LockstepTime"]),
         .testTarget(name: "LockstepNetTests", dependencies: ["LockstepNet"]),
         .testTarget(
-            name: "SyncClockTests", dependencies: ["SyncClock", "LockstepNet", "LockstepTestSupport", "LockstepTime"]
+            name: "SyncClockTests", dependencies: ["SyncClock", "LockstepNet", "TestSupport", "LockstepTime"]
         ),
         .testTarget(name: "NetImpairTests", dependencies: ["NetImpair", "LockstepNet", "LockstepTime"]),
         .testTarget(name: "LockstepCLITests", dependencies: ["LockstepCLI", "LockstepTime"]),
-        .testTarget(name: "WallCtlTests", dependencies: ["wallctl", "LockstepTestSupport"]),
+        .testTarget(name: "WallCtlTests", dependencies: ["wallctl", "TestSupport"]),
         .testTarget(
             name: "WallPlayerTests", dependencies: ["WallPlayer", "GroundTruth", "LockstepTime", "TestSupport"]
         ),
         .testTarget(name: "WallProtocolTests", dependencies: ["WallProtocol", "LockstepTime", "TestSupport"]),
         .testTarget(
             name: "WallIntegrationTests",
-            dependencies: ["WallAnalysis", "LockstepTime", "TestSupport", "LockstepTestSupport", "wallctl", "WallNode"]
+            dependencies: ["WallAnalysis", "LockstepTime", "TestSupport", "wallctl", "WallNode"]
         ),
         .testTarget(
             name: "WallAnalysisTests", dependencies: ["WallAnalysis", "GroundTruth", "LockstepTime", "WallProtocol"]

@@ -1,7 +1,7 @@
 import Foundation
 import LockstepNet
-import LockstepTestSupport
 import LockstepTime
+import TestSupport
 import XCTest
 
 @testable import SyncClock

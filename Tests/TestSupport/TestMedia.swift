@@ -4,9 +4,8 @@ import Synchronization
 /// Media generated at test time by `scripts/make-media.sh`, once per script version: nothing is
 /// downloaded, and the files live in the system's temporary folder.
 public enum TestMedia {
-    /// The repository's root, from this file's path.
-    public static let repositoryRoot = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    /// The repository's root.
+    public static var repositoryRoot: URL { ChildProcess.checkout }
 
     private static let cache = Mutex<[String: URL]>([:])
 
@@ -56,20 +55,12 @@ public enum TestMedia {
     /// Runs a command to completion, throwing with its output when it fails.
     @discardableResult
     public static func run(_ executable: String, _ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let text = String(decoding: data, as: UTF8.self)
-        guard process.terminationStatus == 0 else {
-            throw TestSupportError("\(executable) \(arguments.joined(separator: " ")) failed: \(text)")
+        let result = try ChildProcess.run(executable, arguments)
+        guard result.status == 0 else {
+            throw TestSupportError(
+                "\(executable) \(arguments.joined(separator: " ")) failed: \(result.output)\n\(result.errors)")
         }
-        return text
+        return result.output
     }
 }
 

@@ -1,5 +1,5 @@
 import Foundation
-import LockstepTestSupport
+import TestSupport
 import XCTest
 
 #if canImport(Glibc)

@@ -1,5 +1,4 @@
 import Foundation
-import LockstepTestSupport
 import TestSupport
 import XCTest
 

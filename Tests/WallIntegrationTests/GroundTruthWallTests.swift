@@ -1,5 +1,4 @@
 import Foundation
-import LockstepTestSupport
 import LockstepTime
 import TestSupport
 import WallAnalysis

@@ -6,7 +6,8 @@ import XCTest
 final class ControlMessagesTests: XCTestCase {
     func testStartRequest_roundTripsThroughJSON() throws {
         let request = StartRequest(
-            rate: 1, itemTime: MediaTime(value: 1001, timescale: 30000), hostTime: MediaTime(nanoseconds: 3_600_000_000_123))
+            rate: 1, itemTime: MediaTime(value: 1001, timescale: 30000),
+            hostTime: MediaTime(nanoseconds: 3_600_000_000_123))
         let decoded = try JSONDecoder().decode(StartRequest.self, from: JSONEncoder().encode(request))
         XCTAssertEqual(decoded, request)
     }
@@ -17,7 +18,8 @@ final class ControlMessagesTests: XCTestCase {
     }
 
     func testPixelRect_normalizesAgainstTheCanvas() {
-        let tile = PixelRect(x: 960, y: 540, width: 960, height: 540).normalized(in: CanvasSize(width: 1920, height: 1080))
+        let tile = PixelRect(x: 960, y: 540, width: 960, height: 540).normalized(
+            in: CanvasSize(width: 1920, height: 1080))
         XCTAssertEqual(tile.x, 0.5)
         XCTAssertEqual(tile.y, 0.5)
         XCTAssertEqual(tile.width, 0.5)

@@ -6,9 +6,9 @@ import Dispatch
 
 /// SIGINT and SIGTERM as an asynchronous event, so commands can stop cleanly and print what they
 /// measured instead of being killed.
-enum Termination {
+public enum Termination {
     /// Returns the signal number once SIGINT or SIGTERM arrives.
-    static func signal() async -> Int32 {
+    public static func signal() async -> Int32 {
         let (stream, continuation) = AsyncStream.makeStream(of: Int32.self, bufferingPolicy: .bufferingNewest(1))
         let sources = SignalSources(signals: [SIGINT, SIGTERM]) { continuation.yield($0) }
         defer { sources.cancel() }
@@ -19,7 +19,7 @@ enum Termination {
     /// Waits for SIGINT or SIGTERM, or until `seconds` pass when given.
     ///
     /// - Returns: true if a signal ended the wait.
-    static func wait(seconds: Double?) async -> Bool {
+    public static func wait(seconds: Double?) async -> Bool {
         await withTaskGroup(of: Bool.self) { group in
             group.addTask {
                 _ = await signal()

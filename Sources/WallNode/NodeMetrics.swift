@@ -20,16 +20,27 @@ final class NodeMetrics: Sendable {
 
     init(node: String) {
         let labels = [("node", node)]
-        clockLocked = registry.makeGauge(descriptor: Self.metric("clock_locked", "1 while the node is locked to the master clock"), labels: labels)
-        clockErrorBound = registry.makeGauge(descriptor: Self.metric("clock_error_bound_seconds", "Bound on the master-clock estimate's error"), labels: labels)
-        clockOffset = registry.makeGauge(descriptor: Self.metric("clock_offset_seconds", "Master time minus local time"), labels: labels)
-        clockRate = registry.makeGauge(descriptor: Self.metric("clock_rate_ppm", "Master clock rate relative to the local clock"), labels: labels)
+        clockLocked = registry.makeGauge(
+            descriptor: Self.metric("clock_locked", "1 while the node is locked to the master clock"), labels: labels)
+        clockErrorBound = registry.makeGauge(
+            descriptor: Self.metric("clock_error_bound_seconds", "Bound on the master-clock estimate's error"),
+            labels: labels)
+        clockOffset = registry.makeGauge(
+            descriptor: Self.metric("clock_offset_seconds", "Master time minus local time"), labels: labels)
+        clockRate = registry.makeGauge(
+            descriptor: Self.metric("clock_rate_ppm", "Master clock rate relative to the local clock"), labels: labels)
         playerRate = registry.makeGauge(descriptor: Self.metric("player_rate", "Playback rate"), labels: labels)
-        playing = registry.makeGauge(descriptor: Self.metric("player_playing", "1 while frames are presented"), labels: labels)
-        position = registry.makeGauge(descriptor: Self.metric("player_position_seconds", "Current item time"), labels: labels)
-        presented = registry.makeCounter(descriptor: Self.metric("frames_presented_total", "Frames the video sink presented"), labels: labels)
-        late = registry.makeCounter(descriptor: Self.metric("frames_late_total", "Frames presented more than 1 ms after due"), labels: labels)
-        dropped = registry.makeCounter(descriptor: Self.metric("frames_dropped_total", "Frames the video sink dropped as too late"), labels: labels)
+        playing = registry.makeGauge(
+            descriptor: Self.metric("player_playing", "1 while frames are presented"), labels: labels)
+        position = registry.makeGauge(
+            descriptor: Self.metric("player_position_seconds", "Current item time"), labels: labels)
+        presented = registry.makeCounter(
+            descriptor: Self.metric("frames_presented_total", "Frames the video sink presented"), labels: labels)
+        late = registry.makeCounter(
+            descriptor: Self.metric("frames_late_total", "Frames presented more than 1 ms after due"), labels: labels)
+        dropped = registry.makeCounter(
+            descriptor: Self.metric("frames_dropped_total", "Frames the video sink dropped as too late"), labels: labels
+        )
     }
 
     /// A metric in the `lockstep` namespace, its unit (seconds, ppm, total) split off its name.

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Dispatch
 import Foundation
+import LockstepCLI
 import LockstepTime
 import WallPlayer
 
@@ -93,8 +94,6 @@ extension WallNode {
         /// Returns at the end of the item (never while looping), throws if it fails, and ends on
         /// SIGINT or SIGTERM.
         private func waitForEnd(of player: Player, looping: Bool) async throws {
-            let signals = SignalWatcher([SIGINT, SIGTERM])
-            defer { signals.cancel() }
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
                     for await status in player.timeControlStatusUpdates { print("player: \(status)") }
@@ -126,7 +125,7 @@ extension WallNode {
                     }
                 }
                 group.addTask {
-                    let signal = await signals.next()
+                    let signal = await Termination.signal()
                     if !Task.isCancelled { print("interrupted by signal \(signal)") }
                 }
                 _ = try await group.next()

@@ -1,4 +1,5 @@
 import ArgumentParser
+import LockstepCLI
 import LockstepNet
 import LockstepTime
 import Logging

@@ -1,0 +1,89 @@
+import Foundation
+import TestSupport
+import XCTest
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+final class WallNodeCommandTests: XCTestCase {
+    func testProbeJSON_givesDurationAndTracks() throws {
+        let clip = try TestMedia.audioVideo(seconds: 3)
+        let result = try ChildProcess.run(ChildProcess.product("wallnode"), ["probe", clip.path, "--json"])
+        XCTAssertEqual(result.status, 0, result.errors)
+        let probe = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any])
+        XCTAssertEqual(probe["duration"] as? Double ?? 0, 3, accuracy: 1.0 / 30)
+        let tracks = try XCTUnwrap(probe["tracks"] as? [[String: Any]])
+        XCTAssertEqual(tracks.map { $0["mediaType"] as? String }, ["video", "audio"])
+        XCTAssertEqual(tracks.map { $0["codec"] as? String }, ["h264", "aac"])
+    }
+
+    func testProbe_whenNotMedia_failsWithTheReason() throws {
+        let text = try TestMedia.scratchFile(named: "probe-me.mp4", contents: Data("plain text\n".utf8))
+        let result = try ChildProcess.run(ChildProcess.product("wallnode"), ["probe", text.path])
+        XCTAssertNotEqual(result.status, 0)
+        XCTAssertTrue(result.errors.contains("is not a media file"), result.errors)
+    }
+
+    func testPlay_headless_keepsRealTimeAndEndsAtTheEnd() throws {
+        let clip = try TestMedia.audioVideo(seconds: 3)
+        let started = Date()
+        let result = try ChildProcess.run(
+            ChildProcess.product("wallnode"),
+            ["play", clip.path, "--video-sink", "fakesink sync=true", "--audio-sink", "fakesink sync=true"])
+        let elapsed = Date().timeIntervalSince(started)
+        XCTAssertEqual(result.status, 0, result.errors)
+        XCTAssertTrue(result.output.contains("end of item"), result.output)
+        XCTAssertGreaterThanOrEqual(elapsed, 3, "a 3 s clip cannot end sooner")
+        XCTAssertLessThan(elapsed, 4.5, "a 3 s clip takes 3 s (plus start-up)")
+    }
+
+    func testPlay_whenFileMissing_exitsNonZeroWithTheReason() throws {
+        let result = try ChildProcess.run(
+            ChildProcess.product("wallnode"), ["play", "/nonexistent/clip.mp4", "--video-sink", "fakesink"])
+        XCTAssertNotEqual(result.status, 0)
+        XCTAssertTrue(result.errors.contains("media file not found: /nonexistent/clip.mp4"), result.errors)
+    }
+
+    func testServeClock_aNodeCanBeTheMaster() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("lockstep-serve-\(getpid())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let config = folder.appendingPathComponent("wall.yaml")
+        try """
+        name: serving
+        clock: 127.0.0.1:15701
+        media: \(try TestMedia.frameCode(seconds: 1).path)
+        canvas: {width: 320, height: 180}
+        nodes:
+          - {id: master, control: "127.0.0.1:17821", tile: {x: 0, y: 0, width: 160, height: 180}, video-sink: fakesink}
+          - {id: follower, control: "127.0.0.1:17822", tile: {x: 160, y: 0, width: 160, height: 180}, video-sink: fakesink}
+        """.write(to: config, atomically: true, encoding: .utf8)
+        let wallnode = ChildProcess.product("wallnode")
+        let master = try ChildProcess(wallnode, ["run", "--config", config.path, "--id", "master", "--serve-clock"])
+        let follower = try ChildProcess(
+            wallnode, ["run", "--config", config.path, "--id", "follower", "--simulate-clock-offset", "-42"])
+        defer {
+            master.signal(SIGTERM)
+            follower.signal(SIGTERM)
+        }
+        let offset = try await withTimeout(20, "the follower locked to the serving node") {
+            while true {
+                if let status = try? await Self.status(17822), let clock = status["clock"] as? [String: Any],
+                    clock["state"] as? String == "locked", let offset = clock["offset"] as? [String: Any]
+                {
+                    return Double(offset["value"] as? Int ?? 0) / Double(offset["timescale"] as? Int ?? 1)
+                }
+                try await Task.sleep(for: .milliseconds(200))
+            }
+        }
+        XCTAssertEqual(offset, 42, accuracy: 0.01, "the follower's clock is 42 s behind the serving node's")
+        let serving = try await Self.status(17821)
+        XCTAssertEqual((serving["clock"] as? [String: Any])?["serving"] as? Bool, true)
+    }
+
+    private static func status(_ port: Int) async throws -> [String: Any] {
+        let (data, _) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(port)/status")!)
+        return try XCTUnwrap(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+    }
+}

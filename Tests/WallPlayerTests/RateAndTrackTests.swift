@@ -1,0 +1,94 @@
+import Foundation
+import GroundTruth
+import LockstepTime
+import Synchronization
+import TestSupport
+import WallPlayer
+import XCTest
+
+final class RateAndTrackTests: XCTestCase {
+    func testNegativeRate_playsBackwards() async throws {
+        let player = try await Player.ready(try TestMedia.frameCode(seconds: 4))
+        XCTAssertTrue(player.currentItem!.canPlayReverse)
+        _ = await player.seek(to: frames(90), toleranceBefore: .zero, toleranceAfter: .zero)
+        let presented = player.presentedFrames
+        player.rate = -1
+        let shown = try await collect(10, from: presented, "frames played backwards")
+        let timestamps = shown.map(\.presentationTimestamp)
+        XCTAssertTrue(zip(timestamps, timestamps.dropFirst()).allSatisfy { $0 > $1 }, "\(timestamps)")
+        XCTAssertLessThanOrEqual(timestamps.first ?? .positiveInfinity, frames(90))
+        player.pause()
+    }
+
+    func testFastForward_advancesFasterThanRealTime() async throws {
+        let player = try await Player.ready(try TestMedia.frameCode(seconds: 4))
+        let presented = player.presentedFrames
+        player.rate = 2
+        let shown = try await collect(20, from: presented, "frames at rate 2")
+        let span = (shown.last!.presentationTimestamp - shown.first!.presentationTimestamp).seconds
+        let took = (shown.last!.presentedAt - shown.first!.presentedAt).seconds
+        XCTAssertEqual(span / took, 2, accuracy: 0.2, "item seconds per host second")
+        player.pause()
+    }
+
+    func testDisablingTheAudioTrack_stopsAudioWhilePlaying() async throws {
+        let receiver = try FrameReceiver(count: 1)
+        let player = try await Player.ready(
+            try TestMedia.audioVideo(seconds: 3), audio: "udpsink host=127.0.0.1 port=\(receiver.ports[0]) sync=true")
+        let audio = try XCTUnwrap(player.currentItem?.tracks.first { $0.assetTrack.mediaType == .audio })
+        player.play()
+        _ = try await collect(5, from: receiver.arrivals, "audio buffers while the track is on")
+        audio.isEnabled = false
+        // Buffers already past the selection may still play out; nothing may come after that.
+        let settled = LocalClock.monotonic.now() + MediaTime(value: 1, timescale: 4)
+        let late = Mutex<[MediaTime]>([])
+        let counter = Task {
+            for await arrival in receiver.arrivals where arrival.arrivedAt > settled {
+                late.withLock { $0.append(arrival.arrivedAt - settled) }
+            }
+        }
+        try await player.waitUntilTime(player.currentTime() + MediaTime(value: 3, timescale: 2))
+        receiver.stop()
+        await counter.value
+        XCTAssertEqual(late.withLock { $0 }, [], "audio buffers 250 ms and more after the track was disabled")
+        XCTAssertEqual(player.timeControlStatus, .playing, "video plays on")
+    }
+
+    func testVolumeAndMute_areKept() async throws {
+        let player = try await Player.ready(try TestMedia.audioVideo(seconds: 1), audio: Headless.audio)
+        player.volume = 0.25
+        player.isMuted = true
+        XCTAssertEqual(player.volume, 0.25)
+        XCTAssertTrue(player.isMuted)
+        player.volume = 7
+        XCTAssertEqual(player.volume, 1, "volume is clamped to 0...1")
+    }
+}
+
+final class MasterClockTests: XCTestCase {
+    func testFollow_whenTheMappingSlews_theClockDoesNotJump() {
+        let local = LocalClock.process.now()
+        let clock = MasterClock(name: "slewing", following: ClockMapping(localTime: local, masterTime: local, rate: 1))
+        var previous = clock.now()
+        // A servo's successive mappings: each passes through the previous line at its update time.
+        var mapping = clock.mapping
+        for step in 1...20 {
+            let now = LocalClock.process.now()
+            mapping = ClockMapping(
+                localTime: now, masterTime: mapping.masterTime(atLocal: now), rate: 1 + Double(step % 5) * 100e-6)
+            clock.follow(mapping)
+            let reading = clock.now()
+            XCTAssertGreaterThanOrEqual(reading, previous, "master time never runs backwards")
+            XCTAssertLessThan(
+                (reading - mapping.masterTime(atLocal: LocalClock.process.now())).magnitude.seconds, 50e-6)
+            previous = reading
+        }
+    }
+
+    func testHost_readsTheProcessClock() {
+        let before = LocalClock.process.now()
+        let reading = MasterClock.host.now()
+        let after = LocalClock.process.now()
+        XCTAssertTrue(before <= reading && reading <= after, "\(before) <= \(reading) <= \(after)")
+    }
+}

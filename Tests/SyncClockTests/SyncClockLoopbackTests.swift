@@ -97,6 +97,11 @@ final class SyncClockLoopbackTests: XCTestCase {
             return XCTFail("no Lockstep reply")
         }
         XCTAssertEqual(reply.sequence, 9)
+        // The server counts a reply after sending it: the client can see the reply a moment first.
+        let deadline = LocalClock.monotonic.now() + MediaTime(value: 2, timescale: 1)
+        while server.statistics.lockstepReplies == 0, LocalClock.monotonic.now() < deadline {
+            usleep(1_000)
+        }
         let statistics = server.statistics
         XCTAssertEqual(statistics.rejected, [.tooShort: 1, .oversized: 1, .unsupportedVersion: 1])
         XCTAssertEqual(statistics.lockstepReplies, 1)

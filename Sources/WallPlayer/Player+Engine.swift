@@ -30,6 +30,10 @@ struct Engine {
     var observers: [ObjectIdentifier: TimeObserver] = [:]
     var nextSeekID = 0
     var nextStartID = 0
+    /// Numbers each load, so a preroll watchdog knows whether its load is still the current one.
+    var loadGeneration = 0
+    /// Pipelines rebuilt because the current item's first preroll stalled.
+    var prerollRetries = 0
 }
 
 struct SeekRequest {
@@ -87,6 +91,60 @@ extension Player {
         if pipeline.playbin.setState(GST_STATE_PAUSED) == GST_STATE_CHANGE_FAILURE {
             logger.debug("pipeline refused PAUSED; its error message follows on the bus")
         }
+        armPrerollWatchdog(for: item)
+    }
+
+    /// How long a local file may take to preroll before the pipeline counts as stalled; it
+    /// normally takes tens of milliseconds.
+    static let prerollWatchdog = MediaTime(value: 4, timescale: 1)
+    /// How many times a stalled first preroll is retried with a new pipeline.
+    static let prerollRetryLimit = 2
+
+    /// Rebuilds the pipeline if the item's first preroll stalls.
+    ///
+    /// playbin3 in GStreamer 1.22.0 sometimes never prerolls a local file when the machine is
+    /// busy: its source bins link new pads before activating them, a first push meets a flushing
+    /// pad, and every streaming task pauses without an error (seen in our tests about once in ten
+    /// loads under full CPU load; every thread idle, nothing posted). A new pipeline does not
+    /// repeat it, so the player retries rather than hang, and fails the item with a clear error if
+    /// it keeps happening.
+    private func armPrerollWatchdog(for item: PlayerItem) {
+        engine.loadGeneration += 1
+        let generation = engine.loadGeneration
+        guard item.asset.isFileBased else { return }
+        let delay = DispatchTimeInterval.nanoseconds(Int(Self.prerollWatchdog.nanoseconds ?? 0))
+        queue.asyncAfter(deadline: .now() + delay) { [weak self] in
+            guard let self, self.engine.loadGeneration == generation, self.engine.loadedItem === item,
+                item.status == .unknown
+            else { return }
+            self.prerollStalled(item)
+        }
+    }
+
+    private func prerollStalled(_ item: PlayerItem) {
+        guard engine.prerollRetries < Self.prerollRetryLimit else {
+            logger.error("the pipeline did not preroll; giving up", metadata: ["player.item": "\(item)"])
+            let error = PlayerError.playbackFailed(
+                element: "playbin3",
+                reason: "the pipeline did not preroll within \(Self.prerollWatchdog.seconds) s, "
+                    + "\(Self.prerollRetryLimit + 1) times", debug: nil)
+            item.markFailed(error)
+            engine.prerollRetries = 0
+            cancelAllPending()
+            return
+        }
+        engine.prerollRetries += 1
+        logger.warning(
+            "the pipeline did not preroll; rebuilding it",
+            metadata: ["player.item": "\(item)", "player.retry": "\(engine.prerollRetries)"])
+        // Whoever waits for this preroll waits for the new pipeline's instead.
+        let waiting = engine.prerollHandlers
+        let queued = engine.queuedSeek
+        engine.prerollHandlers = []
+        engine.queuedSeek = nil
+        rebuildPipeline()
+        engine.prerollHandlers = waiting
+        engine.queuedSeek = queued
     }
 
     func ensurePipeline() -> PlaybackPipeline? {
@@ -269,6 +327,7 @@ extension Player {
     private func pipelinePrerolled(_ pipeline: PlaybackPipeline) {
         guard let item = engine.loadedItem, item.status != .failed else { return }
         if item.status != .readyToPlay {
+            engine.prerollRetries = 0
             settings.withLock { $0.isReadyForDisplay = item.hasPlayableVideo && $0.video != nil }
             item.markReady(facts(from: pipeline, item: item))
             if let queued = engine.queuedSeek {

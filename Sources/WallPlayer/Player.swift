@@ -136,10 +136,20 @@ public class Player: @unchecked Sendable {
     /// another item was loaded.
     func advanceAfterEnd() -> Bool { false }
 
+    /// Where pipelines of released players are taken down.
+    ///
+    /// The last reference to a player can go on any thread, GStreamer's own among them (a bus or
+    /// signal callback holds one for a moment), and a pipeline must not be set to NULL from one of
+    /// its own streaming threads: it would wait for itself. So `deinit` only hands the pipeline
+    /// over; it is stopped and released here.
+    private static let teardown = DispatchQueue(label: "wallplayer.teardown")
+
     deinit {
         for observer in engine.observers.values { observer.cancelAlarm() }
         engine.startAlarms.forEach { $0.cancel() }
-        pipelineRef.withLock { $0 }?.shutdown()
+        if let pipeline = pipelineRef.withLock({ $0 }) {
+            Self.teardown.async { pipeline.shutdown() }
+        }
     }
 
     // MARK: Status

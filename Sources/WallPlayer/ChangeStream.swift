@@ -88,9 +88,6 @@ public final class EventStream<Event: Sendable>: Sendable {
         return stream
     }
 
-    /// Whether anybody listens (lets hot paths skip building events).
-    var hasSubscribers: Bool { subscribers.withLock { !$0.all.isEmpty } }
-
     func send(_ event: Event) {
         subscribers.withLock { state in
             for continuation in state.all.values { continuation.yield(event) }

@@ -14,33 +14,16 @@
 /* MARK: Constants and macros */
 
 static inline GstClockTime lockstep_clock_time_none(void) { return GST_CLOCK_TIME_NONE; }
-static inline GType lockstep_type_system_clock(void) { return GST_TYPE_SYSTEM_CLOCK; }
 
-/* MARK: Object properties (g_object_set / g_object_get are variadic) */
+/* MARK: Object properties (g_object_set is variadic) */
 
 void lockstep_object_set_string(gpointer object, const char *name, const char *value);
 void lockstep_object_set_int(gpointer object, const char *name, gint value);
 void lockstep_object_set_uint(gpointer object, const char *name, guint value);
-void lockstep_object_set_int64(gpointer object, const char *name, gint64 value);
 void lockstep_object_set_uint64(gpointer object, const char *name, guint64 value);
 void lockstep_object_set_bool(gpointer object, const char *name, gboolean value);
 void lockstep_object_set_double(gpointer object, const char *name, gdouble value);
 void lockstep_object_set_pointer(gpointer object, const char *name, gpointer value);
-/* Sets an enum or flags property from its nick or value name ("monotonic", "video+audio"). */
-gboolean lockstep_object_set_from_string(gpointer object, const char *name, const char *value);
-
-gint lockstep_object_get_int(gpointer object, const char *name);
-guint lockstep_object_get_uint(gpointer object, const char *name);
-gint64 lockstep_object_get_int64(gpointer object, const char *name);
-guint64 lockstep_object_get_uint64(gpointer object, const char *name);
-gboolean lockstep_object_get_bool(gpointer object, const char *name);
-gdouble lockstep_object_get_double(gpointer object, const char *name);
-/* Returns a new reference, or NULL. */
-gpointer lockstep_object_get_object(gpointer object, const char *name);
-/* Returns a newly allocated string to free with g_free, or NULL. */
-gchar *lockstep_object_get_string(gpointer object, const char *name);
-/* Whether the object's class has a property of that name. */
-gboolean lockstep_object_has_property(gpointer object, const char *name);
 
 /* MARK: Signals (g_signal_connect is a macro) */
 
@@ -73,13 +56,9 @@ GstSample *lockstep_presentation_stamp_last_sample(GstElement *stamp);
 
 /* MARK: FFmpeg macros */
 
-static inline int lockstep_averror_invaliddata(void) { return AVERROR_INVALIDDATA; }
-static inline int lockstep_averror_eof(void) { return AVERROR_EOF; }
-static inline int lockstep_averror(int posix_errno) { return AVERROR(posix_errno); }
 static inline int64_t lockstep_av_nopts_value(void) { return AV_NOPTS_VALUE; }
 static inline int lockstep_av_time_base(void) { return AV_TIME_BASE; }
 static inline int lockstep_avprobe_padding_size(void) { return AVPROBE_PADDING_SIZE; }
 static inline int lockstep_avprobe_score_max(void) { return AVPROBE_SCORE_MAX; }
-static inline int lockstep_avindex_keyframe(void) { return AVINDEX_KEYFRAME; }
 
 #endif

@@ -48,23 +48,10 @@ final class GObjectRef<Pointee>: @unchecked Sendable {
     func set(_ property: String, _ value: String) { lockstep_object_set_string(raw, property, value) }
     func set(_ property: String, _ value: Int32) { lockstep_object_set_int(raw, property, value) }
     func set(_ property: String, _ value: UInt32) { lockstep_object_set_uint(raw, property, value) }
-    func set(_ property: String, _ value: Int64) { lockstep_object_set_int64(raw, property, Int(value)) }
     func set(_ property: String, _ value: UInt64) { lockstep_object_set_uint64(raw, property, UInt(value)) }
     func set(_ property: String, _ value: Bool) { lockstep_object_set_bool(raw, property, value ? 1 : 0) }
     func set(_ property: String, _ value: Double) { lockstep_object_set_double(raw, property, value) }
     func set(_ property: String, object value: gpointer?) { lockstep_object_set_pointer(raw, property, value) }
-    /// Sets an enum or flags property from its nick, as gst-launch would (`"monotonic"`).
-    @discardableResult
-    func set(_ property: String, parsing value: String) -> Bool {
-        lockstep_object_set_from_string(raw, property, value) != 0
-    }
-
-    func int32(_ property: String) -> Int32 { lockstep_object_get_int(raw, property) }
-    func uint32(_ property: String) -> UInt32 { lockstep_object_get_uint(raw, property) }
-    func uint64(_ property: String) -> UInt64 { UInt64(lockstep_object_get_uint64(raw, property)) }
-    func bool(_ property: String) -> Bool { lockstep_object_get_bool(raw, property) != 0 }
-    func double(_ property: String) -> Double { lockstep_object_get_double(raw, property) }
-    func hasProperty(_ property: String) -> Bool { lockstep_object_has_property(raw, property) != 0 }
 }
 
 /// An owned reference to a GstMiniObject (message, caps, sample, buffer).

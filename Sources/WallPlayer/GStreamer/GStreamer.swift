@@ -31,14 +31,6 @@ enum GStreamer {
     /// `GST_CLOCK_TIME_NONE`.
     static let clockTimeNone: GstClockTime = lockstep_clock_time_none()
 
-    /// Whether an element factory of that name is installed.
-    static func hasElement(_ factory: String) -> Bool {
-        ensureInitialized()
-        guard let found = gst_element_factory_find(factory) else { return false }
-        gst_object_unref(UnsafeMutableRawPointer(found))
-        return true
-    }
-
     /// The message of a `GError`, which this call frees.
     static func consume(_ error: UnsafeMutablePointer<GError>?) -> String {
         guard let error else { return "unknown error" }

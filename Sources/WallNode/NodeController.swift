@@ -12,7 +12,7 @@ import WallProtocol
 /// latency so that light leaves every screen at once.
 actor NodeController {
     /// How long an item may take to load, and a preroll to finish.
-    static let loadTimeout = MediaTime(value: 20, timescale: 1)
+    static let loadTimeout = MediaTime(value: 30, timescale: 1)
     /// A start time must be at least this far ahead when the command arrives.
     static let minimumStartLead = MediaTime(value: 20, timescale: 1000)
 

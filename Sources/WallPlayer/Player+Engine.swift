@@ -96,9 +96,9 @@ extension Player {
 
     /// How long a local file may take to preroll before the pipeline counts as stalled; it
     /// normally takes tens of milliseconds.
-    static let prerollWatchdog = MediaTime(value: 4, timescale: 1)
+    static let prerollWatchdog = MediaTime(value: 3, timescale: 1)
     /// How many times a stalled first preroll is retried with a new pipeline.
-    static let prerollRetryLimit = 2
+    static let prerollRetryLimit = 3
 
     /// Rebuilds the pipeline if the item's first preroll stalls.
     ///

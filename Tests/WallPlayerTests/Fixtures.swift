@@ -40,7 +40,7 @@ extension Player {
 }
 
 extension PlayerItem {
-    func waitUntilReady(within seconds: Double = 15) async throws {
+    func waitUntilReady(within seconds: Double = 30) async throws {
         let status = try await first(in: statusUpdates, within: seconds, "item ready") { $0 != .unknown }
         if status == .failed { throw TestSupportError("item failed: \(error.map { "\($0)" } ?? "no error")") }
     }

@@ -113,8 +113,7 @@ public final class QueuePlayer: Player, @unchecked Sendable {
         guard let arriving else { return }
         logger.debug("gapless advance", metadata: ["player.item": "\(arriving.next.asset.url.lastPathComponent)"])
         arriving.ended?.post(.didPlayToEndTime)
-        setCurrentItem(arriving.next)
-        engine.loadedItem = arriving.next
+        // The item is ready before anyone sees it current: observers never meet a half-made state.
         var facts = PlayerItem.Facts()
         if case .success(let inspection)? = arriving.next.asset.loadedInspection {
             facts.duration = inspection.duration
@@ -123,6 +122,8 @@ public final class QueuePlayer: Player, @unchecked Sendable {
             facts.loadedTimeRanges = facts.seekableTimeRanges
         }
         arriving.next.markReady(facts)
+        engine.loadedItem = arriving.next
+        setCurrentItem(arriving.next)
         refreshTimebase()
         notifyAdvanced(arriving.next)
     }

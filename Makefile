@@ -20,9 +20,11 @@ demo: build
 bench-clock: setup
 	bench/clock
 
-# 4 and 8 nodes through the network clock against the shared system clock (about 45 minutes).
-bench-wall: build
-	bench/wall
+# 4 and 8 nodes through the network clock against the shared system clock, release build (about
+# 50 minutes); see docs/BENCHMARKS.md.
+bench-wall: setup
+	$(SWIFT) build -c release $(BUILD_FLAGS)
+	bench/wall --bin "$$($(SWIFT) build -c release --show-bin-path)" --verbose
 
 clean:
 	rm -rf .build

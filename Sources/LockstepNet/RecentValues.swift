@@ -32,5 +32,17 @@ public struct RecentValues<Element: Sendable>: Sendable {
     }
 }
 
+extension RecentValues where Element: Comparable {
+    /// The nearest-rank quantiles of the values held, one per fraction (0 the minimum, 0.5 the
+    /// median, 0.99 the 99th percentile, 1 the maximum), from one sort; nil when empty.
+    public func quantiles(_ fractions: Double...) -> [Element]? {
+        guard !values.isEmpty else { return nil }
+        let sorted = values.sorted()
+        return fractions.map { fraction in
+            sorted[min(sorted.count - 1, max(0, Int((Double(sorted.count) * fraction).rounded(.up)) - 1))]
+        }
+    }
+}
+
 extension RecentValues: Equatable where Element: Equatable {}
 extension RecentValues: Hashable where Element: Hashable {}

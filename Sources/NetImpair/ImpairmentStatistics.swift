@@ -36,10 +36,7 @@ public struct ImpairmentStatistics: Sendable, Hashable, CustomStringConvertible 
 
         /// The `fraction` quantile (0.5 for the median), or nil before any departure.
         public func quantile(_ fraction: Double) -> MediaTime? {
-            guard !recent.isEmpty else { return nil }
-            let sorted = recent.values.sorted()
-            let index = min(sorted.count - 1, max(0, Int((Double(sorted.count) * fraction).rounded(.up)) - 1))
-            return MediaTime(nanoseconds: sorted[index])
+            recent.quantiles(fraction).map { MediaTime(nanoseconds: $0[0]) }
         }
     }
 

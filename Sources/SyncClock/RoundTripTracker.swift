@@ -16,12 +16,10 @@ struct RoundTripTracker: Sendable {
     }
 
     var statistics: RoundTripStatistics {
-        guard !recent.isEmpty else { return .none }
-        let sorted = recent.values.sorted()
-        let p99Index = min(sorted.count - 1, Int((Double(sorted.count) * 0.99).rounded(.up)) - 1)
+        guard let quantiles = recent.quantiles(0, 0.99) else { return .none }
         let mean = Double(recent.values.reduce(0, +)) / Double(recent.count)
         return RoundTripStatistics(
-            count: count, last: MediaTime(nanoseconds: last), minimum: MediaTime(nanoseconds: sorted[0]),
-            mean: MediaTime(nanoseconds: Int64(mean.rounded())), p99: MediaTime(nanoseconds: sorted[max(0, p99Index)]))
+            count: count, last: MediaTime(nanoseconds: last), minimum: MediaTime(nanoseconds: quantiles[0]),
+            mean: MediaTime(nanoseconds: Int64(mean.rounded())), p99: MediaTime(nanoseconds: quantiles[1]))
     }
 }

@@ -15,6 +15,23 @@ extension GroundTruthReport {
     }
 }
 
+/// What `wallctl drift --json` writes: the nodes' report and, when it was measured, the ground
+/// truth's.
+public struct DriftReports: Sendable, Encodable {
+    public var drift: DriftReport
+    public var groundTruth: GroundTruthReport?
+
+    public init(drift: DriftReport, groundTruth: GroundTruthReport?) {
+        self.drift = drift
+        self.groundTruth = groundTruth
+    }
+
+    /// Both reports as one JSON object, like `DriftReport.jsonData()`.
+    public func jsonData() throws(AnalysisError) -> Data {
+        try ReportJSON.encode(self)
+    }
+}
+
 /// The one JSON encoding of the module's reports.
 enum ReportJSON {
     static func encode(_ value: some Encodable) throws(AnalysisError) -> Data {

@@ -122,23 +122,13 @@ struct DriftCommand: AsyncParsableCommand {
         Output.line(report.table())
         if let truth { Output.line(truth.table()) }
         if let json {
-            try write(try encodeReports(report, truth), to: json)
+            try write(try DriftReports(drift: report, groundTruth: truth).jsonData(), to: json)
         }
         if let plot {
             try write(Data(DriftPlot(report: report).svg().utf8), to: plot)
         }
         let passed = report.verdict.passed && (truth?.verdict.confirmed ?? true)
         if !passed { throw ExitCode(1) }
-    }
-
-    private func encodeReports(_ drift: DriftReport, _ truth: GroundTruthReport?) throws -> Data {
-        struct Reports: Encodable {
-            let drift: DriftReport
-            let groundTruth: GroundTruthReport?
-        }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        return try encoder.encode(Reports(drift: drift, groundTruth: truth))
     }
 
     private func write(_ data: Data, to path: String) throws {

@@ -374,4 +374,17 @@ final class DriftAnalyzerTests: XCTestCase {
         let text = String(decoding: data, as: UTF8.self)
         XCTAssertTrue(text.contains(#""framesAligned" : 199"#), text)
     }
+
+    func testDriftReports_nestTheReportUnderDrift_andLeaveOutAnUnmeasuredGroundTruth() throws {
+        let wall = SyntheticWall(nodes: ["a", "b"])
+        var analyzer = try DriftAnalyzer(nodes: wall.nodes)
+        _ = try wall.feed(0..<20, to: &analyzer)
+        analyzer.finish()
+        let report = analyzer.report()
+        let data = try DriftReports(drift: report, groundTruth: nil).jsonData()
+        let object = try XCTUnwrap(JSONSerialization.jsonObject(with: data) as? [String: Any])
+        XCTAssertEqual(Set(object.keys), ["drift"])
+        let nested = try JSONSerialization.data(withJSONObject: try XCTUnwrap(object["drift"]))
+        XCTAssertEqual(try JSONDecoder().decode(DriftReport.self, from: nested), report)
+    }
 }

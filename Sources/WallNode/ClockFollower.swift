@@ -68,8 +68,6 @@ final class ClockFollower: Sendable {
         }
     }
 
-    var isServing: Bool { server != nil }
-
     /// The master clock the player follows, once locked.
     var masterClock: MasterClock? { current.state.withLock { $0.clock } }
 

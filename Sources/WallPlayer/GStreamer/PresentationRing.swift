@@ -9,7 +9,8 @@ import Synchronization
 /// the next frame by a scheduler time slice. So the render thread only writes into this
 /// single-producer ring, publishes with an atomic store and signals a semaphore (an atomic
 /// increment, and a futex wake if the reader sleeps); a reader thread of its own drains the ring
-/// and delivers the frames. A full ring drops the newest frame and counts it.
+/// and delivers the frames. A full ring (the reader stalled for its whole capacity) drops the
+/// newest frame.
 final class PresentationRing: @unchecked Sendable {
     private let capacity: Int
     private let slots: UnsafeMutablePointer<PresentedFrame>
@@ -17,7 +18,6 @@ final class PresentationRing: @unchecked Sendable {
     private let written = Atomic<Int>(0)
     /// Frames read; only the reader thread stores it.
     private let read = Atomic<Int>(0)
-    private let dropped = Atomic<Int>(0)
     private let running = Atomic<Bool>(true)
     private let wake = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
@@ -41,17 +41,11 @@ final class PresentationRing: @unchecked Sendable {
     /// Called on the render thread: never blocks.
     func push(_ frame: PresentedFrame) {
         let position = written.load(ordering: .relaxed)
-        guard position - read.load(ordering: .acquiring) < capacity else {
-            dropped.add(1, ordering: .relaxed)
-            return
-        }
+        guard position - read.load(ordering: .acquiring) < capacity else { return }
         (slots + position % capacity).initialize(to: frame)
         written.store(position + 1, ordering: .releasing)
         wake.signal()
     }
-
-    /// Frames the reader could not keep up with.
-    var droppedCount: Int { dropped.load(ordering: .relaxed) }
 
     /// Stops the reader once it has delivered what was written.
     func stop() {

@@ -15,20 +15,8 @@ struct StatusCommand: AsyncParsableCommand {
 
     func run() async throws {
         let wall = try options.wall()
-        let results = await withTaskGroup(of: (String, Result<NodeStatus, ControlError>).self) { group in
-            for client in wall.clients {
-                group.addTask {
-                    do throws(ControlError) {
-                        return (client.id, .success(try await client.status().status))
-                    } catch {
-                        return (client.id, .failure(error))
-                    }
-                }
-            }
-            var all: [(String, Result<NodeStatus, ControlError>)] = []
-            for await result in group { all.append(result) }
-            return all.sorted { $0.0 < $1.0 }
-        }
+        let results = await wall.eachNode { client throws(ControlError) in try await client.status().status }
+            .sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]

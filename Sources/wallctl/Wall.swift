@@ -51,28 +51,40 @@ struct Wall: Sendable {
     let config: WallConfig
     let clients: [NodeClient]
 
-    /// Runs `work` on every node at once. Returns the results by node id, or throws naming every
-    /// node that failed and why.
-    func everyNode<T: Sendable>(
+    /// Runs `work` on every node at once: each node's result or error, by node id.
+    func eachNode<T: Sendable>(
         _ work: @escaping @Sendable (NodeClient) async throws(ControlError) -> T
-    ) async throws -> [String: T] {
-        let outcomes = await withTaskGroup(of: (String, Result<T, ControlError>).self) { group in
+    ) async -> [String: Result<T, ControlError>] {
+        await withTaskGroup(of: (String, Result<T, ControlError>).self) { group in
             for client in clients {
                 group.addTask {
+                    // Assigned here and returned after the `do`: Swift 6.3 at -O miscompiles a
+                    // `return` inside `do throws(E)` in an async closure whose result is generic
+                    // (a task group child's), leaving the result uninitialised. Release builds
+                    // then crashed in swift_retain when the group copied it out.
+                    let outcome: Result<T, ControlError>
                     do throws(ControlError) {
-                        return (client.id, .success(try await work(client)))
+                        outcome = .success(try await work(client))
                     } catch {
-                        return (client.id, .failure(error))
+                        outcome = .failure(error)
                     }
+                    return (client.id, outcome)
                 }
             }
             var all: [String: Result<T, ControlError>] = [:]
             for await (id, outcome) in group { all[id] = outcome }
             return all
         }
+    }
+
+    /// Runs `work` on every node at once. Returns the results by node id, or throws naming every
+    /// node that failed and why.
+    func everyNode<T: Sendable>(
+        _ work: @escaping @Sendable (NodeClient) async throws(ControlError) -> T
+    ) async throws -> [String: T] {
         var results: [String: T] = [:]
         var failures: [String: String] = [:]
-        for (id, outcome) in outcomes {
+        for (id, outcome) in await eachNode(work) {
             switch outcome {
             case .success(let value): results[id] = value
             case .failure(let error): failures[id] = error.description

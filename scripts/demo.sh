@@ -45,6 +45,17 @@ for spec in "${nodes[@]}"; do
     pids+=($!)
 done
 
+# wallctl fails at once on a node that refuses connections, so wait for all of them to answer first.
+echo "demo: waiting for the nodes' control APIs"
+for attempt in $(seq 60); do
+    "$bin/wallctl" status --config "$config" --timeout 2 >/dev/null 2>&1 && break
+    if ((attempt == 60)); then
+        echo "demo: the nodes do not answer after 30 s; see $out/logs/" >&2
+        exit 1
+    fi
+    sleep 0.5
+done
+
 echo "demo: starting the wall"
 "$bin/wallctl" start --config "$config" --timeout 30
 

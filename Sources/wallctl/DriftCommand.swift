@@ -68,67 +68,70 @@ struct DriftCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let wall = try options.wall()
-        let ids = wall.clients.map(\.id)
-        let truthPorts = try groundTruthPorts()
-        let unknown = truthPorts.map(\.node).filter { !ids.contains($0) }
-        guard unknown.isEmpty else { throw ControlError.unknownNodes(unknown) }
-        if !truthPorts.isEmpty, Set(truthPorts.map(\.node)) != Set(ids) {
-            throw ValidationError("--ground-truth must name every node measured (\(ids.joined(separator: ", ")))")
-        }
-
-        var analyzer = try DriftAnalyzer(
-            nodes: ids,
-            configuration: DriftAnalyzer.Configuration(
-                threshold: MediaTime(seconds: threshold / 1000, preferredTimescale: 1_000_000)))
-        var comparison = truthPorts.isEmpty ? nil : try GroundTruthComparison(nodes: ids)
-        let collector = try truthPorts.isEmpty ? nil : TruthCollector(wall: wall, ports: truthPorts)
-
-        /// Notes every node's status (clock error bound, late and dropped counters) in the report.
-        func recordStatuses() async throws -> [String: NodeStatus] {
-            let statuses = try await wall.everyNode { client throws(ControlError) in try await client.status().status }
-            for status in statuses.values { try analyzer.record(status) }
-            return statuses
-        }
-
-        // Start from what the nodes present from now on; their counters count from here too.
-        var after = try await recordStatuses().mapValues(\.player.framesPresented)
-        let end = LocalClock.monotonic.now() + MediaTime(seconds: duration, preferredTimescale: 1000)
-        var lastStatus = LocalClock.monotonic.now()
-        while LocalClock.monotonic.now() < end {
-            try await Task.sleep(for: .milliseconds(Int(poll * 1000)))
-            let replies = try await wall.everyNode { [after] client throws(ControlError) in
-                try await client.frames(after: after[client.id] ?? 0)
+        try await options.withWall { wall in
+            let ids = wall.clients.map(\.id)
+            let truthPorts = try groundTruthPorts()
+            let unknown = truthPorts.map(\.node).filter { !ids.contains($0) }
+            guard unknown.isEmpty else { throw ControlError.unknownNodes(unknown) }
+            if !truthPorts.isEmpty, Set(truthPorts.map(\.node)) != Set(ids) {
+                throw ValidationError("--ground-truth must name every node measured (\(ids.joined(separator: ", ")))")
             }
-            for (id, reply) in replies {
-                if let last = reply.records.last { after[id] = last.sequence }
-                let aligned = try analyzer.ingest(reply)
-                try comparison?.ingest(aligned)
+
+            var analyzer = try DriftAnalyzer(
+                nodes: ids,
+                configuration: DriftAnalyzer.Configuration(
+                    threshold: MediaTime(seconds: threshold / 1000, preferredTimescale: 1_000_000)))
+            var comparison = truthPorts.isEmpty ? nil : try GroundTruthComparison(nodes: ids)
+            let collector = try truthPorts.isEmpty ? nil : TruthCollector(wall: wall, ports: truthPorts)
+
+            /// Notes every node's status (clock error bound, late and dropped counters) in the report.
+            func recordStatuses() async throws -> [String: NodeStatus] {
+                let statuses = try await wall.everyNode { client throws(ControlError) in
+                    try await client.status().status
+                }
+                for status in statuses.values { try analyzer.record(status) }
+                return statuses
             }
+
+            // Start from what the nodes present from now on; their counters count from here too.
+            var after = try await recordStatuses().mapValues(\.player.framesPresented)
+            let end = LocalClock.monotonic.now() + MediaTime(seconds: duration, preferredTimescale: 1000)
+            var lastStatus = LocalClock.monotonic.now()
+            while LocalClock.monotonic.now() < end {
+                try await Task.sleep(for: .milliseconds(Int(poll * 1000)))
+                let replies = try await wall.everyNode { [after] client throws(ControlError) in
+                    try await client.frames(after: after[client.id] ?? 0)
+                }
+                for (id, reply) in replies {
+                    if let last = reply.records.last { after[id] = last.sequence }
+                    let aligned = try analyzer.ingest(reply)
+                    try comparison?.ingest(aligned)
+                }
+                if let collector { try comparison?.ingest(collector.drain()) }
+                if LocalClock.monotonic.now() - lastStatus > MediaTime(value: 2, timescale: 1) {
+                    lastStatus = LocalClock.monotonic.now()
+                    _ = try await recordStatuses()
+                }
+            }
+            _ = try await recordStatuses()
+            collector?.stop()
+            analyzer.finish()
             if let collector { try comparison?.ingest(collector.drain()) }
-            if LocalClock.monotonic.now() - lastStatus > MediaTime(value: 2, timescale: 1) {
-                lastStatus = LocalClock.monotonic.now()
-                _ = try await recordStatuses()
-            }
-        }
-        _ = try await recordStatuses()
-        collector?.stop()
-        analyzer.finish()
-        if let collector { try comparison?.ingest(collector.drain()) }
-        comparison?.finish()
-        let report = analyzer.report()
-        let truth = comparison?.report()
+            comparison?.finish()
+            let report = analyzer.report()
+            let truth = comparison?.report()
 
-        Output.line(report.table())
-        if let truth { Output.line(truth.table()) }
-        if let json {
-            try write(try DriftReports(drift: report, groundTruth: truth).jsonData(), to: json)
+            Output.line(report.table())
+            if let truth { Output.line(truth.table()) }
+            if let json {
+                try write(try DriftReports(drift: report, groundTruth: truth).jsonData(), to: json)
+            }
+            if let plot {
+                try write(Data(DriftPlot(report: report).svg().utf8), to: plot)
+            }
+            let passed = report.verdict.passed && (truth?.verdict.confirmed ?? true)
+            if !passed { throw ExitCode(1) }
         }
-        if let plot {
-            try write(Data(DriftPlot(report: report).svg().utf8), to: plot)
-        }
-        let passed = report.verdict.passed && (truth?.verdict.confirmed ?? true)
-        if !passed { throw ExitCode(1) }
     }
 
     private func write(_ data: Data, to path: String) throws {

@@ -1,20 +1,33 @@
+import AsyncHTTPClient
 import Foundation
 import LockstepNet
 import LockstepTime
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
 import WallProtocol
 
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
-
-/// Talks to one node's control API.
+/// Talks to one node's control API, over the wall's one `HTTPClient`.
+///
+/// Every request is bounded by `timeout` as a whole (a deadline), besides the client's connect and
+/// read timeouts: a node that accepts the connection and never answers fails the request when the
+/// time is up. A refused connection fails at once: the client does not retry connecting.
 struct NodeClient: Sendable {
     let id: String
-    let base: URL
-    let session: URLSession
+    /// `http://HOST:PORT` or `https://HOST:PORT`, as requests are addressed.
+    let base: String
+    let http: HTTPClient
     let timeout: MediaTime
+    /// The `Authorization` header value every request carries, if the wall has a control token.
+    let authorization: String?
 
-    init(node: NodeConfig, session: URLSession, timeout: MediaTime) throws(ControlError) {
+    /// The largest reply accepted: a snapshot of a 4K tile at four times its size, with room to spare.
+    static let maximumReplyBytes = 1 << 28
+
+    init(
+        node: NodeConfig, http: HTTPClient, scheme: String = "http", authorization: String? = nil, timeout: MediaTime
+    ) throws(ControlError) {
         let endpoint: Endpoint
         do {
             endpoint = try Endpoint(parsing: node.control)
@@ -22,13 +35,11 @@ struct NodeClient: Sendable {
             throw .badAddress(node: node.id, reason: error.description)
         }
         let host = endpoint.host.contains(":") ? "[\(endpoint.host)]" : endpoint.host
-        guard let url = URL(string: "http://\(host):\(endpoint.port)") else {
-            throw .badAddress(node: node.id, reason: "\(node.control) does not make a URL")
-        }
         id = node.id
-        base = url
-        self.session = session
+        base = "\(scheme)://\(host):\(endpoint.port)"
+        self.http = http
         self.timeout = timeout
+        self.authorization = authorization
     }
 
     /// `GET /status`, with the round trip it took on this machine's monotonic clock.
@@ -37,19 +48,6 @@ struct NodeClient: Sendable {
         let status: NodeStatus = try await get(ControlPath.status)
         let received = LocalClock.monotonic.now()
         return (status, received - sent, received)
-    }
-
-    /// `GET /status`, retried while the node does not answer (it may still be starting) until
-    /// `deadline` on this machine's monotonic clock.
-    func statusWhenUp(by deadline: MediaTime) async throws(ControlError) -> NodeStatus {
-        while true {
-            do {
-                return try await status().status
-            } catch {
-                guard case .unreachable = error, LocalClock.monotonic.now() < deadline else { throw error }
-                try? await Task.sleep(for: .milliseconds(200))
-            }
-        }
     }
 
     /// Posts a command and returns the node's status after it.
@@ -61,7 +59,7 @@ struct NodeClient: Sendable {
         } catch {
             throw .protocolViolation(node: id, detail: "cannot encode the request: \(error)")
         }
-        let (replyData, code) = try await send("POST", path, body: data)
+        let (replyData, code) = try await send(.POST, path, body: data)
         let reply: ControlReply = try decode(replyData, path: path, code: code)
         guard reply.ok, let status = reply.status else {
             throw .refused(node: id, command: path, reason: reply.error ?? "HTTP \(code)")
@@ -77,7 +75,7 @@ struct NodeClient: Sendable {
     /// `GET /snapshot`: the current frame as packed RGB.
     func snapshot(width: Int, height: Int) async throws(ControlError) -> (width: Int, height: Int, rgb: Data) {
         let path = "\(ControlPath.snapshot)?width=\(width)&height=\(height)"
-        let (data, code) = try await send("GET", path, body: nil)
+        let (data, code) = try await send(.GET, path, body: nil)
         guard code == 200 else {
             let reply = try? JSONDecoder().decode(ControlReply.self, from: data)
             throw .refused(node: id, command: path, reason: reply?.error ?? "HTTP \(code)")
@@ -89,7 +87,7 @@ struct NodeClient: Sendable {
     }
 
     private func get<T: Decodable>(_ path: String) async throws(ControlError) -> T {
-        let (data, code) = try await send("GET", path, body: nil)
+        let (data, code) = try await send(.GET, path, body: nil)
         return try decode(data, path: path, code: code)
     }
 
@@ -102,63 +100,55 @@ struct NodeClient: Sendable {
         }
     }
 
-    private func send(_ method: String, _ path: String, body: Data?) async throws(ControlError) -> (Data, Int) {
-        guard let url = URL(string: path, relativeTo: base) else {
-            throw .protocolViolation(node: id, detail: "bad path \(path)")
-        }
-        var request = URLRequest(url: url, timeoutInterval: timeout.seconds)
-        request.httpMethod = method
+    /// One request, whole reply read, within `timeout`. A 401 is an error of its own: the node did
+    /// not take the token (or wants one), which no retry or other command changes.
+    private func send(_ method: HTTPMethod, _ path: String, body: Data?) async throws(ControlError) -> (Data, Int) {
+        var request = HTTPClientRequest(url: base + path)
+        request.method = method
+        if let authorization { request.headers.add(name: "Authorization", value: authorization) }
         if let body {
-            request.httpBody = body
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(ByteBuffer(bytes: body))
         }
+        let limit = TimeAmount.nanoseconds(timeout.nanoseconds ?? Int64.max)
+        let deadline = NIODeadline.now() + limit
+        let response: HTTPClientResponse
+        let bytes: ByteBuffer
         do {
-            let (data, response) = try await session.data(for: request)
-            return (data, (response as? HTTPURLResponse)?.statusCode ?? 0)
+            response = try await http.execute(request, deadline: deadline)
+            bytes = try await response.body.collect(upTo: Self.maximumReplyBytes)
         } catch {
-            throw .unreachable(node: id, address: base.absoluteString, reason: error.localizedDescription)
+            throw .unreachable(node: id, address: base, reason: Self.reason(error, timeout: timeout))
         }
-    }
-}
-
-/// What went wrong talking to the wall.
-enum ControlError: Error, CustomStringConvertible {
-    case config(String)
-    case badAddress(node: String, reason: String)
-    case unreachable(node: String, address: String, reason: String)
-    case refused(node: String, command: String, reason: String)
-    case protocolViolation(node: String, detail: String)
-    case unknownNodes([String])
-    case notReady(nodes: [String: String])
-
-    var description: String {
-        switch self {
-        case .config(let message):
-            return message
-        case .badAddress(let node, let reason):
-            return "node \(node): bad control address: \(reason)"
-        case .unreachable(let node, let address, let reason):
-            return "node \(node) at \(address) does not answer: \(reason)"
-        case .refused(let node, let command, let reason):
-            return "node \(node) refused \(command): \(reason)"
-        case .protocolViolation(let node, let detail):
-            return "node \(node): \(detail)"
-        case .unknownNodes(let ids):
-            return "no such node in the config: \(ids.joined(separator: ", "))"
-        case .notReady(let nodes):
-            return "not ready: "
-                + nodes.sorted { $0.key < $1.key }.map { "\($0.key) (\($0.value))" }.joined(separator: "; ")
-        }
+        if response.status == .unauthorized { throw .unauthorized(node: id, tokenSent: authorization != nil) }
+        return (Data(bytes.readableBytesView), Int(response.status.code))
     }
 
-    /// The node this error is about, if one.
-    var node: String? {
-        switch self {
-        case .badAddress(let node, _), .unreachable(let node, _, _), .refused(let node, _, _),
-            .protocolViolation(let node, _):
-            return node
-        case .config, .unknownNodes, .notReady:
-            return nil
+    /// A sentence for why a request got no answer: refused, timed out, or what TLS objected to.
+    static func reason(_ error: any Error, timeout: MediaTime) -> String {
+        let seconds = String(format: "%g s", timeout.seconds)
+        switch error {
+        case let error as HTTPClientError where error == .connectTimeout:
+            return "no connection within \(seconds) (--timeout)"
+        case let error as HTTPClientError where error == .readTimeout || error == .deadlineExceeded:
+            return "no answer within \(seconds) (--timeout)"
+        case let error as HTTPClientError where error == .remoteConnectionClosed:
+            return "the node closed the connection without answering"
+        case let error as NIOConnectionError:
+            if let refused = error.connectionErrors.lazy.compactMap({ $0.error as? IOError }).first {
+                return reason(refused, timeout: timeout)
+            }
+            return error.description
+        case let error as IOError where error.errnoCode == ECONNREFUSED:
+            return "connection refused (is wallnode running there?)"
+        case let error as NIOSSLError:
+            return "TLS: \(error)"
+        case let error as NIOSSLExtraError:
+            return "TLS: \(error)"
+        case let error as BoringSSLError:
+            return "TLS: \(error)"
+        default:
+            return "\(error)"
         }
     }
 }

@@ -11,19 +11,20 @@ struct PauseCommand: AsyncParsableCommand {
     @OptionGroup var options: WallOptions
 
     func run() async throws {
-        let wall = try options.wall()
-        let starter = WallStart(wall: wall)
-        let (now, slowest) = try await starter.masterNow()
-        let margin = MediaTime.maximum(wall.config.startMargin, slowest * 3 + WallStart.nodeLead + WallStart.safety)
-        let hostTime = (now + margin).convertScale(MediaTime.nanosecondTimescale)
-        _ = try await wall.everyNode { client throws(ControlError) in
-            try await client.command(ControlPath.pause, PauseRequest(hostTime: hostTime))
+        try await options.withWall { wall in
+            let starter = WallStart(wall: wall)
+            let (now, slowest) = try await starter.masterNow()
+            let margin = MediaTime.maximum(wall.config.startMargin, slowest * 3 + WallStart.nodeLead + WallStart.safety)
+            let hostTime = (now + margin).convertScale(MediaTime.nanosecondTimescale)
+            _ = try await wall.everyNode { client throws(ControlError) in
+                try await client.command(ControlPath.pause, PauseRequest(hostTime: hostTime))
+            }
+            try await starter.waitUntil(hostTime: hostTime, after: MediaTime(value: 100, timescale: 1000))
+            let positions = try await wall.everyNode { client throws(ControlError) in
+                try await client.status().status.player.position
+            }
+            Output.line("paused at host time \(hostTime):")
+            for (id, position) in positions.sorted(by: { $0.key < $1.key }) { Output.line("  \(id): \(position)") }
         }
-        try await starter.waitUntil(hostTime: hostTime, after: MediaTime(value: 100, timescale: 1000))
-        let positions = try await wall.everyNode { client throws(ControlError) in
-            try await client.status().status.player.position
-        }
-        Output.line("paused at host time \(hostTime):")
-        for (id, position) in positions.sorted(by: { $0.key < $1.key }) { Output.line("  \(id): \(position)") }
     }
 }

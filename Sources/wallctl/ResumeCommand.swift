@@ -14,17 +14,18 @@ struct ResumeCommand: AsyncParsableCommand {
     var rate: Float = 1
 
     func run() async throws {
-        let wall = try options.wall()
-        let positions = try await wall.everyNode { client throws(ControlError) in
-            try await client.status().status.player.position
+        try await options.withWall { wall in
+            let positions = try await wall.everyNode { client throws(ControlError) in
+                try await client.status().status.player.position
+            }
+            // After a synchronized pause every node stands at the same frame; the median guards
+            // against one that did not.
+            let sorted = positions.values.sorted()
+            let position = sorted[sorted.count / 2]
+            let starter = WallStart(wall: wall)
+            let plan = try await starter.run(itemTime: position, rate: rate)
+            Output.line("resume: from \(position) at host time \(plan.hostTime) (margin \(plan.margin.milliseconds))")
+            try await confirmPlaying(wall, starter, hostTime: plan.hostTime)
         }
-        // After a synchronized pause every node stands at the same frame; the median guards
-        // against one that did not.
-        let sorted = positions.values.sorted()
-        let position = sorted[sorted.count / 2]
-        let starter = WallStart(wall: wall)
-        let plan = try await starter.run(itemTime: position, rate: rate)
-        Output.line("resume: from \(position) at host time \(plan.hostTime) (margin \(plan.margin.milliseconds))")
-        try await confirmPlaying(wall, starter, hostTime: plan.hostTime)
     }
 }

@@ -18,11 +18,12 @@ struct SeekCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let wall = try options.wall()
-        let target = MediaTime(seconds: seconds, preferredTimescale: 1_000_000)
-        _ = try await wall.everyNode { client throws(ControlError) in
-            try await client.command(ControlPath.seek, PositionRequest(itemTime: target))
+        try await options.withWall { wall in
+            let target = MediaTime(seconds: seconds, preferredTimescale: 1_000_000)
+            _ = try await wall.everyNode { client throws(ControlError) in
+                try await client.command(ControlPath.seek, PositionRequest(itemTime: target))
+            }
+            Output.line("all \(wall.clients.count) nodes paused at \(target), prerolled")
         }
-        Output.line("all \(wall.clients.count) nodes paused at \(target), prerolled")
     }
 }

@@ -23,25 +23,27 @@ struct SnapshotCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let wall = try options.wall()
-        let canvas = wall.config.canvas
-        let scale = self.scale
-        @Sendable func scaled(_ value: Int) -> Int { max(1, Int((Double(value) * scale).rounded())) }
-        let tiles = try await wall.everyNode { client throws(ControlError) in
-            let tile = wall.config.node(client.id)!.tile
-            return try await client.snapshot(width: scaled(tile.width), height: scaled(tile.height))
+        try await options.withWall { wall in
+            let canvas = wall.config.canvas
+            let scale = self.scale
+            @Sendable func scaled(_ value: Int) -> Int { max(1, Int((Double(value) * scale).rounded())) }
+            let tiles = try await wall.everyNode { client throws(ControlError) in
+                let tile = wall.config.node(client.id)!.tile
+                return try await client.snapshot(width: scaled(tile.width), height: scaled(tile.height))
+            }
+            var image = PNGImage(width: scaled(canvas.width), height: scaled(canvas.height))
+            for (id, frame) in tiles {
+                let tile = wall.config.node(id)!.tile
+                image.paste(frame.rgb, width: frame.width, height: frame.height, at: scaled(tile.x), y: scaled(tile.y))
+            }
+            let data = try image.encoded()
+            do {
+                try data.write(to: URL(fileURLWithPath: out))
+            } catch {
+                throw ControlError.config("cannot write \(out): \(error.localizedDescription)")
+            }
+            Output.line(
+                "snapshot: \(tiles.count) tiles composed into \(image.width)x\(image.height), written to \(out)")
         }
-        var image = PNGImage(width: scaled(canvas.width), height: scaled(canvas.height))
-        for (id, frame) in tiles {
-            let tile = wall.config.node(id)!.tile
-            image.paste(frame.rgb, width: frame.width, height: frame.height, at: scaled(tile.x), y: scaled(tile.y))
-        }
-        let data = try image.encoded()
-        do {
-            try data.write(to: URL(fileURLWithPath: out))
-        } catch {
-            throw ControlError.config("cannot write \(out): \(error.localizedDescription)")
-        }
-        Output.line("snapshot: \(tiles.count) tiles composed into \(image.width)x\(image.height), written to \(out)")
     }
 }

@@ -28,15 +28,17 @@ struct StartCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let wall = try options.wall()
-        let starter = WallStart(wall: wall)
-        let plan = try await starter.run(itemTime: MediaTime(seconds: at, preferredTimescale: 1_000_000), rate: rate)
-        Output.line(
-            "start: \(wall.clients.count) nodes prerolled in \(plan.prerolledIn.milliseconds); host time \(plan.hostTime) "
-                + "(margin \(plan.margin.milliseconds): round trip \(plan.slowestRoundTrip.milliseconds), "
-                + "clock error bound \(plan.largestErrorBound.milliseconds), "
-                + "display latency \(plan.largestDisplayLatency.milliseconds))")
-        try await confirmPlaying(wall, starter, hostTime: plan.hostTime)
+        try await options.withWall { wall in
+            let starter = WallStart(wall: wall)
+            let plan = try await starter.run(
+                itemTime: MediaTime(seconds: at, preferredTimescale: 1_000_000), rate: rate)
+            Output.line(
+                "start: \(wall.clients.count) nodes prerolled in \(plan.prerolledIn.milliseconds); host time \(plan.hostTime) "
+                    + "(margin \(plan.margin.milliseconds): round trip \(plan.slowestRoundTrip.milliseconds), "
+                    + "clock error bound \(plan.largestErrorBound.milliseconds), "
+                    + "display latency \(plan.largestDisplayLatency.milliseconds))")
+            try await confirmPlaying(wall, starter, hostTime: plan.hostTime)
+        }
     }
 }
 

@@ -14,9 +14,9 @@ struct StatusCommand: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
-        let wall = try options.wall()
-        let results = await wall.eachNode { client throws(ControlError) in try await client.status().status }
-            .sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        let results = try await options.withWall { wall in
+            await wall.eachNode { client throws(ControlError) in try await client.status().status }
+        }.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
@@ -48,13 +48,20 @@ struct StatusCommand: AsyncParsableCommand {
                     "\(player.framesPresented)", "\(player.framesLate)", "\(player.framesDropped)", player.renderThread,
                 ])
             case .failure(let error):
-                rows.append([id, "unreachable: \(error)"])
+                rows.append([id, error.description])
             }
         }
-        let widths = header.indices.map { column in rows.map { column < $0.count ? $0[column].count : 0 }.max() ?? 0 }
+        // A failed node's row ends in one sentence, which would otherwise widen the clock column.
+        let widths = header.indices.map { column in
+            rows.map { row in
+                column < row.count && (row.count == header.count || column < row.count - 1) ? row[column].count : 0
+            }
+            .max() ?? 0
+        }
         return rows.map { row in
-            row.enumerated().map { $0.element.padding(toLength: widths[$0.offset], withPad: " ", startingAt: 0) }
-                .joined(separator: "  ").trimmingCharacters(in: .whitespaces)
+            row.enumerated().map { column, text in
+                column == row.count - 1 ? text : text.padding(toLength: widths[column], withPad: " ", startingAt: 0)
+            }.joined(separator: "  ")
         }.joined(separator: "\n")
     }
 }

@@ -11,10 +11,11 @@ struct StopCommand: AsyncParsableCommand {
     private struct Empty: Encodable {}
 
     func run() async throws {
-        let wall = try options.wall()
-        _ = try await wall.everyNode { client throws(ControlError) in
-            try await client.command(ControlPath.stop, Empty())
+        try await options.withWall { wall in
+            _ = try await wall.everyNode { client throws(ControlError) in
+                try await client.command(ControlPath.stop, Empty())
+            }
+            Output.line("stopped: \(wall.clients.map(\.id).joined(separator: ", "))")
         }
-        Output.line("stopped: \(wall.clients.map(\.id).joined(separator: ", "))")
     }
 }

@@ -1,11 +1,10 @@
 import ArgumentParser
+import AsyncHTTPClient
 import Foundation
 import LockstepTime
+import NIOCore
+import NIOPosix
 import WallProtocol
-
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
 
 /// The options every wall command takes.
 struct WallOptions: ParsableArguments {
@@ -15,7 +14,7 @@ struct WallOptions: ParsableArguments {
     @Option(help: "Only these nodes (comma-separated ids); all by default.")
     var nodes: String?
 
-    @Option(help: "Seconds to wait for the nodes to answer and get ready.")
+    @Option(help: "Seconds each request to a node may take, from connecting to the last byte of its answer.")
     var timeout: Double = 30
 
     func validate() throws {
@@ -24,8 +23,22 @@ struct WallOptions: ParsableArguments {
         }
     }
 
-    /// The wall: its config and a client per node.
-    func wall() throws -> Wall {
+    /// Runs `body` with the wall, then shuts the wall's HTTP client down, whether `body` threw or
+    /// not: one client per command, shut down once.
+    func withWall<T>(_ body: (Wall) async throws -> T) async throws -> T {
+        let wall = try wall()
+        let result: Result<T, any Error>
+        do {
+            result = .success(try await body(wall))
+        } catch {
+            result = .failure(error)
+        }
+        try await wall.shutdown()
+        return try result.get()
+    }
+
+    /// The wall: its config and a client per node, sharing one HTTP client.
+    private func wall() throws -> Wall {
         let config: WallConfig
         do {
             config = try WallConfig.load(path: self.config)
@@ -39,17 +52,40 @@ struct WallOptions: ParsableArguments {
             guard unknown.isEmpty else { throw ControlError.unknownNodes(unknown) }
             selected = config.nodes.filter { wanted.contains($0.id) }
         }
-        let session = URLSession(configuration: .ephemeral)
         let limit = MediaTime(seconds: timeout, preferredTimescale: 1000)
-        return Wall(
-            config: config, clients: try selected.map { try NodeClient(node: $0, session: session, timeout: limit) })
+        let http = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: Self.http(limit))
+        do {
+            return Wall(
+                config: config, http: http,
+                clients: try selected.map { try NodeClient(node: $0, http: http, timeout: limit) })
+        } catch {
+            try? http.syncShutdown()
+            throw error
+        }
+    }
+
+    /// The HTTP client's configuration: connect and read bounded by `timeout`, no retried
+    /// connections (a refused one fails the request at once), no redirects, no proxies.
+    static func http(_ timeout: MediaTime) -> HTTPClient.Configuration {
+        let limit = TimeAmount.nanoseconds(timeout.nanoseconds ?? Int64.max)
+        var configuration = HTTPClient.Configuration(
+            redirectConfiguration: .disallow, timeout: HTTPClient.Configuration.Timeout(connect: limit, read: limit))
+        configuration.connectionPool.retryConnectionEstablishment = false
+        configuration.httpVersion = .http1Only
+        return configuration
     }
 }
 
 /// The nodes of a wall, addressed together.
 struct Wall: Sendable {
     let config: WallConfig
+    let http: HTTPClient
     let clients: [NodeClient]
+
+    /// Shuts the HTTP client down: its connections close, and no request can be made after.
+    func shutdown() async throws {
+        try await http.shutdown()
+    }
 
     /// Runs `work` on every node at once: each node's result or error, by node id.
     func eachNode<T: Sendable>(

@@ -29,9 +29,8 @@ struct WallStart {
     /// a measured margin ahead. Throws naming each node that could not take part.
     func run(itemTime: MediaTime, rate: Float) async throws -> Plan {
         let began = LocalClock.monotonic.now()
-        let deadline = began + wall.clients.map(\.timeout).max()!
         _ = try await wall.everyNode { client throws(ControlError) in
-            let status = try await client.statusWhenUp(by: deadline)
+            let status = try await client.status().status
             if status.player.media == nil || status.player.itemStatus == "failed" {
                 try await client.command(ControlPath.load, LoadRequest())
             }

@@ -55,6 +55,12 @@ final class GroundTruthWallTests: XCTestCase {
             for process in nodeProcesses + proxies + [master] { process.signal(SIGTERM) }
         }
 
+        // wallctl fails at once on a refused connection: wait until every node's control API is up.
+        let deadline = Date().addingTimeInterval(30)
+        while try ChildProcess.run(wallctl, ["status", "--config", config.path, "--timeout", "2"]).status != 0 {
+            guard Date() < deadline else { return XCTFail("the nodes' control APIs did not come up within 30 s") }
+            Thread.sleep(forTimeInterval: 0.3)
+        }
         let start = try ChildProcess.run(wallctl, ["start", "--config", config.path, "--timeout", "40"])
         XCTAssertEqual(start.status, 0, "wallctl start: \(start.output)\n\(start.errors)")
         guard start.status == 0 else { return }

@@ -1,0 +1,46 @@
+/// What went wrong talking to the wall.
+enum ControlError: Error, CustomStringConvertible {
+    case config(String)
+    case badAddress(node: String, reason: String)
+    case unreachable(node: String, address: String, reason: String)
+    case unauthorized(node: String, tokenSent: Bool)
+    case refused(node: String, command: String, reason: String)
+    case protocolViolation(node: String, detail: String)
+    case unknownNodes([String])
+    case notReady(nodes: [String: String])
+
+    var description: String {
+        switch self {
+        case .config(let message):
+            return message
+        case .badAddress(let node, let reason):
+            return "node \(node): bad control address: \(reason)"
+        case .unreachable(let node, let address, let reason):
+            return "node \(node) at \(address) does not answer: \(reason)"
+        case .unauthorized(let node, true):
+            return "node \(node) refused the control token: check control-token-file"
+        case .unauthorized(let node, false):
+            return "node \(node) requires a control token: set control-token-file in the config"
+        case .refused(let node, let command, let reason):
+            return "node \(node) refused \(command): \(reason)"
+        case .protocolViolation(let node, let detail):
+            return "node \(node): \(detail)"
+        case .unknownNodes(let ids):
+            return "no such node in the config: \(ids.joined(separator: ", "))"
+        case .notReady(let nodes):
+            return "not ready: "
+                + nodes.sorted { $0.key < $1.key }.map { "\($0.key) (\($0.value))" }.joined(separator: "; ")
+        }
+    }
+
+    /// The node this error is about, if one.
+    var node: String? {
+        switch self {
+        case .badAddress(let node, _), .unreachable(let node, _, _), .unauthorized(let node, _),
+            .refused(let node, _, _), .protocolViolation(let node, _):
+            return node
+        case .config, .unknownNodes, .notReady:
+            return nil
+        }
+    }
+}

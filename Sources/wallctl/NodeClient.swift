@@ -141,6 +141,11 @@ struct NodeClient: Sendable {
             return error.description
         case let error as IOError where error.errnoCode == ECONNREFUSED:
             return "connection refused (is wallnode running there?)"
+        case let error as NIOSSLExtraError where error == .failedToValidateHostname:
+            return "TLS: the node's certificate does not name the address connected to"
+        case let error as NIOSSLError where "\(error)".contains("CERTIFICATE_VERIFY_FAILED"):
+            return "TLS: the node's certificate does not verify against control-tls.trust-roots "
+                + "(signed by another CA, expired or not yet valid)"
         case let error as NIOSSLError:
             return "TLS: \(error)"
         case let error as NIOSSLExtraError:

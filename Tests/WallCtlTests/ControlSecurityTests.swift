@@ -68,14 +68,20 @@ final class ControlSecurityTests: XCTestCase {
         // A certificate wallctl does not trust.
         result = try runStatus(
             in: folder, port: node.port, certificate: goodCertificate, key: goodKey, trustRoots: otherCertificate)
-        XCTAssertTrue(result.contains("node solo at https://127.0.0.1:\(node.port) does not answer: TLS"), result)
+        XCTAssertTrue(
+            result.contains(
+                "node solo at https://127.0.0.1:\(node.port) does not answer: TLS: the node's certificate does not "
+                    + "verify against control-tls.trust-roots"), result)
 
         // A trusted certificate for another name than the address connected to.
         let impostor = try TLSStandIn(certificate: otherCertificate, key: otherKey)
         result = try runStatus(
             in: folder, port: impostor.port, certificate: otherCertificate, key: otherKey,
             trustRoots: otherCertificate)
-        XCTAssertTrue(result.contains("node solo at https://127.0.0.1:\(impostor.port) does not answer: TLS"), result)
+        XCTAssertTrue(
+            result.contains(
+                "node solo at https://127.0.0.1:\(impostor.port) does not answer: TLS: the node's certificate does not "
+                    + "name the address connected to"), result)
     }
 
     // MARK: Helpers

@@ -2,7 +2,7 @@
 SWIFT ?= swift
 BUILD_FLAGS ?=
 
-.PHONY: setup build test demo clean format bench-clock bench-wall
+.PHONY: setup build test check-release demo clean format bench-clock bench-wall
 
 setup:
 	@scripts/setup.sh
@@ -12,6 +12,13 @@ build: setup
 
 test: build
 	$(SWIFT) test $(BUILD_FLAGS)
+
+# The release build, and every wallctl and wallnode command run against a live two-node wall on
+# loopback: optimised code can fail where the debug build the tests use does not.
+check-release: setup
+	$(SWIFT) build -c release --product wallctl $(BUILD_FLAGS)
+	$(SWIFT) build -c release --product wallnode $(BUILD_FLAGS)
+	scripts/smoke-release.sh "$$($(SWIFT) build -c release --show-bin-path)"
 
 demo: build
 	scripts/demo.sh

@@ -65,6 +65,6 @@ status=0
     --ground-truth top-left=6101 --ground-truth top-right=6102 \
     --ground-truth bottom-left=6103 --ground-truth bottom-right=6104 \
     --json "$out/drift.json" --plot "$out/drift.svg" || status=$?
-"$bin/wallctl" status --config "$config" || true
+"$bin/wallctl" status --config "$config" || status=$?
 echo "demo: report in $out/drift.json, plot in $out/drift.svg, logs in $out/logs/"
 exit "$status"

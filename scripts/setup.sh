@@ -24,6 +24,9 @@ packages=(
     gir1.2-gstreamer-1.0
     # run: granting real-time scheduling to wallnode without root (setcap)
     libcap2-bin
+    # test: a TLS control API (a certificate made with openssl, fetched with curl)
+    openssl
+    curl
 )
 
 missing=()

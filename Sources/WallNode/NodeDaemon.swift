@@ -9,6 +9,7 @@ struct NodeDaemon {
     let logger: Logger
 
     func run() async throws {
+        let fileLimit = FileLimit.raise()
         let player = QueuePlayer(
             items: [], video: settings.video, audioSinkDescription: settings.audioSink,
             logger: Logger(label: "lockstep.player"))
@@ -37,6 +38,8 @@ struct NodeDaemon {
                 "node.id": "\(settings.id)", "node.wall": "\(settings.wallName)",
                 "node.control": "\(settings.control)", "clock.server": "\(settings.clock)",
                 "node.media": "\(settings.media)", "video.sink": "\(settings.video.sinkDescription)",
+                "node.file_limit": "\(fileLimit)", "control.token": "\(settings.controlToken == nil ? "none" : "required")",
+                "control.tls": "\(settings.controlTLS == nil ? "off" : "on")",
             ])
         try await group.run()
         await controller.stop()

@@ -57,12 +57,10 @@ final class ClockFollower: Sendable {
             }
         }
         if settings.serveClock {
+            // Where the config says, and nowhere else: a config naming 127.0.0.1 keeps the master
+            // off the network (NodeSettings checked the address is this machine's).
             server = SyncClockServer(
-                configuration: SyncClockServer.Configuration(listen: [
-                    Endpoint(host: "0.0.0.0", port: settings.clock.port),
-                    Endpoint(host: "::", port: settings.clock.port),
-                ]),
-                logger: logger)
+                configuration: SyncClockServer.Configuration(listen: [settings.clock]), logger: logger)
         } else {
             server = nil
         }

@@ -10,7 +10,8 @@ struct NodeSettings: Sendable {
     var wallName: String
     /// The master clock to follow.
     var clock: Endpoint
-    /// Whether this node also serves the master clock (on the clock address's port).
+    /// Whether this node also serves the master clock, on the clock address (which must be this
+    /// machine's).
     var serveClock: Bool
     /// Run on this machine's clock instead of following the master (a benchmark baseline).
     var useLocalClock: Bool
@@ -44,6 +45,7 @@ struct NodeSettings: Sendable {
         clock = try Self.endpoint(overrides.clock ?? config.clock, option: "clock")
         control = try Self.endpoint(overrides.control ?? node.control, option: "control")
         serveClock = overrides.serveClock
+        if serveClock { try Self.checkServable(clock) }
         useLocalClock = overrides.useLocalClock
         media = overrides.media ?? config.media.path(forNode: id)
         let tile =
@@ -61,6 +63,24 @@ struct NodeSettings: Sendable {
         lockTimeout = config.clockLockTimeout
         loop = config.loop
         realtimePriority = config.realtimePriority
+    }
+
+    /// Checks that the clock address is one this machine can serve on: `--serve-clock` binds it,
+    /// not every interface.
+    private static func checkServable(_ clock: Endpoint) throws(NodeError) {
+        let addresses: [SocketAddress]
+        do {
+            addresses = try clock.resolve(passive: true)
+        } catch {
+            throw .invalidOption(option: "serve-clock", reason: "the config's clock address \(clock): \(error)")
+        }
+        if addresses.contains(where: { (try? UDPSocket.bound(to: $0.withPort(0))) != nil }) { return }
+        let resolved = addresses.map { $0.withPort(clock.port).description }.joined(separator: ", ")
+        let named = resolved == clock.description ? "" : " (\(resolved))"
+        throw .invalidOption(
+            option: "serve-clock",
+            reason: "the config's clock address \(clock)\(named) is not an address of this machine: run "
+                + "--serve-clock on the machine it names, or change the config's clock")
     }
 
     private static func endpoint(_ text: String, option: String) throws(NodeError) -> Endpoint {

@@ -55,7 +55,8 @@ final class HMACSHA256: @unchecked Sendable {
                 && EVP_MAC_update(context, message.baseAddress?.assumingMemoryBound(to: UInt8.self), message.count)
                     == 1
                 && EVP_MAC_final(context, full.baseAddress?.assumingMemoryBound(to: UInt8.self), &length, Self.size)
-                    == 1 && length == Self.size
+                    == 1
+                && length == Self.size
             // Out of memory in libcrypto: a code that matches nothing honest beats a crash.
             if !computed { full.copyBytes(from: repeatElement(0xFF as UInt8, count: Self.size)) }
             code.copyMemory(from: UnsafeRawBufferPointer(rebasing: full[..<code.count]))

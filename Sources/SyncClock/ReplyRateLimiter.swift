@@ -105,6 +105,8 @@ struct ReplyRateLimiter: Sendable {
     private mutating func sweep(at now: Int64) {
         guard lastSweep == .min || now - lastSweep >= Self.sweepInterval else { return }
         lastSweep = now
-        buckets = buckets.filter { now - $0.value.updated < Self.idleTimeout || refilled($0.value, at: now) < limit.burst }
+        buckets = buckets.filter {
+            now - $0.value.updated < Self.idleTimeout || refilled($0.value, at: now) < limit.burst
+        }
     }
 }

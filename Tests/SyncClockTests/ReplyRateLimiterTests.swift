@@ -20,7 +20,8 @@ final class ReplyRateLimiterTests: XCTestCase {
         var limiter = ReplyRateLimiter(limit: ReplyRateLimit(repliesPerSecond: 100, burst: 20))
         let client = address(1)
         XCTAssertEqual(allowed(&limiter, client, times: 50, at: Self.second), 20, "the burst")
-        XCTAssertEqual(allowed(&limiter, client, times: 50, at: Self.second + 100 * Self.millisecond), 10, "100 ms at 100/s")
+        XCTAssertEqual(
+            allowed(&limiter, client, times: 50, at: Self.second + 100 * Self.millisecond), 10, "100 ms at 100/s")
         XCTAssertEqual(allowed(&limiter, client, times: 50, at: 10 * Self.second), 20, "refilled to the burst, no more")
     }
 

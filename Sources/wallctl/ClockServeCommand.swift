@@ -83,11 +83,14 @@ struct ClockServeCommand: AsyncParsableCommand {
         let server = SyncClockServer(configuration: configuration, clock: clock)
         let addresses = try server.start()
         let served = configuration.timescale == .realtime ? "CLOCK_REALTIME" : "the \(clock) clock"
+        // The first line ends with the port, which scripts and tests read.
         Output.line(
             "wallctl: serving \(served) on \(addresses.map(\.description).joined(separator: ", ")) "
-                + "as \(server.masterIdentity); rate limit: \(configuration.rateLimit?.description ?? "none"); "
-                + (key == nil ? "unauthenticated" : "Lockstep requests authenticated")
-                + (noGStreamer ? ", GStreamer format off" : key == nil ? "" : ", GStreamer format unauthenticated"))
+                + "as \(server.masterIdentity)")
+        let gstreamer = noGStreamer ? "not answered" : key == nil ? "answered" : "answered, unauthenticated"
+        Output.line(
+            "wallctl: \(key == nil ? "no key" : "Lockstep requests authenticated with a \(key!)"); "
+                + "GStreamer format \(gstreamer); rate limit \(configuration.rateLimit?.description ?? "none")")
         _ = await Termination.wait(seconds: nil)
         server.stop()
         Output.line("wallctl: stopped; \(server.statistics)")

@@ -1,7 +1,10 @@
 import Foundation
 import Hummingbird
+import HummingbirdCore
+import HummingbirdTLS
 import LockstepTime
 import Logging
+import NIOCore
 import WallPlayer
 import WallProtocol
 
@@ -9,12 +12,23 @@ import WallProtocol
 ///
 /// Commands reply with `ControlReply`: the node's status after the command, or a sentence saying
 /// what went wrong, with a 4xx/5xx status. A body that is not the JSON expected gets 400 naming
-/// what was wrong with it.
+/// what was wrong with it; a value out of bounds gets 422 naming the field (`RequestChecks`).
+/// `ControlAccess` decides who may ask, `ConnectionGuard` how much of the node a client may hold.
 enum ControlServer {
+    /// Connections open at once beyond which a new one gets a 503.
+    static let maximumConnections = 64
+    /// Connections beyond which the node stops accepting (they wait in the kernel's backlog).
+    static let acceptLimit = 256
+    /// How long a client has to send a whole request, or to send the next one on a kept-alive
+    /// connection.
+    static let requestDeadline = TimeAmount.seconds(10)
+
     static func application(
         controller: NodeController, frames: FrameLog, metrics: NodeMetrics, logger: Logger
-    ) -> some ApplicationProtocol {
+    ) throws(NodeError) -> some ApplicationProtocol {
+        let settings = controller.settings
         let router = Router()
+        router.add(middleware: ControlAccess(token: settings.controlToken, metricsOpen: settings.metricsOpen))
         router.get(RouterPath(ControlPath.status)) { _, _ in
             json(await controller.status())
         }
@@ -43,8 +57,13 @@ enum ControlServer {
         }
         router.get(RouterPath(ControlPath.frames)) { request, _ in
             let after = try unsignedParameter("after", in: request) ?? 0
-            let limit = Int(try unsignedParameter("limit", in: request) ?? 4096)
-            let (records, missed) = frames.records(after: after, limit: limit)
+            let limit = try unsignedParameter("limit", in: request) ?? RequestChecks.maximumFramesLimit
+            do throws(RequestRejection) {
+                try RequestChecks.framesLimit(limit)
+            } catch {
+                return json(ControlReply(ok: false, error: error.description, status: nil), status: .unprocessableContent)
+            }
+            let (records, missed) = frames.records(after: after, limit: Int(limit))
             let status = await controller.status()
             return json(
                 FramesReply(
@@ -53,7 +72,15 @@ enum ControlServer {
         router.get(RouterPath(ControlPath.snapshot)) { request, _ in
             let width = try unsignedParameter("width", in: request)
             let height = try unsignedParameter("height", in: request)
-            let size = width.flatMap { w in height.map { PixelSize(width: Int(w), height: Int($0)) } }
+            let size: PixelSize?
+            do throws(RequestRejection) {
+                size = try RequestChecks.snapshotSize(
+                    width: width, height: height,
+                    output: settings.video.outputSize.map { CanvasSize(width: $0.width, height: $0.height) }
+                ).map { PixelSize(width: $0.width, height: $0.height) }
+            } catch {
+                return json(ControlReply(ok: false, error: error.description, status: nil), status: .unprocessableContent)
+            }
             guard let frame = try controller.player.copyCurrentVideoFrame(format: .rgb, size: size) else {
                 return json(ControlReply(ok: false, error: "no frame yet: load first", status: nil), status: .conflict)
             }
@@ -70,12 +97,33 @@ enum ControlServer {
             headers[.contentType] = "text/plain; version=0.0.4"
             return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
         }
-        let address = controller.settings.control
+        let address = settings.control
+        let limits = ConnectionGuard.Limits(
+            maximumConnections: maximumConnections, requestDeadline: requestDeadline)
+        let http1 = HTTPServerBuilder.http1(
+            configuration: HTTP1Channel.Configuration(
+                additionalChannelHandlers: [ConnectionGuard(limits: limits)], idleTimeout: requestDeadline))
+        let server: HTTPServerBuilder
+        do {
+            server = try settings.controlTLS.map { tls in try .tls(http1, tlsConfiguration: try serverTLS(tls)) } ?? http1
+        } catch {
+            throw .config("control-tls: \(error)")
+        }
         return Application(
-            router: router,
+            router: router, server: server,
             configuration: ApplicationConfiguration(
-                address: .hostname(address.host, port: Int(address.port)), serverName: "wallnode"),
+                address: .hostname(address.host, port: Int(address.port)), serverName: "wallnode",
+                availableConnectionsDelegate: MaximumAvailableConnections(acceptLimit, logger: logger)),
             logger: logger)
+    }
+
+    /// The TLS configuration serving `tls`'s certificate chain and key.
+    private static func serverTLS(_ tls: ControlTLS) throws -> TLSConfiguration {
+        let chain = try NIOSSLCertificate.fromPEMFile(tls.certificate)
+        guard !chain.isEmpty else { throw NodeError.config("control-tls.certificate: \(tls.certificate) holds no certificate") }
+        return TLSConfiguration.makeServerConfiguration(
+            certificateChain: chain.map { .certificate($0) },
+            privateKey: .privateKey(try NIOSSLPrivateKey(file: tls.key, format: .pem)))
     }
 
     /// Runs a command and replies with the status after it, or the error.
@@ -129,7 +177,7 @@ enum ControlServer {
         return value
     }
 
-    private static func json(_ value: some Encodable, status: HTTPResponse.Status = .ok) -> Response {
+    static func json(_ value: some Encodable, status: HTTPResponse.Status = .ok) -> Response {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         let data = (try? encoder.encode(value)) ?? Data("{}".utf8)

@@ -42,17 +42,18 @@ final class FrameLog: Sendable {
         }
     }
 
-    /// The records after `sequence`, oldest first, at most `limit`; and how many after `sequence`
-    /// are gone from the ring already.
+    /// The records after `sequence`, oldest first, at most `limit` (at least one); and how many
+    /// after `sequence` are gone from the ring already. Any `sequence` is answered: one past the
+    /// newest record gets nothing.
     func records(after sequence: UInt64, limit: Int) -> (records: [FrameRecord], missed: UInt64) {
         state.withLock { state in
             let newest = state.next - 1
+            guard sequence < newest else { return ([], 0) }
             let oldestKept = newest >= UInt64(capacity) ? newest - UInt64(capacity) + 1 : 1
             let first = max(sequence + 1, oldestKept)
-            let missed = first > sequence + 1 ? first - sequence - 1 : 0
-            guard first <= newest else { return ([], missed) }
-            let last = min(newest, first + UInt64(max(0, limit)) - 1)
-            let records = (first...last).compactMap { state.ring[Int(($0 - 1) % UInt64(capacity))] }
+            let missed = first - (sequence + 1)
+            let count = min(newest - first + 1, UInt64(max(1, limit)))
+            let records = (first..<first + count).compactMap { state.ring[Int(($0 - 1) % UInt64(capacity))] }
             return (records, missed)
         }
     }

@@ -36,9 +36,12 @@ actor NodeController {
 
     // MARK: Commands
 
-    /// Loads the configured media (or `media`), paused at its start.
+    /// Loads the configured media (or `media`, which must be a regular file inside the media
+    /// roots), paused at its start.
     func load(media: String?) async throws(NodeError) {
-        let path = media ?? settings.media
+        let path = try media.map { media throws(NodeError) in try checked { () throws(RequestRejection) in
+            try settings.mediaRoots.resolve(media)
+        } } ?? settings.media
         prerolledAt = nil
         player.pause()
         let item = PlayerItem(url: URL(fileURLWithPath: path))
@@ -63,6 +66,7 @@ actor NodeController {
         if loadedMedia == nil { try await load(media: nil) }
         guard let item = player.currentItem else { throw .nothingLoaded }
         if item.status == .failed { throw .mediaFailed(item.error ?? .itemNotReady("preroll")) }
+        try checked { () throws(RequestRejection) in try RequestChecks.itemTime(itemTime, duration: item.duration) }
         if prerolledAt == itemTime, player.rate == 0 { return }
         prerolledAt = nil
         player.pause()
@@ -81,12 +85,14 @@ actor NodeController {
         guard clock.isLocked, let master = clock.masterClock else {
             throw .clockNotLocked(state: clock.report().state, waited: .zero)
         }
-        guard loadedMedia != nil else { throw .nothingLoaded }
+        guard loadedMedia != nil, let item = player.currentItem else { throw .nothingLoaded }
         let now = master.now()
-        let presentAt = request.hostTime - settings.displayLatency
-        guard presentAt >= now + Self.minimumStartLead else {
-            throw .startTooLate(hostTime: request.hostTime, now: now)
+        try checked { () throws(RequestRejection) in
+            try RequestChecks.rate(request.rate, canPlay: item.canPlay(atRate:))
+            try RequestChecks.itemTime(request.itemTime, duration: item.duration)
+            try scheduled(request.hostTime, now: now)
         }
+        let presentAt = request.hostTime - settings.displayLatency
         player.automaticallyWaitsToMinimizeStalling = false
         do {
             try player.setRate(request.rate, time: request.itemTime, atHostTime: presentAt)
@@ -104,8 +110,15 @@ actor NodeController {
 
     /// Pauses, at once or at a host time on the master clock.
     func pause(at hostTime: MediaTime?) throws(NodeError) {
+        guard let hostTime else {
+            prerolledAt = nil
+            return player.pause()
+        }
+        guard clock.isLocked, let master = clock.masterClock else {
+            throw .clockNotLocked(state: clock.report().state, waited: .zero)
+        }
+        try checked { () throws(RequestRejection) in try scheduled(hostTime, now: master.now()) }
         prerolledAt = nil
-        guard let hostTime else { return player.pause() }
         do {
             try player.setRate(0, time: .invalid, atHostTime: hostTime - settings.displayLatency)
         } catch {
@@ -149,6 +162,22 @@ actor NodeController {
     }
 
     // MARK: Helpers
+
+    /// Checks a host time a command schedules something at: far enough ahead to act on, with this
+    /// screen's display latency taken off, and within the wall's start horizon.
+    private func scheduled(_ hostTime: MediaTime, now: MediaTime) throws(RequestRejection) {
+        try RequestChecks.hostTime(
+            hostTime, now: now, minimumLead: Self.minimumStartLead + settings.displayLatency,
+            horizon: settings.startHorizon)
+    }
+
+    private func checked<T>(_ check: () throws(RequestRejection) -> T) throws(NodeError) -> T {
+        do {
+            return try check()
+        } catch {
+            throw .rejected(error)
+        }
+    }
 
     private func waitUntilReady(_ item: PlayerItem) async throws(NodeError) {
         let limit = Self.loadTimeout

@@ -19,7 +19,7 @@ struct NodeDaemon {
         let frames = FrameLog()
         let controller = NodeController(
             settings: settings, player: player, clock: clock, frames: frames, logger: logger)
-        let application = ControlServer.application(
+        let application = try ControlServer.application(
             controller: controller, frames: frames, metrics: NodeMetrics(node: settings.id),
             logger: Logger(label: "lockstep.control"))
         let group = ServiceGroup(

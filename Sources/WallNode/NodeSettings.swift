@@ -24,6 +24,14 @@ struct NodeSettings: Sendable {
     var lockTimeout: MediaTime
     var loop: Bool
     var realtimePriority: Int32?
+    /// The folders a load request may name media in.
+    var mediaRoots: MediaRoots
+    /// How far ahead a start or pause may be scheduled.
+    var startHorizon: MediaTime
+    /// The token control requests must carry; nil when the config leaves the API open.
+    var controlToken: ControlToken?
+    var metricsOpen: Bool
+    var controlTLS: ControlTLS?
 
     /// Overrides for one node, from the command line.
     struct Overrides: Sendable {
@@ -63,6 +71,17 @@ struct NodeSettings: Sendable {
         lockTimeout = config.clockLockTimeout
         loop = config.loop
         realtimePriority = config.realtimePriority
+        mediaRoots = MediaRoots(config.mediaRoots)
+        startHorizon = config.startHorizon
+        do {
+            controlToken = try config.security.tokenFile.map { path throws(ControlTokenError) in
+                try ControlToken(contentsOfFile: path)
+            }
+        } catch {
+            throw .config(error.description)
+        }
+        metricsOpen = config.security.metricsOpen
+        controlTLS = config.security.tls
     }
 
     /// Checks that the clock address is one this machine can serve on: `--serve-clock` binds it,

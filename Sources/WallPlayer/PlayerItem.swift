@@ -92,8 +92,8 @@ public final class PlayerItem: Sendable, CustomStringConvertible {
 
     private var isSeekable: Bool { status == .readyToPlay && facts.withLock { $0.isSeekable } }
 
-    /// Whether a rate is one this item can play at.
-    func canPlay(atRate rate: Float) -> Bool {
+    /// Whether a rate is one this item can play at, by the canPlay* properties.
+    public func canPlay(atRate rate: Float) -> Bool {
         switch rate {
         case 1, 0: return true
         case let r where r > 1: return canPlayFastForward

@@ -98,7 +98,8 @@ struct ConfigReader {
 
     static let wallKeys = [
         "name", "clock", "clock-lock-timeout", "media", "canvas", "latency", "start-margin", "loop",
-        "realtime-priority", "nodes",
+        "realtime-priority", "control-token-file", "metrics-open", "control-tls", "media-roots", "start-horizon",
+        "clock-key-file", "nodes",
     ]
     static let nodeKeys = [
         "id", "control", "tile", "output", "gravity", "video-sink", "audio", "audio-sink", "display-latency",
@@ -134,7 +135,51 @@ struct ConfigReader {
             realtimePriority: try value(map, "realtime-priority", or: defaults.realtimePriority) {
                 node throws(ConfigError) in try priority(node)
             },
+            security: ControlSecurity(
+                tokenFile: try value(map, "control-token-file", or: nil) { node throws(ConfigError) in
+                    try path(node, key: "control-token-file", baseDirectory: baseDirectory)
+                },
+                metricsOpen: try value(map, "metrics-open", or: false) { node throws(ConfigError) in
+                    try bool(node, key: "metrics-open")
+                },
+                tls: try value(map, "control-tls", or: nil) { node throws(ConfigError) in
+                    try tls(node, baseDirectory: baseDirectory)
+                }),
+            mediaRoots: try value(map, "media-roots", or: nil) { node throws(ConfigError) in
+                let list = try sequence(node, key: "media-roots")
+                guard !list.isEmpty else { throw invalid(node, "media-roots", "must name at least one folder") }
+                var roots: [String] = []
+                for (index, item) in list.enumerated() {
+                    roots.append(try path(item, key: "media-roots[\(index)]", baseDirectory: baseDirectory))
+                }
+                return roots
+            },
+            startHorizon: try value(map, "start-horizon", or: defaults.startHorizon) { node throws(ConfigError) in
+                let horizon = try duration(node, key: "start-horizon")
+                guard horizon >= MediaTime(value: 1, timescale: 1) else {
+                    throw invalid(node, "start-horizon", "must be at least 1s, got \(horizon.seconds) s")
+                }
+                return horizon
+            },
+            clockKeyFile: try value(map, "clock-key-file", or: nil) { node throws(ConfigError) in
+                try path(node, key: "clock-key-file", baseDirectory: baseDirectory)
+            },
             nodes: nodes)
+    }
+
+    private func tls(_ node: Node, baseDirectory: String?) throws(ConfigError) -> ControlTLS {
+        let map = try mapping(node, key: "control-tls")
+        try checkKeys(map, allowed: ["certificate", "key", "trust-roots"], path: "control-tls.")
+        return ControlTLS(
+            certificate: try path(
+                try required(map, "certificate", in: node, path: "control-tls"), key: "control-tls.certificate",
+                baseDirectory: baseDirectory),
+            key: try path(
+                try required(map, "key", in: node, path: "control-tls"), key: "control-tls.key",
+                baseDirectory: baseDirectory),
+            trustRoots: try value(map, "trust-roots", or: nil) { node throws(ConfigError) in
+                try path(node, key: "control-tls.trust-roots", baseDirectory: baseDirectory)
+            })
     }
 
     private func node(_ node: Node, path: String) throws(ConfigError) -> NodeConfig {
@@ -189,6 +234,14 @@ struct ConfigReader {
                     "\(node.control) is already the control address of nodes[\(first)]")
             }
             controls[node.control] = index
+            if config.security.tokenFile == nil, let endpoint = try? Endpoint(parsing: node.control),
+                !Self.isLoopback(host: endpoint.host)
+            {
+                throw invalid(
+                    where_, "nodes[\(index)].control",
+                    "\(node.control) is reachable beyond this machine, so the wall needs control-token-file "
+                        + "(a file holding the token every control request must carry)")
+            }
             let tile = node.tile
             if tile.x < 0 || tile.y < 0 || tile.x + tile.width > config.canvas.width
                 || tile.y + tile.height > config.canvas.height
@@ -199,6 +252,11 @@ struct ConfigReader {
                         + "\(config.canvas.width)x\(config.canvas.height) canvas")
             }
         }
+    }
+
+    /// Whether `host` names this machine only: only then may the control API go without a token.
+    static func isLoopback(host: String) -> Bool {
+        host == "localhost" || host == "::1" || host.hasPrefix("127.")
     }
 
     // MARK: Structure
@@ -300,11 +358,20 @@ struct ConfigReader {
         return Int32(value)
     }
 
+    /// A file or folder path, resolved against the config's folder when relative.
+    private func path(_ node: Node, key: String, baseDirectory: String?) throws(ConfigError) -> String {
+        let text = try string(node, key: key)
+        guard !text.isEmpty else { throw invalid(node, key, "must name a file or folder") }
+        return resolve(text, against: baseDirectory)
+    }
+
+    private func resolve(_ path: String, against baseDirectory: String?) -> String {
+        guard let baseDirectory, !path.hasPrefix("/") else { return path }
+        return URL(fileURLWithPath: baseDirectory).appendingPathComponent(path).standardizedFileURL.path
+    }
+
     private func media(_ node: Node, baseDirectory: String?) throws(ConfigError) -> MediaSource {
-        func resolve(_ path: String) -> String {
-            guard let baseDirectory, !path.hasPrefix("/") else { return path }
-            return URL(fileURLWithPath: baseDirectory).appendingPathComponent(path).standardizedFileURL.path
-        }
+        func resolve(_ path: String) -> String { self.resolve(path, against: baseDirectory) }
         if case .mapping(let map) = node {
             try checkKeys(map, allowed: ["per-node"], path: "media.")
             let template = try string(try required(map, "per-node", in: node, path: "media"), key: "media.per-node")

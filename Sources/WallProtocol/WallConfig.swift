@@ -23,13 +23,23 @@ public struct WallConfig: Sendable, Hashable {
     public var loop: Bool
     /// The SCHED_FIFO priority asked for each node's render thread; nil for normal scheduling.
     public var realtimePriority: Int32?
+    /// Who may control the wall, and how the control API is reached.
+    public var security: ControlSecurity
+    /// The folders media may be loaded from; a request naming a file elsewhere is refused.
+    public var mediaRoots: [String]
+    /// How far ahead of the master clock's now a start or pause may be scheduled.
+    public var startHorizon: MediaTime
+    /// A file holding the key that signs Lockstep clock packets, or nil for unsigned packets.
+    public var clockKeyFile: String?
     public var nodes: [NodeConfig]
 
     public init(
         name: String, clock: String, clockLockTimeout: MediaTime = MediaTime(value: 10, timescale: 1),
         media: MediaSource, canvas: CanvasSize, latency: MediaTime = .zero,
         startMargin: MediaTime = MediaTime(value: 1, timescale: 4), loop: Bool = true,
-        realtimePriority: Int32? = 50, nodes: [NodeConfig]
+        realtimePriority: Int32? = 50, security: ControlSecurity = ControlSecurity(), mediaRoots: [String]? = nil,
+        startHorizon: MediaTime = MediaTime(value: 300, timescale: 1), clockKeyFile: String? = nil,
+        nodes: [NodeConfig]
     ) {
         self.name = name
         self.clock = clock
@@ -40,6 +50,10 @@ public struct WallConfig: Sendable, Hashable {
         self.startMargin = startMargin
         self.loop = loop
         self.realtimePriority = realtimePriority
+        self.security = security
+        self.mediaRoots = mediaRoots ?? media.defaultRoots
+        self.startHorizon = startHorizon
+        self.clockKeyFile = clockKeyFile
         self.nodes = nodes
     }
 
@@ -60,6 +74,18 @@ public enum MediaSource: Sendable, Hashable {
         case .shared(let path): return path
         case .perNode(let template): return template.replacingOccurrences(of: "{id}", with: id)
         }
+    }
+
+    /// The folders a wall with this media loads from unless the config names others: the folder
+    /// of the shared file, or of the template up to the first path component holding `{id}`.
+    public var defaultRoots: [String] {
+        let path: String
+        switch self {
+        case .shared(let file): path = file
+        case .perNode(let template): path = template.components(separatedBy: "{id}")[0] + "{id}"
+        }
+        let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        return [folder.isEmpty ? "." : folder]
     }
 
     /// Whether each node's file holds only its own tile (so it shows the whole of its file).
@@ -141,5 +167,41 @@ public struct NodeConfig: Sendable, Hashable {
         self.audio = audio
         self.audioSink = audioSink
         self.displayLatency = displayLatency
+    }
+}
+
+/// How the control API is protected: a shared bearer token, and TLS where the config gives a
+/// certificate.
+public struct ControlSecurity: Sendable, Hashable {
+    /// A file holding the token every control request must carry (`Authorization: Bearer ...`);
+    /// nil leaves the API open, which the config allows only when every node listens on loopback.
+    public var tokenFile: String?
+    /// Whether `GET /metrics` answers without the token, for a Prometheus server that has none.
+    public var metricsOpen: Bool
+    /// The certificate and key the nodes serve the control API with over TLS.
+    public var tls: ControlTLS?
+
+    public init(tokenFile: String? = nil, metricsOpen: Bool = false, tls: ControlTLS? = nil) {
+        self.tokenFile = tokenFile
+        self.metricsOpen = metricsOpen
+        self.tls = tls
+    }
+}
+
+/// TLS for the control API: every node serves `certificate` with `key`; `wallctl` trusts
+/// `trustRoots` (the CA that signed it, or the certificate itself when it is self-signed) and checks
+/// that it names the address it connects to.
+public struct ControlTLS: Sendable, Hashable {
+    /// PEM certificate chain the nodes present.
+    public var certificate: String
+    /// PEM private key of the certificate (needed on the nodes only).
+    public var key: String
+    /// PEM certificates `wallctl` trusts; the certificate itself when the config names none.
+    public var trustRoots: String
+
+    public init(certificate: String, key: String, trustRoots: String? = nil) {
+        self.certificate = certificate
+        self.key = key
+        self.trustRoots = trustRoots ?? certificate
     }
 }

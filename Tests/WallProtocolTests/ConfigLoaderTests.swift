@@ -119,3 +119,77 @@ final class ConfigLoaderTests: XCTestCase {
         }
     }
 }
+
+final class ConfigSecurityTests: XCTestCase {
+    private func config(_ extra: String, control: String = "127.0.0.1:7701") -> String {
+        """
+        name: test
+        clock: 127.0.0.1:5637
+        media: media/clip.mp4
+        canvas: {width: 1920, height: 1080}
+        \(extra)
+        nodes:
+          - id: left
+            control: \(control)
+            tile: {x: 0, y: 0, width: 1920, height: 1080}
+        """
+    }
+
+    func testParse_readsTheSecurityKeysAndResolvesTheirPaths() throws {
+        let text = config(
+            """
+            control-token-file: secrets/token
+            metrics-open: true
+            control-tls: {certificate: tls/wall.crt, key: /etc/lockstep/wall.key}
+            media-roots: [media, /srv/more]
+            start-horizon: 90s
+            clock-key-file: secrets/clock.key
+            """)
+        let wall = try WallConfig.parse(text, file: "wall.yaml", baseDirectory: "/etc/lockstep")
+        XCTAssertEqual(wall.security.tokenFile, "/etc/lockstep/secrets/token")
+        XCTAssertTrue(wall.security.metricsOpen)
+        XCTAssertEqual(
+            wall.security.tls,
+            ControlTLS(certificate: "/etc/lockstep/tls/wall.crt", key: "/etc/lockstep/wall.key"))
+        XCTAssertEqual(wall.security.tls?.trustRoots, "/etc/lockstep/tls/wall.crt")
+        XCTAssertEqual(wall.mediaRoots, ["/etc/lockstep/media", "/srv/more"])
+        XCTAssertEqual(wall.startHorizon, MediaTime(value: 90, timescale: 1))
+        XCTAssertEqual(wall.clockKeyFile, "/etc/lockstep/secrets/clock.key")
+    }
+
+    func testParse_defaults_mediaRootsToTheMediaFolder() throws {
+        let wall = try WallConfig.parse(config(""), file: "wall.yaml", baseDirectory: "/etc/lockstep")
+        XCTAssertEqual(wall.mediaRoots, ["/etc/lockstep/media"])
+        XCTAssertNil(wall.security.tokenFile)
+        XCTAssertFalse(wall.security.metricsOpen)
+        XCTAssertEqual(wall.startHorizon, MediaTime(value: 300, timescale: 1))
+        let perNode = try WallConfig.parse(
+            config("").replacingOccurrences(of: "media: media/clip.mp4", with: "media: {per-node: \"/srv/{id}/a.mp4\"}"))
+        XCTAssertEqual(perNode.mediaRoots, ["/srv"])
+    }
+
+    func testParse_whenControlListensBeyondLoopbackWithoutAToken_refuses() {
+        XCTAssertThrowsError(try WallConfig.parse(config("", control: "10.0.0.11:7700"), file: "wall.yaml")) { error in
+            XCTAssertTrue(
+                "\(error)".contains("nodes[0].control: 10.0.0.11:7700 is reachable beyond this machine"), "\(error)")
+        }
+        XCTAssertNoThrow(
+            try WallConfig.parse(config("control-token-file: /t", control: "10.0.0.11:7700"), file: "wall.yaml"))
+        XCTAssertNoThrow(try WallConfig.parse(config("", control: "localhost:7700"), file: "wall.yaml"))
+    }
+
+    func testParse_whenSecurityValuesAreWrong_namesTheKey() {
+        let cases = [
+            ("control-tls: {certificate: a.crt}", "control-tls.key is required"),
+            ("control-tls: {certificate: a.crt, key: a.key, ca: b}", "unknown key control-tls.ca"),
+            ("media-roots: []", "media-roots: must name at least one folder"),
+            ("start-horizon: 10ms", "start-horizon: must be at least 1s"),
+            ("metrics-open: sometimes", "metrics-open: must be true or false"),
+        ]
+        for (extra, message) in cases {
+            XCTAssertThrowsError(try WallConfig.parse(config(extra), file: "wall.yaml"), extra) { error in
+                XCTAssertTrue("\(error)".contains(message), "\(extra): \(error)")
+            }
+        }
+    }
+}

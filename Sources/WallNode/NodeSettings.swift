@@ -1,6 +1,7 @@
 import Foundation
 import LockstepNet
 import LockstepTime
+import SyncClock
 import WallPlayer
 import WallProtocol
 
@@ -15,6 +16,9 @@ struct NodeSettings: Sendable {
     var serveClock: Bool
     /// Run on this machine's clock instead of following the master (a benchmark baseline).
     var useLocalClock: Bool
+    /// The key Lockstep clock packets are signed with, as a client and with `serveClock`; from the
+    /// config's `clock-key-file`.
+    var clockKey: ClockKey?
     var control: Endpoint
     var media: String
     var video: VideoOutputSettings
@@ -82,6 +86,11 @@ struct NodeSettings: Sendable {
         }
         metricsOpen = config.security.metricsOpen
         controlTLS = config.security.tls
+        do {
+            clockKey = try config.clockKeyFile.map { path throws(SyncClockError) in try ClockKey(contentsOfFile: path) }
+        } catch {
+            throw .config("clock-key-file: \(error)")
+        }
     }
 
     /// Checks that the clock address is one this machine can serve on: `--serve-clock` binds it,

@@ -36,7 +36,7 @@ struct TimeResponder: Sendable {
     /// - Parameters:
     ///   - request: the stored bytes; `length` is the datagram's real length.
     ///   - receiveTime: master time of arrival (ns), the kernel's stamp when `kernelStamped`.
-    ///   - reply: where the reply is written; at least 56 bytes.
+    ///   - reply: where the reply is written; at least 72 bytes.
     func respond(
         to request: UnsafeRawBufferPointer, length: Int, sourcePort: UInt16, receiveTime: Int64, kernelStamped: Bool,
         into reply: UnsafeMutableRawBufferPointer

@@ -176,16 +176,14 @@ struct ClockClientEngine: Sendable {
             counters.unmatchedReplies += 1
             return false
         }
-        let times: (key: UInt64, echoed: Int64, serverReceive: Int64, serverSend: Int64, packet: LockstepTimePacket?)
+        let times: (key: UInt64, serverReceive: Int64, serverSend: Int64, packet: LockstepTimePacket?)
         switch (ClockPacket.decode(bytes, length: length), configuration.format) {
         case (.packet(.lockstep(let packet)), .lockstep) where packet.kind == .reply:
-            times = (
-                UInt64(packet.sequence), packet.clientSendTime, packet.serverReceiveTime, packet.serverSendTime, packet
-            )
+            times = (UInt64(packet.sequence), packet.serverReceiveTime, packet.serverSendTime, packet)
         case (.packet(.gstreamer(let packet)), .gstreamer):
             // Beyond Int64: not a time any master serves; the sample check rejects it below.
             let remote = Int64(clamping: packet.remoteTime)
-            times = (packet.localTime, 0, remote, remote, nil)
+            times = (packet.localTime, remote, remote, nil)
         default:
             counters.rejectedMalformed += 1
             return false
@@ -274,9 +272,9 @@ struct ClockClientEngine: Sendable {
     /// then its replies are held back, so a few forged replies cannot throw the client off its
     /// timeline.
     ///
-    /// - Returns: whether the reply can be used.
     /// - Parameter sentAt: when the reply's request was sent: the span of held replies counts from
     ///   the first one's request, as the estimator's span of misfits does.
+    /// - Returns: whether the reply can be used.
     private mutating func noteMaster(of packet: LockstepTimePacket, sentAt: Int64, now: Int64) -> Bool {
         let identity = MasterIdentity(
             identity: packet.serverIdentity, epoch: packet.epoch, isRealtime: packet.flags.contains(.realtimeTimescale),

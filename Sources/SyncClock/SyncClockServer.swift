@@ -306,7 +306,7 @@ extension SyncClockServer {
             logger.info(
                 "clock server dropping replies over its rate limit",
                 metadata: [
-                    "clock.dropped": "\(report)", "clock.source": "\(source.withPort(0))",
+                    "clock.dropped": "\(report)", "clock.source": "\(source.host)",
                     "clock.rate_limit": "\(configuration.rateLimit?.description ?? "none")",
                 ])
         }

@@ -40,6 +40,7 @@ let package = Package(
             providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev"])]
         ),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
 
         // MARK: Shims
 
@@ -52,7 +53,7 @@ let package = Package(
         .target(name: "LockstepNet", dependencies: ["CLockstepNetShims", "LockstepTime"]),
         .target(
             name: "SyncClock",
-            dependencies: ["LockstepNet", "LockstepTime", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["CCrypto", "LockstepNet", "LockstepTime", .product(name: "Logging", package: "swift-log")]
         ),
         .target(
             name: "NetImpair",

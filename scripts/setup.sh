@@ -12,6 +12,7 @@ packages=(
     libavcodec-dev
     libavutil-dev
     zlib1g-dev
+    libssl-dev
     # run: GStreamer elements the player's pipelines use (playbin, videocrop, decoders, sinks)
     gstreamer1.0-tools
     gstreamer1.0-plugins-base

@@ -172,10 +172,17 @@ actor NodeController {
     }
 
     private func checked<T>(_ check: () throws(RequestRejection) -> T) throws(NodeError) -> T {
-        do {
-            return try check()
+        // Assigned, then returned after the `do`: Swift 6.3 at -O miscompiles a generic result
+        // returned from inside `do throws(E)` (see Wall.eachNode in wallctl).
+        let result: Result<T, RequestRejection>
+        do throws(RequestRejection) {
+            result = .success(try check())
         } catch {
-            throw .rejected(error)
+            result = .failure(error)
+        }
+        switch result {
+        case .success(let value): return value
+        case .failure(let rejection): throw .rejected(rejection)
         }
     }
 

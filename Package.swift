@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "NetImpair", targets: ["NetImpair"]),
         .library(name: "LockstepCLI", targets: ["LockstepCLI"]),
         .library(name: "WallPlayer", targets: ["WallPlayer"]),
+        .library(name: "WallTimeline", targets: ["WallTimeline"]),
         .executable(name: "wallnode", targets: ["WallNode"]),
         .executable(name: "wallctl", targets: ["wallctl"]),
     ],
@@ -73,6 +74,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        .target(name: "WallTimeline", dependencies: ["LockstepTime"]),
         .target(name: "GroundTruth", dependencies: ["LockstepNet", "LockstepTime"]),
         .target(
             name: "WallProtocol",
@@ -120,6 +122,7 @@ let package = Package(
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "LockstepTimeTests", dependencies: ["LockstepTime"]),
         .testTarget(name: "LockstepNetTests", dependencies: ["LockstepNet"]),
+        .testTarget(name: "WallTimelineTests", dependencies: ["WallTimeline", "LockstepTime"]),
         .testTarget(
             name: "SyncClockTests", dependencies: ["SyncClock", "LockstepNet", "TestSupport", "LockstepTime"]
         ),

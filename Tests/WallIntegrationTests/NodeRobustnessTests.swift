@@ -1,0 +1,81 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// Media a wall node must refuse, and files that would block whoever opens them: the node says
+/// what is wrong at once and keeps answering.
+final class NodeRobustnessTests: XCTestCase {
+    private let node = NodeHTTP(port: 17831)
+    private var folder: URL!
+
+    override func setUpWithError() throws {
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("lockstep-robust-\(getpid())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    }
+
+    override func tearDownWithError() throws {
+        try? FileManager.default.removeItem(at: folder)
+    }
+
+    func testLoad_whenAudioOnly_refusesNamingTheMissingVideo() async throws {
+        let audio = try TestMedia.audioOnly()
+        let wallnode = try startNode(localClock: true)
+        defer { wallnode.signal(SIGTERM) }
+        try await node.waitUntilAnswering()
+
+        let reply = try await node.post("/load", #"{"media": "\#(audio.path)"}"#)
+        XCTAssertEqual(reply.code, 422, reply.text)
+        XCTAssertEqual(
+            NodeHTTP.errorSentence(reply),
+            "the media has no video track: \(audio.path) holds only audio (aac), and every wall node shows video")
+        let status = try await node.status()
+        let player = try XCTUnwrap(status["player"] as? [String: Any])
+        XCTAssertNil(player["media"], "nothing was loaded")
+    }
+
+    func testLoad_whenFIFO_failsAtOnce_andTheNodeKeepsAnswering() async throws {
+        let fifo = try makeFIFO("stuck.mp4")
+        let wallnode = try startNode(localClock: true)
+        defer { wallnode.signal(SIGTERM) }
+        try await node.waitUntilAnswering()
+
+        let started = Date()
+        let node = self.node
+        let reply = try await withTimeout(10, "the reply to loading a FIFO") {
+            try await node.post("/load", #"{"media": "\#(fifo)"}"#)
+        }
+        XCTAssertLessThan(Date().timeIntervalSince(started), 5, "refused before anything opens it")
+        XCTAssertEqual(reply.code, 422, reply.text)
+        XCTAssertTrue(NodeHTTP.errorSentence(reply).contains("\(fifo) is a FIFO, not a regular file"), reply.text)
+        let status = try await withTimeout(2, "/status after the refused load") { try await node.get("/status") }
+        XCTAssertEqual(status.code, 200)
+    }
+
+    // MARK: Helpers
+
+    private func startNode(localClock: Bool) throws -> ChildProcess {
+        let config = folder.appendingPathComponent("wall.yaml")
+        try """
+        name: robustness
+        clock: 127.0.0.1:15998
+        clock-lock-timeout: 30s
+        media: \(try TestMedia.frameCode(seconds: 1).path)
+        canvas: {width: 160, height: 90}
+        nodes:
+          - id: only
+            control: 127.0.0.1:\(node.port)
+            tile: {x: 0, y: 0, width: 160, height: 90}
+            video-sink: "fakesink sync=true"
+        """.write(to: config, atomically: true, encoding: .utf8)
+        return try ChildProcess(
+            ChildProcess.product("wallnode"),
+            ["run", "--config", config.path, "--id", "only"] + (localClock ? ["--use-local-clock"] : []))
+    }
+
+    /// A FIFO nobody writes to: opening it for reading blocks until a writer comes.
+    private func makeFIFO(_ name: String) throws -> String {
+        let path = folder.appendingPathComponent(name).path
+        guard mkfifo(path, 0o644) == 0 else { throw TestSupportError("mkfifo \(path): errno \(errno)") }
+        return path
+    }
+}

@@ -3,7 +3,7 @@ import TestSupport
 import XCTest
 
 /// Media a wall node must refuse, and files that would block whoever opens them: the node says
-/// what is wrong at once and keeps answering.
+/// what is wrong at once, keeps answering, and SIGTERM always stops it within two seconds.
 final class NodeRobustnessTests: XCTestCase {
     private let node = NodeHTTP(port: 17831)
     private var folder: URL!
@@ -49,6 +49,39 @@ final class NodeRobustnessTests: XCTestCase {
         XCTAssertTrue(NodeHTTP.errorSentence(reply).contains("\(fifo) is a FIFO, not a regular file"), reply.text)
         let status = try await withTimeout(2, "/status after the refused load") { try await node.get("/status") }
         XCTAssertEqual(status.code, 200)
+    }
+
+    func testSIGTERM_whileLoadingAFIFO_exitsWithinTwoSeconds() async throws {
+        let fifo = try makeFIFO("stuck.mp4")
+        let wallnode = try startNode(localClock: true)
+        defer { wallnode.signal(SIGKILL) }
+        try await node.waitUntilAnswering()
+
+        let node = self.node
+        let load = Task { try? await node.post("/load", #"{"media": "\#(fifo)"}"#) }
+        defer { load.cancel() }
+        try await Task.sleep(for: .milliseconds(300))
+        wallnode.signal(SIGTERM)
+        let exited = await wallnode.secondsUntilExit(limit: 10)
+        XCTAssertNotNil(exited, "wallnode still runs 10 s after SIGTERM")
+        XCTAssertLessThan(exited ?? .infinity, 2)
+    }
+
+    func testSIGTERM_whilePrerollWaitsForTheClock_exitsWithinTwoSeconds() async throws {
+        // No master clock answers: the preroll waits the config's 30 s for the clock to lock.
+        let wallnode = try startNode(localClock: false)
+        defer { wallnode.signal(SIGKILL) }
+        try await node.waitUntilAnswering()
+
+        let node = self.node
+        let preroll = Task { try? await node.post("/preroll", #"{"itemTime": {"value": 0, "timescale": 1}}"#) }
+        defer { preroll.cancel() }
+        try await Task.sleep(for: .milliseconds(500))
+        XCTAssertTrue(wallnode.process.isRunning)
+        wallnode.signal(SIGTERM)
+        let exited = await wallnode.secondsUntilExit(limit: 40)
+        XCTAssertNotNil(exited, "wallnode still runs 40 s after SIGTERM")
+        XCTAssertLessThan(exited ?? .infinity, 2)
     }
 
     // MARK: Helpers

@@ -8,7 +8,7 @@ import XCTest
 /// minute, so a leak per pass shows within a minute (the leak this guards against grew resident
 /// memory by about 110 KB per pass: some 6 MB a minute on this clip).
 final class NodeMemoryTests: XCTestCase {
-    private let node = NodeHTTP(port: 17841)
+    private let node = NodeHTTP(port: 17871)
     /// Resident memory may settle a little after warm-up (allocator arenas, caches).
     private static let allowedGrowthMB = 2.0
     private static let warmUp = 20.0
@@ -21,7 +21,7 @@ final class NodeMemoryTests: XCTestCase {
         let config = folder.appendingPathComponent("wall.yaml")
         try """
         name: memory
-        clock: 127.0.0.1:15997
+        clock: 127.0.0.1:15961
         media: \(try TestMedia.frameCode(seconds: 1, size: "320x180").path)
         canvas: {width: 320, height: 180}
         loop: true

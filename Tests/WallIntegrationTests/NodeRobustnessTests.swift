@@ -5,7 +5,7 @@ import XCTest
 /// Media a wall node must refuse, and files that would block whoever opens them: the node says
 /// what is wrong at once, keeps answering, and SIGTERM always stops it within two seconds.
 final class NodeRobustnessTests: XCTestCase {
-    private let node = NodeHTTP(port: 17831)
+    private let node = NodeHTTP(port: 17861)
     private var folder: URL!
 
     override func setUpWithError() throws {
@@ -36,7 +36,8 @@ final class NodeRobustnessTests: XCTestCase {
     func testLoad_whenFIFO_failsAtOnce_andTheNodeKeepsAnswering() async throws {
         let fifo = try makeFIFO("stuck.mp4")
         let wallnode = try startNode(localClock: true)
-        defer { wallnode.signal(SIGTERM) }
+        // A node wedged by the FIFO would ignore SIGTERM and hold the test in ChildProcess's deinit.
+        defer { wallnode.signal(SIGKILL) }
         try await node.waitUntilAnswering()
 
         let started = Date()
@@ -90,7 +91,7 @@ final class NodeRobustnessTests: XCTestCase {
         let config = folder.appendingPathComponent("wall.yaml")
         try """
         name: robustness
-        clock: 127.0.0.1:15998
+        clock: 127.0.0.1:15962
         clock-lock-timeout: 30s
         media: \(try TestMedia.frameCode(seconds: 1).path)
         canvas: {width: 160, height: 90}

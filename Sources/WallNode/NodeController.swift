@@ -38,13 +38,28 @@ actor NodeController {
 
     /// Loads the configured media (or `media`, which must be a regular file inside the media
     /// roots), paused at its start.
+    ///
+    /// The file is read first, off this actor (`URLAsset` loads on a thread of its own, with a
+    /// deadline), so a slow or stuck file never holds status and the other commands; and media
+    /// without video is refused here, not in the player: WallPlayer plays audio-only files, but a
+    /// wall node exists to show a picture.
     func load(media: String?) async throws(NodeError) {
         let path = try media.map { media throws(NodeError) in try checked { () throws(RequestRejection) in
             try settings.mediaRoots.resolve(media)
         } } ?? settings.media
+        let asset = URLAsset(url: URL(fileURLWithPath: path))
+        let tracks: [AssetTrack]
+        do {
+            tracks = try await asset.tracks
+        } catch {
+            throw .mediaFailed(error)
+        }
+        guard tracks.contains(where: { $0.mediaType == .video && $0.isPlayable }) else {
+            throw .noVideoTrack(path: path, found: tracks.map { "\($0.mediaType.rawValue) (\($0.codec))" })
+        }
         prerolledAt = nil
         player.pause()
-        let item = PlayerItem(url: URL(fileURLWithPath: path))
+        let item = PlayerItem(asset: asset)
         if settings.loop {
             looper?.disableLooping()
             looper = PlayerLooper(player: player, templateItem: item)

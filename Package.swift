@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "NetImpair", targets: ["NetImpair"]),
         .library(name: "LockstepCLI", targets: ["LockstepCLI"]),
         .library(name: "WallPlayer", targets: ["WallPlayer"]),
+        .library(name: "WallTimeline", targets: ["WallTimeline"]),
         .executable(name: "wallnode", targets: ["WallNode"]),
         .executable(name: "wallctl", targets: ["wallctl"]),
     ],
@@ -42,6 +43,7 @@ let package = Package(
             providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev"])]
         ),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
 
         // MARK: Shims
 
@@ -54,7 +56,7 @@ let package = Package(
         .target(name: "LockstepNet", dependencies: ["CLockstepNetShims", "LockstepTime"]),
         .target(
             name: "SyncClock",
-            dependencies: ["LockstepNet", "LockstepTime", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["CCrypto", "LockstepNet", "LockstepTime", .product(name: "Logging", package: "swift-log")]
         ),
         .target(
             name: "NetImpair",
@@ -74,6 +76,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        .target(name: "WallTimeline", dependencies: ["LockstepTime"]),
         .target(name: "GroundTruth", dependencies: ["LockstepNet", "LockstepTime"]),
         .target(
             name: "WallProtocol",
@@ -126,6 +129,7 @@ let package = Package(
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "LockstepTimeTests", dependencies: ["LockstepTime"]),
         .testTarget(name: "LockstepNetTests", dependencies: ["LockstepNet"]),
+        .testTarget(name: "WallTimelineTests", dependencies: ["WallTimeline", "LockstepTime"]),
         .testTarget(
             name: "SyncClockTests", dependencies: ["SyncClock", "LockstepNet", "TestSupport", "LockstepTime"]
         ),

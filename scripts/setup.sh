@@ -12,6 +12,7 @@ packages=(
     libavcodec-dev
     libavutil-dev
     zlib1g-dev
+    libssl-dev
     # run: GStreamer elements the player's pipelines use (playbin, videocrop, decoders, sinks)
     gstreamer1.0-tools
     gstreamer1.0-plugins-base
@@ -24,6 +25,9 @@ packages=(
     gir1.2-gstreamer-1.0
     # run: granting real-time scheduling to wallnode without root (setcap)
     libcap2-bin
+    # test: a TLS control API (a certificate made with openssl, fetched with curl)
+    openssl
+    curl
 )
 
 missing=()

@@ -28,7 +28,15 @@ struct ClockClientEngine: Sendable {
 
     private struct Outstanding: Sendable {
         var sequence: UInt32
+        var nonce: UInt32
         var clientSend: Int64
+    }
+
+    /// A new master timeline announced while locked, not yet believed.
+    private struct PendingEpoch: Sendable {
+        var epoch: UInt64
+        var replies: Int
+        var firstSent: Int64
     }
 
     /// Requests in flight at most; beyond, the oldest counts as lost.
@@ -37,6 +45,8 @@ struct ClockClientEngine: Sendable {
     static let silenceBeforeBackoff = 8
 
     let configuration: Configuration
+    /// With a key: requests are signed, and replies without a valid code are dropped.
+    private let authenticator: PacketAuthenticator?
     private(set) var counters = ClockCounters()
     private(set) var master: MasterIdentity?
     private(set) var pollInterval: Int64
@@ -46,13 +56,19 @@ struct ClockClientEngine: Sendable {
     private var servo: ClockServo
     private var outstanding: [UInt64: Outstanding] = [:]
     private var nextSequence: UInt32
+    /// The nonce written by `prepareRequest`, recorded by `recordRequest`.
+    private var preparedNonce: UInt32 = 0
+    private var pendingEpoch: PendingEpoch?
     private var nextPoll: Int64?
     private var samplesSinceLock = 0
     private var unansweredInARow = 0
 
-    /// - Parameter firstSequence: random in production, so a stray or forged reply cannot guess it.
-    init(configuration: Configuration, firstSequence: UInt32) {
+    /// - Parameters:
+    ///   - firstSequence: random in production, so a stray or forged reply cannot guess it.
+    ///   - authenticator: signs requests and checks replies under the shared key, if there is one.
+    init(configuration: Configuration, firstSequence: UInt32, authenticator: PacketAuthenticator? = nil) {
         self.configuration = configuration
+        self.authenticator = authenticator
         estimator = ClockEstimator(configuration: configuration.estimator)
         servo = ClockServo(configuration: configuration.servo)
         pollInterval = configuration.minimumPollInterval
@@ -62,6 +78,10 @@ struct ClockClientEngine: Sendable {
     var state: ClockState { servo.state }
     var mapping: ClockMapping { servo.mapping }
     var estimate: ClockEstimate? { servo.estimate }
+
+    /// Once locked, one reply, or a few, must not move the client: samples far off the estimate and
+    /// a new master timeline are held back until they persist (see `ClockEstimator`).
+    private var isGuarded: Bool { servo.state == .locked || servo.state == .holdover }
 
     // MARK: Requests
 
@@ -84,12 +104,17 @@ struct ClockClientEngine: Sendable {
     ///
     /// The caller then reads the clock, writes that time with `stampRequest`, sends at once, and
     /// records the request with `recordRequest`: so between the send timestamp and the send there is
-    /// nothing but an 8-byte store, as on the server between its send timestamp and `sendto`. Work
-    /// there would sit on one leg of the round trip only and bias the offset by half its duration.
-    mutating func prepareRequest(into buffer: UnsafeMutableRawBufferPointer) -> Int {
+    /// nothing but an 8-byte store (and, with a key, the signature, as on the server), as on the
+    /// server between its send timestamp and `sendto`. Work there would sit on one leg of the round
+    /// trip only and bias the offset by half its duration.
+    ///
+    /// - Parameter nonce: random (from the system's generator in production): a reply must echo it.
+    mutating func prepareRequest(into buffer: UnsafeMutableRawBufferPointer, nonce: UInt32) -> Int {
+        preparedNonce = nonce
         switch configuration.format {
         case .lockstep:
-            LockstepTimePacket(kind: .request, sequence: nextSequence, clientSendTime: 0).encode(into: buffer)
+            LockstepTimePacket(kind: .request, sequence: nextSequence, nonce: nonce, clientSendTime: 0).encode(
+                into: buffer)
             return LockstepTimePacket.size
         case .gstreamer:
             NetTimePacket(localTime: 0, remoteTime: 0).encode(into: buffer)
@@ -97,7 +122,7 @@ struct ClockClientEngine: Sendable {
         }
     }
 
-    /// Writes the send time into a prepared request.
+    /// Writes the send time into a prepared request, and with a key signs it.
     ///
     /// GStreamer's format echoes only the 64-bit time, which therefore also identifies the request:
     /// polls are at least a millisecond apart, so no two requests share it.
@@ -106,6 +131,7 @@ struct ClockClientEngine: Sendable {
         case .lockstep:
             buffer.storeBytes(
                 of: clientSend.bigEndian, toByteOffset: LockstepTimePacket.clientSendTimeOffset, as: Int64.self)
+            authenticator?.sign(buffer)
         case .gstreamer:
             buffer.storeBytes(of: UInt64(bitPattern: clientSend).bigEndian, toByteOffset: 0, as: UInt64.self)
         }
@@ -122,7 +148,7 @@ struct ClockClientEngine: Sendable {
         let sequence = nextSequence
         nextSequence &+= 1
         let key = configuration.format == .lockstep ? UInt64(sequence) : UInt64(bitPattern: clientSend)
-        outstanding[key] = Outstanding(sequence: sequence, clientSend: clientSend)
+        outstanding[key] = Outstanding(sequence: sequence, nonce: preparedNonce, clientSend: clientSend)
         counters.requestsSent += 1
         nextPoll = clientSend + currentPollInterval()
     }
@@ -136,32 +162,47 @@ struct ClockClientEngine: Sendable {
 
     /// Takes in a datagram received at local time `clientReceive`, processed at local time `now`.
     ///
+    /// A reply counts only if it answers an outstanding request: from the server's address and port
+    /// (`fromServer`), echoing the request's send time exactly and, in Lockstep's format, its
+    /// sequence and random nonce, and with a key carrying a valid authentication code. Anything else
+    /// is counted and dropped, and leaves the request outstanding for its real reply.
+    ///
     /// - Returns: whether it produced a new estimate (and so a new status).
-    mutating func receive(_ bytes: UnsafeRawBufferPointer, length: Int, at clientReceive: Int64, now: Int64) -> Bool {
+    mutating func receive(
+        _ bytes: UnsafeRawBufferPointer, length: Int, at clientReceive: Int64, now: Int64, fromServer: Bool = true
+    ) -> Bool {
         counters.repliesReceived += 1
-        let times: (key: UInt64, echoed: Int64, serverReceive: Int64, serverSend: Int64, packet: LockstepTimePacket?)
+        guard fromServer else {
+            counters.unmatchedReplies += 1
+            return false
+        }
+        let times: (key: UInt64, serverReceive: Int64, serverSend: Int64, packet: LockstepTimePacket?)
         switch (ClockPacket.decode(bytes, length: length), configuration.format) {
         case (.packet(.lockstep(let packet)), .lockstep) where packet.kind == .reply:
-            times = (
-                UInt64(packet.sequence), packet.clientSendTime, packet.serverReceiveTime, packet.serverSendTime, packet
-            )
+            times = (UInt64(packet.sequence), packet.serverReceiveTime, packet.serverSendTime, packet)
         case (.packet(.gstreamer(let packet)), .gstreamer):
             // Beyond Int64: not a time any master serves; the sample check rejects it below.
             let remote = Int64(clamping: packet.remoteTime)
-            times = (packet.localTime, 0, remote, remote, nil)
+            times = (packet.localTime, remote, remote, nil)
         default:
             counters.rejectedMalformed += 1
             return false
         }
         guard let request = outstanding[times.key],
-            times.packet == nil || (request.clientSend == times.echoed && UInt64(request.sequence) == times.key)
+            times.packet.map({
+                request.clientSend == $0.clientSendTime && request.sequence == $0.sequence && request.nonce == $0.nonce
+            }) ?? true
         else {
             counters.unmatchedReplies += 1
             return false
         }
+        if let authenticator, !authenticator.isAuthentic(bytes) {
+            counters.unauthenticatedReplies += 1
+            return false
+        }
         outstanding[times.key] = nil
         unansweredInARow = 0
-        if let packet = times.packet { noteMaster(of: packet, now: now) }
+        if let packet = times.packet, !noteMaster(of: packet, sentAt: request.clientSend, now: now) { return false }
         guard
             let sample = ClockSample.checked(
                 clientSend: request.clientSend, serverReceive: times.serverReceive, serverSend: times.serverSend,
@@ -179,7 +220,7 @@ struct ClockClientEngine: Sendable {
     }
 
     private mutating func take(_ sample: ClockSample, now: Int64) -> Bool {
-        let outcome = estimator.add(sample)
+        let outcome = estimator.add(sample, guarded: isGuarded)
         var restarted = false
         switch outcome {
         case .rejected:
@@ -225,24 +266,48 @@ struct ClockClientEngine: Sendable {
     }
 
     /// Follows the server's identity and epoch: a new epoch is a new timeline.
-    private mutating func noteMaster(of packet: LockstepTimePacket, now: Int64) {
+    ///
+    /// Once locked, a new epoch is believed only when every reply has carried it for
+    /// `guardedJumpConfirmations` replies over `guardedJumpSpan`, as a master restart does; until
+    /// then its replies are held back, so a few forged replies cannot throw the client off its
+    /// timeline.
+    ///
+    /// - Parameter sentAt: when the reply's request was sent: the span of held replies counts from
+    ///   the first one's request, as the estimator's span of misfits does.
+    /// - Returns: whether the reply can be used.
+    private mutating func noteMaster(of packet: LockstepTimePacket, sentAt: Int64, now: Int64) -> Bool {
         let identity = MasterIdentity(
             identity: packet.serverIdentity, epoch: packet.epoch, isRealtime: packet.flags.contains(.realtimeTimescale),
             isSimulated: packet.flags.contains(.simulatedClock))
-        defer { master = identity }
-        guard let previous = master else { return }
-        if previous.epoch != identity.epoch {
-            counters.timelineResets += 1
-            estimator.reset()
-            servo.reset()
-            delayFilter.reset()
-            // Replies still in flight belong to the old timeline.
-            outstanding.removeAll()
-            pollInterval = configuration.minimumPollInterval
-            nextPoll = now
-        } else if previous.identity != identity.identity {
-            counters.masterChanges += 1
+        if master == nil || master?.epoch == identity.epoch {
+            pendingEpoch = nil
+            if let previous = master, previous.identity != identity.identity { counters.masterChanges += 1 }
+            master = identity
+            return true
         }
+        if isGuarded {
+            var pending = PendingEpoch(epoch: identity.epoch, replies: 0, firstSent: sentAt)
+            if let held = pendingEpoch, held.epoch == identity.epoch { pending = held }
+            pending.replies += 1
+            pendingEpoch = pending
+            let rule = configuration.estimator
+            guard pending.replies >= rule.guardedJumpConfirmations, now - pending.firstSent >= rule.guardedJumpSpan
+            else {
+                counters.suspectTimelineChanges += 1
+                return false
+            }
+        }
+        pendingEpoch = nil
+        master = identity
+        counters.timelineResets += 1
+        estimator.reset()
+        servo.reset()
+        delayFilter.reset()
+        // Replies still in flight belong to the old timeline.
+        outstanding.removeAll()
+        pollInterval = configuration.minimumPollInterval
+        nextPoll = now
+        return true
     }
 
     // MARK: Time passing

@@ -46,7 +46,10 @@ struct ClockEstimate: Sendable {
 ///   recent samples, so the older ones are dropped;
 /// - the sample is wrong (it fits nothing): it is rejected;
 /// - the master's time jumped (restart on another clock): several consecutive samples fit nothing
-///   before them but fit one another; the window restarts from them.
+///   before them but fit one another; the window restarts from them. Once the client is locked
+///   (`guarded`) that takes more samples over seconds, not milliseconds: a sample far outside the
+///   current error bound is held back as suspect, so a few spoofed replies cannot move the estimate
+///   or make the bound dishonest.
 struct ClockEstimator: Sendable {
     struct Configuration: Sendable, Hashable {
         /// Samples kept. The estimate's error under jitter falls with the number of samples (the
@@ -64,6 +67,11 @@ struct ClockEstimator: Sendable {
         var minimumRetained = 4
         /// Consecutive misfits that fit one another and confirm a jump of the master's time.
         var jumpConfirmations = 3
+        /// Once locked, a jump needs this many consecutive misfits that fit one another...
+        var guardedJumpConfirmations = 5
+        /// ...spanning at least this long, ns: a master that restarted on another clock keeps
+        /// answering from it, while a few forged or corrupted replies do not move a locked client.
+        var guardedJumpSpan: Int64 = 2_000_000_000
         /// The point estimate is the centroid of the bands shrunk to this many ns short of the
         /// deepest common margin (see `estimationCenter`); nil keeps the plain centroid.
         var estimationSlack: Double? = 2_000
@@ -94,7 +102,9 @@ struct ClockEstimator: Sendable {
         estimate = nil
     }
 
-    mutating func add(_ sample: ClockSample) -> Outcome {
+    /// - Parameter guarded: the client is locked; a jump then needs `guardedJumpConfirmations`
+    ///   samples spanning `guardedJumpSpan`.
+    mutating func add(_ sample: ClockSample, guarded: Bool = false) -> Outcome {
         // The oldest sample leaves when the window is full, consistent or not.
         let base = window.suffix(configuration.windowSize - 1)
         if let fitted = estimateIfConsistent(base, adding: sample) {
@@ -112,7 +122,9 @@ struct ClockEstimator: Sendable {
         while !misfits.isEmpty, estimateIfConsistent(misfits.dropLast(), adding: misfits.last!) == nil {
             misfits.removeFirst()
         }
-        if misfits.count >= configuration.jumpConfirmations,
+        let confirmations = guarded ? configuration.guardedJumpConfirmations : configuration.jumpConfirmations
+        let span = misfits.last.map { $0.clientReceive - misfits[0].clientSend } ?? 0
+        if misfits.count >= confirmations, !guarded || span >= configuration.guardedJumpSpan,
             let fitted = estimateIfConsistent(misfits.dropLast(), adding: misfits.last!)
         {
             commit(misfits.suffix(configuration.windowSize), fitted)

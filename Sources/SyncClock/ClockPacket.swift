@@ -18,13 +18,16 @@ enum ClockPacket: Hashable, Sendable {
         if length == NetTimePacket.size, let packet = NetTimePacket(decoding: bytes) {
             return .packet(.gstreamer(packet))
         }
-        if length > LockstepTimePacket.size { return .rejected(.oversized) }
-        if length < LockstepTimePacket.size || bytes.count < LockstepTimePacket.size { return .rejected(.tooShort) }
-        guard UInt32(bigEndian: bytes.loadUnaligned(fromByteOffset: 0, as: UInt32.self)) == LockstepTimePacket.magic
-        else { return .rejected(.badMagic) }
-        guard bytes.load(fromByteOffset: 4, as: UInt8.self) == LockstepTimePacket.version else {
+        let hasMagic =
+            bytes.count >= 5
+            && UInt32(bigEndian: bytes.loadUnaligned(fromByteOffset: 0, as: UInt32.self)) == LockstepTimePacket.magic
+        // Before the length: a packet of another version has another size (version 1 had 56 bytes).
+        if hasMagic, bytes.load(fromByteOffset: 4, as: UInt8.self) != LockstepTimePacket.version {
             return .rejected(.unsupportedVersion)
         }
+        if length > LockstepTimePacket.size { return .rejected(.oversized) }
+        if length < LockstepTimePacket.size || bytes.count < LockstepTimePacket.size { return .rejected(.tooShort) }
+        guard hasMagic else { return .rejected(.badMagic) }
         guard let packet = LockstepTimePacket(decodingChecked: bytes) else { return .rejected(.unknownKind) }
         return .packet(.lockstep(packet))
     }
@@ -33,19 +36,24 @@ enum ClockPacket: Hashable, Sendable {
 /// Why a datagram was not taken as a time packet. Servers never answer such datagrams; both sides
 /// count them by reason.
 public enum PacketRejection: String, Sendable, Hashable, CaseIterable, Codable, CustomStringConvertible {
-    /// Shorter than the packet it could be (under 16 bytes, or between 16 and 56).
+    /// Shorter than the packet it could be (under 16 bytes, or between 16 and 72).
     case tooShort
-    /// Longer than the largest packet (56 bytes).
+    /// Longer than the largest packet (72 bytes).
     case oversized
-    /// 56 bytes without Lockstep's magic.
+    /// 72 bytes without Lockstep's magic.
     case badMagic
-    /// A Lockstep packet of another version.
+    /// A Lockstep packet of another version (version 1 clients and servers, before authentication).
     case unsupportedVersion
     /// A Lockstep packet whose kind is neither request nor reply.
     case unknownKind
     /// A well-formed packet of the wrong kind for its receiver: a reply sent to a server, a request
     /// sent to a client, or a format the client did not ask for.
     case unexpectedKind
+    /// A Lockstep packet whose authentication code is not valid under the receiver's key (or that
+    /// has none).
+    case unauthenticated
+    /// A GStreamer time packet to a server told not to answer that unauthenticated format.
+    case formatDisabled
 
     public var description: String {
         switch self {
@@ -55,6 +63,8 @@ public enum PacketRejection: String, Sendable, Hashable, CaseIterable, Codable, 
         case .unsupportedVersion: return "a Lockstep time packet of an unsupported version"
         case .unknownKind: return "a Lockstep time packet of unknown kind"
         case .unexpectedKind: return "a time packet of the wrong kind for its receiver"
+        case .unauthenticated: return "a Lockstep time packet without a valid authentication code"
+        case .formatDisabled: return "a GStreamer time packet, which this server does not answer"
         }
     }
 }

@@ -73,14 +73,20 @@ public struct ClockCounters: Sendable, Hashable, Codable {
     public var samplesUsed = 0
     /// Samples whose round trip was a spike well above the recent ones.
     public var rejectedDelaySpikes = 0
-    /// Samples impossible under the current estimate and not (yet) confirmed as a master time jump.
+    /// Samples impossible under the current estimate and not (yet) confirmed as a master time jump:
+    /// held back. Once locked, a jump needs more samples over a longer time (`ClockEstimator`).
     public var rejectedInconsistent = 0
     /// Replies with impossible times (the reply before the request, times beyond ±146 years).
     public var rejectedInvalid = 0
     /// Datagrams that are not replies of the expected format.
     public var rejectedMalformed = 0
-    /// Replies to no outstanding request: duplicates, replies after their timeout, strays.
+    /// Replies to no outstanding request: duplicates, replies after their timeout, strays, forgeries
+    /// that do not echo a request's sequence, nonce and send time, datagrams from another address.
     public var unmatchedReplies = 0
+    /// Replies without a valid authentication code under the client's key.
+    public var unauthenticatedReplies = 0
+    /// Replies announcing a new master timeline (epoch) while locked, held back until it persisted.
+    public var suspectTimelineChanges = 0
     /// Requests with no reply within the reply timeout.
     public var lostRequests = 0
     /// Times the estimate started over on a new master timeline (new epoch, or a confirmed jump of
@@ -97,6 +103,7 @@ public struct ClockCounters: Sendable, Hashable, Codable {
     /// Every reply rejected for any reason.
     public var samplesRejected: Int {
         rejectedDelaySpikes + rejectedInconsistent + rejectedInvalid + rejectedMalformed + unmatchedReplies
+            + unauthenticatedReplies + suspectTimelineChanges
     }
 }
 

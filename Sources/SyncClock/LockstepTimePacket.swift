@@ -1,23 +1,31 @@
-/// Lockstep's own time packet, version 1: 56 bytes, big-endian. Requests and replies have the same
+/// Lockstep's own time packet, version 2: 72 bytes, big-endian. Requests and replies have the same
 /// size, so a reply is never larger than the request that caused it.
 ///
 /// | offset | size | field |
 /// |-------:|-----:|-------|
 /// | 0 | 4 | magic `LSCK` (0x4C53434B) |
-/// | 4 | 1 | version (1) |
+/// | 4 | 1 | version (2) |
 /// | 5 | 1 | kind: 1 request, 2 reply |
 /// | 6 | 2 | flags (`Flags`) |
 /// | 8 | 4 | sequence number, chosen by the client, echoed |
-/// | 12 | 4 | reserved, sent as zero, ignored |
+/// | 12 | 4 | nonce: random per request, echoed |
 /// | 16 | 8 | client send time (client's clock, ns, signed), echoed |
 /// | 24 | 8 | server receive time (master clock, ns, signed) |
 /// | 32 | 8 | server send time (master clock, ns, signed) |
 /// | 40 | 8 | server identity: random, chosen when the server starts |
 /// | 48 | 8 | timeline epoch: identifies the master time scale (see `SyncClockServer`) |
+/// | 56 | 16 | authentication code: HMAC-SHA256 of bytes 0–55 under the shared key, first 16 bytes; zero without a key |
+///
+/// Version 1 (56 bytes) had no nonce and no authentication code; a version 2 server counts its
+/// requests as `unsupportedVersion` and stays silent.
 struct LockstepTimePacket: Hashable, Sendable {
-    static let size = 56
+    static let size = 72
     static let magic: UInt32 = 0x4C53_434B
-    static let version: UInt8 = 1
+    static let version: UInt8 = 2
+    /// The bytes the authentication code covers: everything before it.
+    static let authenticatedSize = 56
+    /// Bytes of the (truncated) authentication code.
+    static let authenticationCodeSize = 16
 
     enum Kind: UInt8, Sendable {
         case request = 1
@@ -38,6 +46,9 @@ struct LockstepTimePacket: Hashable, Sendable {
     var kind: Kind
     var flags: Flags = []
     var sequence: UInt32
+    /// Random per request: with the sequence and the client send time it makes a reply to a request
+    /// the client did not send unguessable.
+    var nonce: UInt32 = 0
     var clientSendTime: Int64
     var serverReceiveTime: Int64 = 0
     var serverSendTime: Int64 = 0
@@ -56,12 +67,14 @@ struct LockstepTimePacket: Hashable, Sendable {
         buffer.storeBytes(of: kind.rawValue, toByteOffset: 5, as: UInt8.self)
         buffer.storeBytes(of: flags.rawValue.bigEndian, toByteOffset: 6, as: UInt16.self)
         buffer.storeBytes(of: sequence.bigEndian, toByteOffset: 8, as: UInt32.self)
-        buffer.storeBytes(of: UInt32(0), toByteOffset: 12, as: UInt32.self)
+        buffer.storeBytes(of: nonce.bigEndian, toByteOffset: 12, as: UInt32.self)
         buffer.storeBytes(of: clientSendTime.bigEndian, toByteOffset: 16, as: Int64.self)
         buffer.storeBytes(of: serverReceiveTime.bigEndian, toByteOffset: 24, as: Int64.self)
         buffer.storeBytes(of: serverSendTime.bigEndian, toByteOffset: 32, as: Int64.self)
         buffer.storeBytes(of: serverIdentity.bigEndian, toByteOffset: 40, as: UInt64.self)
         buffer.storeBytes(of: epoch.bigEndian, toByteOffset: 48, as: UInt64.self)
+        UnsafeMutableRawBufferPointer(rebasing: buffer[Self.authenticatedSize..<Self.size]).initializeMemory(
+            as: UInt8.self, repeating: 0)
     }
 
     /// Reads a packet whose size, magic and version were checked by `ClockPacket.decode`; nil for an
@@ -71,6 +84,7 @@ struct LockstepTimePacket: Hashable, Sendable {
         self.kind = kind
         flags = Flags(rawValue: UInt16(bigEndian: bytes.loadUnaligned(fromByteOffset: 6, as: UInt16.self)))
         sequence = UInt32(bigEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt32.self))
+        nonce = UInt32(bigEndian: bytes.loadUnaligned(fromByteOffset: 12, as: UInt32.self))
         clientSendTime = Int64(bigEndian: bytes.loadUnaligned(fromByteOffset: 16, as: Int64.self))
         serverReceiveTime = Int64(bigEndian: bytes.loadUnaligned(fromByteOffset: 24, as: Int64.self))
         serverSendTime = Int64(bigEndian: bytes.loadUnaligned(fromByteOffset: 32, as: Int64.self))
@@ -79,12 +93,13 @@ struct LockstepTimePacket: Hashable, Sendable {
     }
 
     init(
-        kind: Kind, flags: Flags = [], sequence: UInt32, clientSendTime: Int64, serverReceiveTime: Int64 = 0,
-        serverSendTime: Int64 = 0, serverIdentity: UInt64 = 0, epoch: UInt64 = 0
+        kind: Kind, flags: Flags = [], sequence: UInt32, nonce: UInt32 = 0, clientSendTime: Int64,
+        serverReceiveTime: Int64 = 0, serverSendTime: Int64 = 0, serverIdentity: UInt64 = 0, epoch: UInt64 = 0
     ) {
         self.kind = kind
         self.flags = flags
         self.sequence = sequence
+        self.nonce = nonce
         self.clientSendTime = clientSendTime
         self.serverReceiveTime = serverReceiveTime
         self.serverSendTime = serverSendTime

@@ -12,6 +12,8 @@ public struct ServerStatistics: Sendable, Hashable, Codable, CustomStringConvert
     public var unrepresentableMasterTime = 0
     /// Requests not answered because they came from a time server's port.
     public var fromServerPort = 0
+    /// Valid requests not answered because their source address was over the rate limit.
+    public var rateLimited = 0
     /// Replies the kernel refused to send.
     public var sendFailures = 0
     /// Datagrams that came without a kernel receive stamp (their receive time includes the
@@ -31,6 +33,7 @@ public struct ServerStatistics: Sendable, Hashable, Codable, CustomStringConvert
         case .rejected(let reason): rejected[reason, default: 0] += 1
         case .unrepresentableMasterTime: unrepresentableMasterTime += 1
         case .fromServerPort: fromServerPort += 1
+        case .rateLimited: rateLimited += 1
         }
     }
 
@@ -47,6 +50,7 @@ public struct ServerStatistics: Sendable, Hashable, Codable, CustomStringConvert
             parts.append("\(unrepresentableMasterTime) unanswerable (master time below zero for GStreamer's format)")
         }
         if fromServerPort > 0 { parts.append("\(fromServerPort) from a server port (dropped)") }
+        if rateLimited > 0 { parts.append("\(rateLimited) over the rate limit (dropped)") }
         if sendFailures > 0 { parts.append("\(sendFailures) send failures") }
         if userSpaceReceiveTimes > 0 { parts.append("\(userSpaceReceiveTimes) without kernel receive stamp") }
         return parts.joined(separator: ", ")

@@ -44,6 +44,9 @@ public final class SyncClockClient: Sendable {
         /// error bound: 0.1 (quartz oscillators at a steady temperature stay well within it over
         /// minutes; a larger change shows as inconsistent samples and trims the window).
         public var rateWanderPPM: Double
+        /// The key shared with the server: requests are signed, and replies without a valid code are
+        /// dropped. Lockstep's format only.
+        public var key: ClockKey?
 
         public init(
             format: WireFormat = .lockstep, minimumPollInterval: MediaTime = MediaTime(value: 16, timescale: 1000),
@@ -52,8 +55,9 @@ public final class SyncClockClient: Sendable {
             replyTimeout: MediaTime = MediaTime(value: 1, timescale: 1),
             holdoverTimeout: MediaTime = MediaTime(value: 3, timescale: 1),
             lockErrorBound: MediaTime = MediaTime(value: 5, timescale: 1000), maximumSlewPPM: Double = 500,
-            rateWanderPPM: Double = 0.1
+            rateWanderPPM: Double = 0.1, key: ClockKey? = nil
         ) {
+            self.key = key
             self.format = format
             self.minimumPollInterval = minimumPollInterval
             self.maximumPollInterval = maximumPollInterval
@@ -98,6 +102,10 @@ public final class SyncClockClient: Sendable {
                 throw .invalidConfiguration("rateWanderPPM is \(rateWanderPPM); it must be from 0 to 100")
             }
             engine.estimator.rateWander = rateWanderPPM * 1e3
+            if key != nil, format != .lockstep {
+                throw .invalidConfiguration(
+                    "a clock key authenticates Lockstep's format only; GStreamer's 16-byte packet has no room for it")
+            }
             return engine
         }
     }
@@ -204,18 +212,25 @@ public final class SyncClockClient: Sendable {
         }
         let socket: UDPSocket
         let poller: Poller
+        let address: SocketAddress
         let thread: DedicatedThread
+        let authenticator: PacketAuthenticator?
         do {
-            (socket, poller) = try openSocket()
+            authenticator = try configuration.key.map { key throws(SyncClockError) in
+                try PacketAuthenticator(key: key)
+            }
+            (socket, poller, address) = try openSocket()
         } catch {
             finish(failure: error)
             throw error
         }
         shared.withLock { $0.poller = poller }
-        let engine = ClockClientEngine(configuration: engineConfiguration, firstSequence: UInt32.random(in: 0 ... .max))
+        let engine = ClockClientEngine(
+            configuration: engineConfiguration, firstSequence: UInt32.random(in: 0 ... .max),
+            authenticator: authenticator)
         do {
             thread = try DedicatedThread(name: "clock-client") { [self] in
-                follow(socket: socket, poller: poller, engine: engine)
+                follow(socket: socket, server: address, poller: poller, engine: engine)
             }
         } catch {
             let failure = SyncClockError.socketFailed(
@@ -227,6 +242,7 @@ public final class SyncClockClient: Sendable {
             "clock client started",
             metadata: [
                 "clock.server": "\(server)", "clock.format": "\(configuration.format)", "clock.local": "\(clock)",
+                "clock.authenticated": "\(configuration.key != nil)",
             ])
         await stopSignal.wait()
         stop()
@@ -236,7 +252,7 @@ public final class SyncClockClient: Sendable {
         if let failure { throw failure }
     }
 
-    private func openSocket() throws(SyncClockError) -> (UDPSocket, Poller) {
+    private func openSocket() throws(SyncClockError) -> (UDPSocket, Poller, SocketAddress) {
         do throws(NetworkError) {
             guard server.port != 0 else { throw NetworkError.portZero(endpoint: server.description) }
             let addresses = try server.resolve()
@@ -248,7 +264,7 @@ public final class SyncClockClient: Sendable {
                     // Connected, the socket hears only the server: the kernel drops everyone else.
                     try socket.connect(to: address)
                     try socket.enableReceiveTimestamps()
-                    return (socket, try Poller())
+                    return (socket, try Poller(), address)
                 } catch {
                     lastError = error
                 }
@@ -285,18 +301,21 @@ public final class SyncClockClient: Sendable {
     private var isStopping: Bool { shared.withLock { $0.stopping } }
 
     /// The client thread: send when a poll is due, take in replies, let time pass, publish.
-    private func follow(socket: UDPSocket, poller: Poller, engine initial: ClockClientEngine) {
+    private func follow(
+        socket: UDPSocket, server address: SocketAddress, poller: Poller, engine initial: ClockClientEngine
+    ) {
         ThreadTuning.minimizeTimerSlack()
         var engine = initial
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 2048, alignment: 8)
         defer { buffer.deallocate() }
-        var lastState = engine.state
+        var lastState = (engine.state, timeline: 0)
         do {
             while !isStopping {
                 var now = clock.nowNanoseconds()
                 if engine.advance(to: now) { publish(engine.status(at: now), previous: &lastState) }
                 if engine.isRequestDue(at: now) {
-                    let size = engine.prepareRequest(into: buffer)
+                    // The system's generator: a nonce must not be predictable from earlier ones.
+                    let size = engine.prepareRequest(into: buffer, nonce: UInt32.random(in: 0 ... .max))
                     let sendTime = clock.nowNanoseconds()
                     engine.stampRequest(buffer, sentAt: sendTime)
                     try socket.send(UnsafeRawBufferPointer(rebasing: buffer[..<size]))
@@ -316,7 +335,10 @@ public final class SyncClockClient: Sendable {
                     let processed = max(clock.nowNanoseconds(), received)
                     let changed = engine.receive(
                         UnsafeRawBufferPointer(rebasing: buffer[..<datagram.count]), length: datagram.length,
-                        at: received, now: processed)
+                        at: received, now: processed,
+                        // The socket is connected, so the kernel already drops other sources; kept as a
+                        // second line in case the socket is ever shared.
+                        fromServer: datagram.source.map { $0 == address } ?? true)
                     if changed {
                         publish(engine.status(at: processed), previous: &lastState)
                     } else {
@@ -340,17 +362,29 @@ public final class SyncClockClient: Sendable {
         shared.withLock { $0.status = status }
     }
 
-    private func publish(_ status: ClockStatus, previous: inout ClockState) {
-        if status.state != previous {
+    private func publish(_ status: ClockStatus, previous: inout (ClockState, timeline: Int)) {
+        if status.timeline > previous.timeline, previous.timeline > 0 {
+            logger.info(
+                "clock accepted a new master timeline",
+                metadata: [
+                    "clock.server": "\(server)", "clock.timeline": "\(status.timeline)",
+                    "clock.master": "\(status.master?.description ?? "GStreamer server")",
+                    "clock.timeline_resets": "\(status.counters.timelineResets)",
+                    "clock.held_back":
+                        "\(status.counters.rejectedInconsistent + status.counters.suspectTimelineChanges)",
+                ])
+        }
+        previous.timeline = status.timeline
+        if status.state != previous.0 {
             logger.info(
                 "clock state changed",
                 metadata: [
-                    "clock.server": "\(server)", "clock.state": "\(status.state)", "clock.previous": "\(previous)",
+                    "clock.server": "\(server)", "clock.state": "\(status.state)", "clock.previous": "\(previous.0)",
                     "clock.offset_ns": "\(status.offset.nanoseconds ?? 0)",
                     "clock.error_bound_ns": "\(status.errorBound.nanoseconds ?? -1)",
                     "clock.timeline": "\(status.timeline)",
                 ])
-            previous = status.state
+            previous.0 = status.state
         }
         let subscribers = shared.withLock { shared in
             shared.status = status

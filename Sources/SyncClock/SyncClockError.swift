@@ -17,6 +17,8 @@ public enum SyncClockError: Error, Hashable, CustomStringConvertible {
     case notLocked(timeout: MediaTime, state: ClockState)
     /// A configuration value is out of range; the text names it.
     case invalidConfiguration(String)
+    /// A clock key (or its file) is unusable; the text says why, never what the key is.
+    case invalidKey(String)
 
     public var description: String {
         switch self {
@@ -34,6 +36,8 @@ public enum SyncClockError: Error, Hashable, CustomStringConvertible {
             return "the clock did not lock to its master within \(timeout) (state: \(state))"
         case .invalidConfiguration(let text):
             return "invalid clock configuration: \(text)"
+        case .invalidKey(let text):
+            return "invalid clock key: \(text)"
         }
     }
 }

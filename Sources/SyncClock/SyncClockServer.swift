@@ -4,7 +4,8 @@ public import Logging
 import Synchronization
 
 /// A master clock server: answers time requests in Lockstep's and GStreamer's formats on any number
-/// of addresses, for any number of clients. It keeps no per-client state.
+/// of addresses, for any number of clients. Its only per-client state is the rate limit's token
+/// bucket per source address (`ReplyRateLimit`), in a table of bounded size.
 ///
 /// Each listening socket has a dedicated thread. Receive times are the kernel's stamps
 /// (`SO_TIMESTAMPNS`) converted to the master clock, and the send time is read just before `sendto`,
@@ -29,18 +30,29 @@ public final class SyncClockServer: Sendable {
         /// The timeline epoch in replies; derived from the time scale when nil (see
         /// `MasterTimescale`). A fixed value lets tests simulate a master on a new timeline.
         public var epoch: UInt64?
+        /// Replies per source address; nil answers every valid request.
+        public var rateLimit: ReplyRateLimit?
+        /// With a key, Lockstep requests without a valid authentication code get no reply, and
+        /// replies are signed.
+        public var key: ClockKey?
+        /// Whether GStreamer's 16-byte format is answered (it has no room for authentication).
+        public var answersGStreamer: Bool
 
         /// - Parameter listen: defaults to every IPv4 and IPv6 interface on port 5637.
         public init(
             listen: [Endpoint] = [
                 Endpoint(host: "0.0.0.0", port: defaultPort), Endpoint(host: "::", port: defaultPort),
             ],
-            timescale: MasterTimescale = .localClock, identity: UInt64? = nil, epoch: UInt64? = nil
+            timescale: MasterTimescale = .localClock, identity: UInt64? = nil, epoch: UInt64? = nil,
+            rateLimit: ReplyRateLimit? = .default, key: ClockKey? = nil, answersGStreamer: Bool = true
         ) {
+            self.key = key
+            self.answersGStreamer = answersGStreamer
             self.listen = listen
             self.timescale = timescale
             self.identity = identity
             self.epoch = epoch
+            self.rateLimit = rateLimit
         }
     }
 
@@ -53,6 +65,7 @@ public final class SyncClockServer: Sendable {
     private let logger: Logger
     private let state = Mutex(RunState())
     private let counters = Mutex(ServerStatistics())
+    private let limiter: Mutex<LimiterState>
     private let stopSignal = StopSignal()
 
     private struct RunState {
@@ -60,6 +73,17 @@ public final class SyncClockServer: Sendable {
         var stopping = false
         var listeners: [Listener] = []
     }
+
+    /// The rate limiter, and what it dropped since the server last logged about it.
+    private struct LimiterState: Sendable {
+        /// Nil without a rate limit.
+        var limiter: ReplyRateLimiter?
+        var droppedSinceReport = 0
+        var lastReport: Int64 = .min
+    }
+
+    /// The server logs rate-limited replies at most this often, ns: a flood must not flood the log.
+    private static let rateLimitReportInterval: Int64 = 10_000_000_000
 
     private struct Listener: Sendable {
         let socket: UDPSocket
@@ -78,6 +102,7 @@ public final class SyncClockServer: Sendable {
         self.clock = MasterClock(timescale: configuration.timescale, local: clock)
         self.identity = configuration.identity ?? UInt64.random(in: 1 ... .max)
         self.epoch = configuration.epoch ?? self.clock.epoch
+        self.limiter = Mutex(LimiterState(limiter: configuration.rateLimit.map { ReplyRateLimiter(limit: $0) }))
         self.logger = logger
     }
 
@@ -104,9 +129,13 @@ public final class SyncClockServer: Sendable {
             guard !state.started else { throw .alreadyRunning(what: "the clock server") }
             state.started = true
         }
+        let authenticator = try configuration.key.map { key throws(SyncClockError) in try PacketAuthenticator(key: key)
+        }
         let sockets = try openSockets()
         let ports = Set(sockets.compactMap { $0.localAddress?.port }).union([Configuration.defaultPort])
-        let responder = TimeResponder(identity: identity, epoch: epoch, flags: clock.flags, serverPorts: ports)
+        let responder = TimeResponder(
+            identity: identity, epoch: epoch, flags: clock.flags, serverPorts: ports, authenticator: authenticator,
+            answersGStreamer: configuration.answersGStreamer)
         var listeners: [Listener] = []
         for socket in sockets {
             let address = socket.localAddress ?? .ipv4Any(port: 0)
@@ -127,6 +156,9 @@ public final class SyncClockServer: Sendable {
             metadata: [
                 "clock.addresses": "\(listeners.map(\.address.description).joined(separator: " "))",
                 "clock.timescale": "\(configuration.timescale)", "clock.master": "\(masterIdentity)",
+                "clock.rate_limit": "\(configuration.rateLimit?.description ?? "none")",
+                "clock.authenticated": "\(configuration.key != nil)",
+                "clock.gstreamer": "\(configuration.answersGStreamer)",
             ])
         return listeners.map(\.address)
     }
@@ -142,20 +174,40 @@ public final class SyncClockServer: Sendable {
             } catch {
                 throw .cannotListen(endpoint: endpoint.description, underlying: error)
             }
+            // A name may stand for addresses of other machines too (or of a family this one lacks):
+            // those are skipped as long as one of its addresses is this machine's.
+            var notHere: [(SocketAddress, NetworkError)] = []
             for address in addresses {
                 do {
                     let socket = try UDPSocket.bound(to: address)
                     try socket.enableReceiveTimestamps()
                     sockets.append(socket)
                 } catch {
-                    guard error.isAddressFamilyUnavailable, address.family == .ipv6, defaults.contains(endpoint) else {
-                        throw .cannotListen(endpoint: address.description, underlying: error)
+                    if error.isAddressFamilyUnavailable, address.family == .ipv6, defaults.contains(endpoint) {
+                        logger.info(
+                            "IPv6 unavailable, listening on IPv4 only", metadata: ["clock.address": "\(address)"])
+                    } else if error.isAddressFamilyUnavailable, addresses.count > 1 {
+                        notHere.append((address, error))
+                    } else {
+                        throw .cannotListen(endpoint: Self.naming(endpoint, address), underlying: error)
                     }
-                    logger.info("IPv6 unavailable, listening on IPv4 only", metadata: ["clock.address": "\(address)"])
                 }
+            }
+            if notHere.count == addresses.count, let (address, error) = notHere.first {
+                throw .cannotListen(endpoint: Self.naming(endpoint, address), underlying: error)
+            }
+            for (address, _) in notHere {
+                logger.info(
+                    "not listening on an address that is not this machine's",
+                    metadata: ["clock.listen": "\(endpoint)", "clock.address": "\(address)"])
             }
         }
         return sockets
+    }
+
+    /// The address, with the name it was resolved from when that differs.
+    private static func naming(_ endpoint: Endpoint, _ address: SocketAddress) -> String {
+        address.description == endpoint.description ? endpoint.description : "\(endpoint) (\(address))"
     }
 
     /// Stops answering and joins the receive threads. Safe to call more than once.
@@ -217,8 +269,11 @@ public final class SyncClockServer: Sendable {
             sourcePort: datagram.source?.port ?? 0, receiveTime: receiveTime, kernelStamped: datagram.isKernelTimestamp,
             into: reply)
         var sendFailed = false
+        if case .reply = outcome, let source = datagram.source, !allowsReply(to: source, at: datagram) {
+            outcome = .rateLimited
+        }
         if case .reply(let format, let count) = outcome, let source = datagram.source {
-            if TimeResponder.stamp(reply, format: format, receiveTime: receiveTime, sendTime: clock.now()) {
+            if responder.stamp(reply, format: format, receiveTime: receiveTime, sendTime: clock.now()) {
                 sendFailed = (try? socket.send(UnsafeRawBufferPointer(rebasing: reply[..<count]), to: source)) != true
             } else {
                 outcome = .unrepresentableMasterTime
@@ -229,6 +284,33 @@ public final class SyncClockServer: Sendable {
             if sendFailed { statistics.sendFailures += 1 }
             if !datagram.isKernelTimestamp { statistics.userSpaceReceiveTimes += 1 }
         }
+    }
+}
+
+extension SyncClockServer {
+    /// Whether the rate limit lets a reply go to `source`; logs what it dropped, at most every 10 s.
+    private func allowsReply(to source: SocketAddress, at datagram: UDPSocket.Datagram) -> Bool {
+        let now = datagram.monotonicNanoseconds
+        let (allowed, report) = limiter.withLock { state -> (Bool, Int?) in
+            // In place: a copy of the table per datagram would cost its size every time.
+            guard state.limiter?.allows(source, at: now) == false else { return (true, nil) }
+            state.droppedSinceReport += 1
+            guard state.lastReport == .min || now - state.lastReport >= Self.rateLimitReportInterval else {
+                return (false, nil)
+            }
+            defer { state.droppedSinceReport = 0 }
+            state.lastReport = now
+            return (false, state.droppedSinceReport)
+        }
+        if let report {
+            logger.info(
+                "clock server dropping replies over its rate limit",
+                metadata: [
+                    "clock.dropped": "\(report)", "clock.source": "\(source.host)",
+                    "clock.rate_limit": "\(configuration.rateLimit?.description ?? "none")",
+                ])
+        }
+        return allowed
     }
 }
 

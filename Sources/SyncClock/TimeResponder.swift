@@ -13,6 +13,9 @@ struct TimeResponder: Sendable {
         /// The request came from a time server's port: answering could make two servers answer each
         /// other forever (a spoofed source is all it takes), so it is dropped.
         case fromServerPort
+        /// A valid request whose source address is over the server's rate limit (`ReplyRateLimit`):
+        /// decided by the server after `respond`, and not answered.
+        case rateLimited
     }
 
     let identity: UInt64
@@ -21,6 +24,11 @@ struct TimeResponder: Sendable {
     /// Source ports never answered: GStreamer's port and the server's own. Clients send from
     /// ephemeral ports.
     let serverPorts: Set<UInt16>
+    /// With a key, only Lockstep requests carrying a valid code are answered, and replies are signed.
+    var authenticator: PacketAuthenticator? = nil
+    /// Whether GStreamer's 16-byte requests are answered. They carry no authentication code; a keyed
+    /// server still answers them (for stock `GstNetClientClock`s) unless told not to.
+    var answersGStreamer = true
 
     /// Writes the reply to `request` into `reply`, all but the send time, which the caller reads just
     /// before sending and writes with `stamp`.
@@ -28,7 +36,7 @@ struct TimeResponder: Sendable {
     /// - Parameters:
     ///   - request: the stored bytes; `length` is the datagram's real length.
     ///   - receiveTime: master time of arrival (ns), the kernel's stamp when `kernelStamped`.
-    ///   - reply: where the reply is written; at least 56 bytes.
+    ///   - reply: where the reply is written; at least 72 bytes.
     func respond(
         to request: UnsafeRawBufferPointer, length: Int, sourcePort: UInt16, receiveTime: Int64, kernelStamped: Bool,
         into reply: UnsafeMutableRawBufferPointer
@@ -39,6 +47,7 @@ struct TimeResponder: Sendable {
         case .packet(.lockstep(let packet)):
             guard packet.kind == .request else { return .rejected(.unexpectedKind) }
             guard !serverPorts.contains(sourcePort) else { return .fromServerPort }
+            if let authenticator, !authenticator.isAuthentic(request) { return .rejected(.unauthenticated) }
             var answer = packet
             answer.kind = .reply
             answer.flags = kernelStamped ? flags.union(.kernelReceiveTimestamp) : flags
@@ -48,26 +57,32 @@ struct TimeResponder: Sendable {
             answer.encode(into: reply)
             return .reply(.lockstep, count: LockstepTimePacket.size)
         case .packet(.gstreamer(let packet)):
+            guard answersGStreamer else { return .rejected(.formatDisabled) }
             guard !serverPorts.contains(sourcePort) else { return .fromServerPort }
             NetTimePacket(localTime: packet.localTime, remoteTime: 0).encode(into: reply)
             return .reply(.gstreamer, count: NetTimePacket.size)
         }
     }
 
-    /// Writes the send time into a reply `respond` prepared.
+    /// Writes the send time into a reply `respond` prepared, and with a key signs it.
     ///
     /// GStreamer's format has one time for the whole stay in the server: the middle of arrival and
     /// departure, which is what the client's midpoint of send and receive corresponds to.
     ///
+    /// Signing follows the send time it covers, so it delays the reply's departure past that time (by
+    /// about a microsecond); the client signs its requests after their send time alike, so the two
+    /// delays fall one on each leg and cancel in the offset. Both keep timestamps causal.
+    ///
     /// - Returns: false when that time cannot be written (below zero in GStreamer's unsigned format):
     ///   the reply must not be sent.
-    static func stamp(
-        _ reply: UnsafeMutableRawBufferPointer, format: WireFormat, receiveTime: Int64, sendTime: Int64
-    ) -> Bool {
+    func stamp(_ reply: UnsafeMutableRawBufferPointer, format: WireFormat, receiveTime: Int64, sendTime: Int64)
+        -> Bool
+    {
         switch format {
         case .lockstep:
             reply.storeBytes(
                 of: sendTime.bigEndian, toByteOffset: LockstepTimePacket.serverSendTimeOffset, as: Int64.self)
+            authenticator?.sign(reply)
             return true
         case .gstreamer:
             let middle = receiveTime / 2 + sendTime / 2 + (receiveTime % 2 + sendTime % 2) / 2

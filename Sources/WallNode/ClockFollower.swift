@@ -38,7 +38,9 @@ final class ClockFollower: Sendable {
             player.masterClock = .host
             return
         }
-        client = SyncClockClient(server: settings.clock, logger: logger) { status in
+        client = SyncClockClient(
+            server: settings.clock, configuration: SyncClockClient.Configuration(key: settings.clockKey), logger: logger
+        ) { status in
             guard status.state == .locked || status.state == .holdover else { return }
             let created = current.state.withLock { state -> MasterClock? in
                 if let clock = state.clock, state.timeline == status.timeline {
@@ -57,11 +59,11 @@ final class ClockFollower: Sendable {
             }
         }
         if settings.serveClock {
+            // Where the config says, and nowhere else: a config naming 127.0.0.1 keeps the master
+            // off the network (NodeSettings checked the address is this machine's).
+            // With a key it still answers GStreamer's unauthenticated format, for stock clients.
             server = SyncClockServer(
-                configuration: SyncClockServer.Configuration(listen: [
-                    Endpoint(host: "0.0.0.0", port: settings.clock.port),
-                    Endpoint(host: "::", port: settings.clock.port),
-                ]),
+                configuration: SyncClockServer.Configuration(listen: [settings.clock], key: settings.clockKey),
                 logger: logger)
         } else {
             server = nil

@@ -38,13 +38,28 @@ actor NodeController {
 
     /// Loads the configured media (or `media`, which must be a regular file inside the media
     /// roots), paused at its start.
+    ///
+    /// The file is read first, off this actor (`URLAsset` loads on a thread of its own, with a
+    /// deadline), so a slow or stuck file never holds status and the other commands; and media
+    /// without video is refused here, not in the player: WallPlayer plays audio-only files, but a
+    /// wall node exists to show a picture.
     func load(media: String?) async throws(NodeError) {
         let path = try media.map { media throws(NodeError) in try checked { () throws(RequestRejection) in
             try settings.mediaRoots.resolve(media)
         } } ?? settings.media
+        let asset = URLAsset(url: URL(fileURLWithPath: path))
+        let tracks: [AssetTrack]
+        do {
+            tracks = try await asset.tracks
+        } catch {
+            throw .mediaFailed(error)
+        }
+        guard tracks.contains(where: { $0.mediaType == .video && $0.isPlayable }) else {
+            throw .noVideoTrack(path: path, found: tracks.map { "\($0.mediaType.rawValue) (\($0.codec))" })
+        }
         prerolledAt = nil
         player.pause()
-        let item = PlayerItem(url: URL(fileURLWithPath: path))
+        let item = PlayerItem(asset: asset)
         if settings.loop {
             looper?.disableLooping()
             looper = PlayerLooper(player: player, templateItem: item)
@@ -172,10 +187,17 @@ actor NodeController {
     }
 
     private func checked<T>(_ check: () throws(RequestRejection) -> T) throws(NodeError) -> T {
-        do {
-            return try check()
+        // Assigned, then returned after the `do`: Swift 6.3 at -O miscompiles a generic result
+        // returned from inside `do throws(E)` (see Wall.eachNode in wallctl).
+        let result: Result<T, RequestRejection>
+        do throws(RequestRejection) {
+            result = .success(try check())
         } catch {
-            throw .rejected(error)
+            result = .failure(error)
+        }
+        switch result {
+        case .success(let value): return value
+        case .failure(let rejection): throw .rejected(rejection)
         }
     }
 

@@ -1,14 +1,24 @@
+import LockstepCLI
 import Logging
 import ServiceLifecycle
 import WallPlayer
 
 /// One screen of the wall: the clock follower, the player, the frame log and the control API,
 /// run together as a service group that shuts down cleanly on SIGTERM or SIGINT.
+///
+/// Shutting down never waits long: commands still running after a second are cancelled, and a
+/// watchdog ends the process 1.5 s after the signal whatever it still waits for, so a supervisor's
+/// SIGTERM always works within two seconds.
 struct NodeDaemon {
+    /// How long after SIGTERM or SIGINT the process ends, gracefully or not.
+    static let shutdownLimit = 1.5
+
     let settings: NodeSettings
     let logger: Logger
 
     func run() async throws {
+        Termination.exitAfterSignal(within: Self.shutdownLimit, program: "wallnode")
+        let fileLimit = FileLimit.raise()
         let player = QueuePlayer(
             items: [], video: settings.video, audioSinkDescription: settings.audioSink,
             logger: Logger(label: "lockstep.player"))
@@ -22,21 +32,24 @@ struct NodeDaemon {
         let application = try ControlServer.application(
             controller: controller, frames: frames, metrics: NodeMetrics(node: settings.id),
             logger: Logger(label: "lockstep.control"))
-        let group = ServiceGroup(
-            configuration: ServiceGroupConfiguration(
-                services: [
-                    .init(service: TaskService("clock") { try await clock.run() }),
-                    .init(service: TaskService("frames") { await frames.record(from: player) }),
-                    .init(service: application),
-                ],
-                gracefulShutdownSignals: [.sigterm, .sigint],
-                logger: logger))
+        var configuration = ServiceGroupConfiguration(
+            services: [
+                .init(service: TaskService("clock") { try await clock.run() }),
+                .init(service: TaskService("frames") { await frames.record(from: player) }),
+                .init(service: application),
+            ],
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger)
+        configuration.maximumGracefulShutdownDuration = .seconds(1)
+        let group = ServiceGroup(configuration: configuration)
         logger.info(
             "node starting",
             metadata: [
                 "node.id": "\(settings.id)", "node.wall": "\(settings.wallName)",
                 "node.control": "\(settings.control)", "clock.server": "\(settings.clock)",
                 "node.media": "\(settings.media)", "video.sink": "\(settings.video.sinkDescription)",
+                "node.file_limit": "\(fileLimit)", "control.token": "\(settings.controlToken == nil ? "none" : "required")",
+                "control.tls": "\(settings.controlTLS == nil ? "off" : "on")",
             ])
         try await group.run()
         await controller.stop()
@@ -54,7 +67,13 @@ struct TaskService: Service {
         self.body = body
     }
 
+    /// A body cancelled because the node is shutting down has done what was asked: that is no
+    /// failure, and the node exits 0 on SIGTERM.
     func run() async throws {
-        try await cancelWhenGracefulShutdown { try await body() }
+        do {
+            try await cancelWhenGracefulShutdown { try await body() }
+        } catch is CancellationError where Task.isShuttingDownGracefully {
+            return
+        }
     }
 }

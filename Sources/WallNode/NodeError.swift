@@ -12,6 +12,7 @@ enum NodeError: Error, CustomStringConvertible {
     case clockNotLocked(state: String, waited: MediaTime)
     case nothingLoaded
     case mediaFailed(PlayerError)
+    case noVideoTrack(path: String, found: [String])
     case prerollFailed(String)
     case rejected(RequestRejection)
     case playerRefused(PlayerError)
@@ -32,6 +33,9 @@ enum NodeError: Error, CustomStringConvertible {
             return "no media is loaded: load first"
         case .mediaFailed(let error):
             return "the media cannot play: \(error)"
+        case .noVideoTrack(let path, let found):
+            return "the media has no video track: \(path) holds only \(found.joined(separator: ", ")), "
+                + "and every wall node shows video"
         case .prerollFailed(let reason):
             return "preroll did not finish: \(reason)"
         case .rejected(let rejection):
@@ -50,7 +54,7 @@ enum NodeError: Error, CustomStringConvertible {
         switch self {
         case .unknownNode, .invalidOption, .config, .rejected: return 422
         case .clockNotLocked, .nothingLoaded: return 409
-        case .mediaFailed, .playerRefused, .prerollFailed: return 422
+        case .mediaFailed, .noVideoTrack, .playerRefused, .prerollFailed: return 422
         case .clockFailed, .timedOut: return 503
         }
     }

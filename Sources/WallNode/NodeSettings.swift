@@ -1,6 +1,7 @@
 import Foundation
 import LockstepNet
 import LockstepTime
+import SyncClock
 import WallPlayer
 import WallProtocol
 
@@ -10,10 +11,14 @@ struct NodeSettings: Sendable {
     var wallName: String
     /// The master clock to follow.
     var clock: Endpoint
-    /// Whether this node also serves the master clock (on the clock address's port).
+    /// Whether this node also serves the master clock, on the clock address (which must be this
+    /// machine's).
     var serveClock: Bool
     /// Run on this machine's clock instead of following the master (a benchmark baseline).
     var useLocalClock: Bool
+    /// The key Lockstep clock packets are signed with, as a client and with `serveClock`; from the
+    /// config's `clock-key-file`.
+    var clockKey: ClockKey?
     var control: Endpoint
     var media: String
     var video: VideoOutputSettings
@@ -52,6 +57,7 @@ struct NodeSettings: Sendable {
         clock = try Self.endpoint(overrides.clock ?? config.clock, option: "clock")
         control = try Self.endpoint(overrides.control ?? node.control, option: "control")
         serveClock = overrides.serveClock
+        if serveClock { try Self.checkServable(clock) }
         useLocalClock = overrides.useLocalClock
         media = overrides.media ?? config.media.path(forNode: id)
         let tile =
@@ -80,6 +86,29 @@ struct NodeSettings: Sendable {
         }
         metricsOpen = config.security.metricsOpen
         controlTLS = config.security.tls
+        do {
+            clockKey = try config.clockKeyFile.map { path throws(SyncClockError) in try ClockKey(contentsOfFile: path) }
+        } catch {
+            throw .config("clock-key-file: \(error)")
+        }
+    }
+
+    /// Checks that the clock address is one this machine can serve on: `--serve-clock` binds it,
+    /// not every interface.
+    private static func checkServable(_ clock: Endpoint) throws(NodeError) {
+        let addresses: [SocketAddress]
+        do {
+            addresses = try clock.resolve(passive: true)
+        } catch {
+            throw .invalidOption(option: "serve-clock", reason: "the config's clock address \(clock): \(error)")
+        }
+        if addresses.contains(where: { (try? UDPSocket.bound(to: $0.withPort(0))) != nil }) { return }
+        let resolved = addresses.map { $0.withPort(clock.port).description }.joined(separator: ", ")
+        let named = resolved == clock.description ? "" : " (\(resolved))"
+        throw .invalidOption(
+            option: "serve-clock",
+            reason: "the config's clock address \(clock)\(named) is not an address of this machine: run "
+                + "--serve-clock on the machine it names, or change the config's clock")
     }
 
     private static func endpoint(_ text: String, option: String) throws(NodeError) -> Endpoint {

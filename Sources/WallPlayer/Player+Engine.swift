@@ -72,6 +72,17 @@ extension Player {
             updateIdleStatus()
             return
         }
+        // filesrc opens its file with a blocking open(), on this queue: a path that became a FIFO
+        // since it was inspected would hold the player for good.
+        if item.asset.isFileBased {
+            do {
+                try MediaInspector.checkRegularFile(item.asset.url.path)
+            } catch {
+                item.markFailed(error)
+                updateIdleStatus()
+                return
+            }
+        }
         guard let pipeline = ensurePipeline() else {
             item.markFailed(error ?? .pipelineConstruction("no pipeline"))
             return

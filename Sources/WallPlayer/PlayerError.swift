@@ -8,6 +8,10 @@ public enum PlayerError: Error, Hashable, CustomStringConvertible {
     case fileNotFound(path: String)
     /// The file exists but cannot be read (permissions, a directory, an I/O error).
     case unreadableFile(path: String, reason: String)
+    /// The path names a FIFO, a device or a socket: opening or reading it could block forever.
+    case notARegularFile(path: String, kind: String)
+    /// Reading the file's container took longer than the time allowed, and was given up.
+    case readTimedOut(path: String, after: MediaTime)
     /// No demuxer recognizes the file: text, random bytes, an unknown format.
     case notAMediaFile(path: String, reason: String)
     /// A demuxer recognizes the format but cannot read the file: truncated or damaged.
@@ -49,6 +53,10 @@ public enum PlayerError: Error, Hashable, CustomStringConvertible {
             return "media file not found: \(path)"
         case .unreadableFile(let path, let reason):
             return "cannot read media file \(path): \(reason)"
+        case .notARegularFile(let path, let kind):
+            return "\(path) is \(kind), not a regular file: only media files can be played"
+        case .readTimedOut(let path, let after):
+            return "reading \(path) did not finish within \(after.seconds) s"
         case .notAMediaFile(let path, let reason):
             return "\(path) is not a media file (\(reason))"
         case .corruptMedia(let path, let format, let reason):

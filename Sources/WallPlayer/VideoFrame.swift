@@ -36,6 +36,11 @@ extension Player {
     public func copyCurrentVideoFrame(format: VideoFrame.Format = .png, size: PixelSize? = nil) throws(PlayerError)
         -> VideoFrame?
     {
+        if let size, !(1...Self.maximumFrameSide).contains(size.width) || !(1...Self.maximumFrameSide).contains(size.height)
+        {
+            throw .pipelineConstruction(
+                "a frame copy of \(size.width)x\(size.height): each side must be 1 to \(Self.maximumFrameSide) pixels")
+        }
         guard let pipeline = pipelineRef.withLock({ $0 }), let sample = pipeline.lastVideoSample() else { return nil }
         var description = format.caps
         if let size { description += ",width=\(size.width),height=\(size.height)" }
@@ -65,6 +70,9 @@ extension Player {
             presentationTimestamp: MediaTime(clockTime: original?.pointee.pts ?? GStreamer.clockTimeNone),
             size: PixelSize(width: Int(width), height: Int(height)), format: format, data: data)
     }
+
+    /// The longest side a frame copy may have: 8K UHD's width, twice.
+    public static let maximumFrameSide = 15_360
 
     /// GStreamer pads RGB rows to 4 bytes; a frame copy has none.
     private static func unpadded(_ data: Data, width: Int, height: Int) -> Data {

@@ -32,6 +32,13 @@ struct ClockProbeCommand: AsyncParsableCommand {
     @Flag(help: "Speak GStreamer's 16-byte net time format, to probe a stock GstNetTimeProvider.")
     var gst = false
 
+    @Option(
+        name: .customLong("key-file"),
+        help: ArgumentHelp(
+            "A file holding the key shared with the server (raw bytes, or hex digits; at least 16 bytes): sign requests, and drop replies not signed with it.",
+            valueName: "file"))
+    var keyFile: String?
+
     @Flag(help: "Print one JSON object per line per estimate instead of text.")
     var json = false
 
@@ -49,6 +56,10 @@ struct ClockProbeCommand: AsyncParsableCommand {
         if let duration, !(duration.isFinite && duration > 0) {
             throw ValidationError("--duration must be a positive number of seconds, got \(duration)")
         }
+        if keyFile != nil, gst {
+            throw ValidationError(
+                "--key-file authenticates Lockstep's format; GStreamer's (--gst) has no room for a key")
+        }
         if let sampleInterval, !(sampleInterval.isFinite && sampleInterval >= 1) {
             throw ValidationError("--sample-interval must be at least 1 millisecond, got \(sampleInterval)")
         }
@@ -56,13 +67,15 @@ struct ClockProbeCommand: AsyncParsableCommand {
 
     func run() async throws {
         let clock = try simulatedClock.apply()
+        let key = try keyFile.map { path throws(SyncClockError) in try ClockKey(contentsOfFile: path) }
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = .notice
             return handler
         }
         let client = SyncClockClient(
-            server: server, configuration: SyncClockClient.Configuration(format: gst ? .gstreamer : .lockstep),
+            server: server,
+            configuration: SyncClockClient.Configuration(format: gst ? .gstreamer : .lockstep, key: key),
             clock: clock)
         let updates = client.statusUpdates(bufferingNewest: 100_000)
         let start = clock.nowNanoseconds()
@@ -140,7 +153,8 @@ struct ClockProbeCommand: AsyncParsableCommand {
             requests \(counters.requestsSent), replies \(counters.repliesReceived), samples used \(counters.samplesUsed), \
             rejected \(counters.samplesRejected) (delay spikes \(counters.rejectedDelaySpikes), inconsistent \
             \(counters.rejectedInconsistent), invalid \(counters.rejectedInvalid), malformed \(counters.rejectedMalformed), \
-            unmatched \(counters.unmatchedReplies)), lost \(counters.lostRequests), timeline resets \
+            unmatched \(counters.unmatchedReplies), unauthenticated \(counters.unauthenticatedReplies), \
+            new timeline held back \(counters.suspectTimelineChanges)), lost \(counters.lostRequests), timeline resets \
             \(counters.timelineResets), master changes \(counters.masterChanges)
             """
     }

@@ -11,7 +11,12 @@ struct ClockServeCommand: AsyncParsableCommand {
         abstract: "Serve this machine's clock as the wall's master clock.",
         discussion: """
             Answers Lockstep clients and stock GStreamer clients (GstNetClientClock) on the same port. \
-            Runs until SIGINT or SIGTERM, then prints what it answered.
+            Replies to each source address are rate-limited (default 1000 a second, bursts of 200), so \
+            the server cannot be used to flood someone else's address; drops are logged at most every \
+            10 s. With --key-file, Lockstep requests must carry a valid HMAC-SHA256 under the shared key \
+            and replies are signed; GStreamer's 16-byte format, which has no room for one, is still \
+            answered (unauthenticated) unless --no-gstreamer is given. Runs until SIGINT or SIGTERM, \
+            then prints what it answered and dropped.
             """
     )
 
@@ -30,20 +35,62 @@ struct ClockServeCommand: AsyncParsableCommand {
     )
     var realtime = false
 
+    @Option(
+        name: .customLong("rate-limit"),
+        help: ArgumentHelp(
+            "Replies per second to one source address, port ignored (0: no limit; default 1000). Raise it for many clients behind one address.",
+            valueName: "replies"))
+    var rateLimit: Double = ReplyRateLimit.default.repliesPerSecond
+
+    @Option(
+        name: .customLong("rate-burst"),
+        help: ArgumentHelp("Replies one source address may have at once (default 200).", valueName: "replies"))
+    var rateBurst: Double = ReplyRateLimit.default.burst
+
+    @Option(
+        name: .customLong("key-file"),
+        help: ArgumentHelp(
+            "A file holding the key shared with clients (raw bytes, or hex digits; at least 16 bytes): answer only Lockstep requests signed with it, and sign the replies.",
+            valueName: "file"))
+    var keyFile: String?
+
+    @Flag(
+        name: .customLong("no-gstreamer"),
+        help: "Do not answer GStreamer's 16-byte format (unauthenticated even with --key-file).")
+    var noGStreamer = false
+
     @OptionGroup(title: "Test options")
     var simulatedClock: SimulatedClockOptions
 
+    func validate() throws {
+        guard rateLimit.isFinite, rateLimit >= 0 else {
+            throw ValidationError("--rate-limit must be a number of replies per second, 0 or more; got \(rateLimit)")
+        }
+        guard rateBurst.isFinite, rateBurst >= 1 else {
+            throw ValidationError("--rate-burst must be at least 1 reply; got \(rateBurst)")
+        }
+    }
+
     func run() async throws {
         let clock = try simulatedClock.apply()
+        let key = try keyFile.map { path throws(SyncClockError) in try ClockKey(contentsOfFile: path) }
         LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
-        var configuration = SyncClockServer.Configuration(timescale: realtime ? .realtime : .localClock)
+        var configuration = SyncClockServer.Configuration(
+            timescale: realtime ? .realtime : .localClock,
+            rateLimit: rateLimit > 0 ? ReplyRateLimit(repliesPerSecond: rateLimit, burst: rateBurst) : nil, key: key,
+            answersGStreamer: !noGStreamer)
         if !listen.isEmpty { configuration.listen = listen }
         let server = SyncClockServer(configuration: configuration, clock: clock)
         let addresses = try server.start()
         let served = configuration.timescale == .realtime ? "CLOCK_REALTIME" : "the \(clock) clock"
+        // The first line ends with the port, which scripts and tests read.
         Output.line(
             "wallctl: serving \(served) on \(addresses.map(\.description).joined(separator: ", ")) "
                 + "as \(server.masterIdentity)")
+        let gstreamer = noGStreamer ? "not answered" : key == nil ? "answered" : "answered, unauthenticated"
+        Output.line(
+            "wallctl: \(key == nil ? "no key" : "Lockstep requests authenticated with a \(key!)"); "
+                + "GStreamer format \(gstreamer); rate limit \(configuration.rateLimit?.description ?? "none")")
         _ = await Termination.wait(seconds: nil)
         server.stop()
         Output.line("wallctl: stopped; \(server.statistics)")

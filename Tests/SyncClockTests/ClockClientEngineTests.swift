@@ -153,9 +153,21 @@ final class ClockClientEngineTests: XCTestCase {
         XCTAssertEqual(simulation.latest?.status.timeline, 1, "no step needed")
     }
 
+    /// The bound describes the timeline the client follows. After the master's time really jumped, a
+    /// locked client stays on the old one until the jump has persisted (a couple of seconds), and a
+    /// status it reports meanwhile (a slew ending) is about the old timeline: not counted.
+    private func assertNoBoundViolations(
+        _ simulation: ClockSimulation, exceptOnTheOldTimelineAfter jump: Int64, file: StaticString = #filePath,
+        line: UInt = #line
+    ) {
+        let violations = simulation.boundViolations.filter { $0.trueTime < jump || $0.status.timeline > 1 }
+        XCTAssertEqual(violations.count, 0, "true error beyond the bound", file: file, line: line)
+    }
+
     func testRestart_whenEpochChanges_relocksOnANewTimeline() {
         var simulation = simulation()
         simulation.run(for: 10 * Self.second)
+        let restart = simulation.now
         simulation.master.offset += 7 * Self.second
         simulation.serverEpoch = 0xE2
         simulation.serverIdentity = 0xB
@@ -166,12 +178,15 @@ final class ClockClientEngineTests: XCTestCase {
         XCTAssertEqual(status.state, .locked)
         XCTAssertEqual(status.master?.epoch, 0xE2)
         XCTAssertLessThan(abs(simulation.latest!.error), 10_000)
-        XCTAssertEqual(simulation.boundViolations.count, 0)
+        XCTAssertGreaterThanOrEqual(
+            status.counters.suspectTimelineChanges, 4, "a locked client waits for the new epoch to persist")
+        assertNoBoundViolations(simulation, exceptOnTheOldTimelineAfter: restart)
     }
 
     func testRestart_whenAGStreamerMasterTimeJumps_isDetectedAndRelocked() {
         var simulation = simulation(format: .gstreamer)
         simulation.run(for: 10 * Self.second)
+        let jump = simulation.now
         simulation.master.offset -= 42 * Self.second
         simulation.run(for: 10 * Self.second)
         let status = simulation.latest!.status
@@ -179,7 +194,7 @@ final class ClockClientEngineTests: XCTestCase {
         XCTAssertEqual(status.timeline, 2)
         XCTAssertEqual(status.state, .locked)
         XCTAssertLessThan(abs(simulation.latest!.error), 10_000)
-        XCTAssertEqual(simulation.boundViolations.count, 0)
+        assertNoBoundViolations(simulation, exceptOnTheOldTimelineAfter: jump)
     }
 
     func testStandbyMaster_onTheSameEpoch_takesOverWithoutAStep() {
@@ -200,12 +215,12 @@ final class ClockClientEngineTests: XCTestCase {
         var random = SplitMix64(seed: 99)
         for _ in 0..<5_000 {
             let time = Int64.random(in: (2 * Self.second)...(20 * Self.second), using: &random)
-            let length = [16, 56, Int.random(in: 0...100, using: &random)].randomElement(using: &random)!
+            let length = [16, 72, Int.random(in: 0...100, using: &random)].randomElement(using: &random)!
             var bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &random) }
-            if length == 56, Bool.random(using: &random) {
-                // Structurally valid replies with random times and sequence: only the sequence and
+            if length == 72, Bool.random(using: &random) {
+                // Structurally valid replies with random times, sequence and nonce: only those and the
                 // echoed send time could make them count, and they are not guessable.
-                bytes.replaceSubrange(0..<6, with: Array("LSCK".utf8) + [1, 2])
+                bytes.replaceSubrange(0..<6, with: Array("LSCK".utf8) + [LockstepTimePacket.version, 2])
             }
             simulation.injected.append((time, bytes))
         }
@@ -216,5 +231,147 @@ final class ClockClientEngineTests: XCTestCase {
         XCTAssertEqual(simulation.latest?.status.timeline, 1)
         XCTAssertLessThan(simulation.p99Error(after: 2 * Self.second), 10_000)
         XCTAssertEqual(simulation.boundViolations.count, 0)
+    }
+
+    // MARK: Hardening
+
+    /// A request sent by `engine` at local time `sent`, and the reply a server would give.
+    private func exchange(
+        _ engine: inout ClockClientEngine, nonce: UInt32, sent: Int64, serverTime: Int64,
+        authenticator: PacketAuthenticator? = nil
+    ) -> [UInt8] {
+        var request = [UInt8](repeating: 0, count: 80)
+        let size = request.withUnsafeMutableBytes { buffer in
+            let size = engine.prepareRequest(into: buffer, nonce: nonce)
+            engine.stampRequest(buffer, sentAt: sent)
+            return size
+        }
+        engine.recordRequest(sentAt: sent)
+        var responder = TimeResponder(identity: 1, epoch: 2, flags: [], serverPorts: [])
+        responder.authenticator = authenticator
+        var reply = [UInt8](repeating: 0, count: 80)
+        let count = request.withUnsafeBytes { requestBytes in
+            reply.withUnsafeMutableBytes { replyBytes -> Int in
+                guard
+                    case .reply(let format, let count) = responder.respond(
+                        to: UnsafeRawBufferPointer(rebasing: requestBytes[..<size]), length: size, sourcePort: 40_000,
+                        receiveTime: serverTime, kernelStamped: true, into: replyBytes),
+                    responder.stamp(replyBytes, format: format, receiveTime: serverTime, sendTime: serverTime + 10_000)
+                else { return 0 }
+                return count
+            }
+        }
+        return Array(reply[..<count])
+    }
+
+    private func receive(_ engine: inout ClockClientEngine, _ bytes: [UInt8], at time: Int64, fromServer: Bool = true)
+        -> Bool
+    {
+        bytes.withUnsafeBytes { engine.receive($0, length: bytes.count, at: time, now: time, fromServer: fromServer) }
+    }
+
+    func testReply_mustEchoTheRequestsNonceSequenceAndSendTime_andComeFromTheServer() {
+        var engine = ClockClientEngine(configuration: .init(), firstSequence: 100)
+        let reply = exchange(&engine, nonce: 0xC0FF_EE00, sent: Self.second, serverTime: Self.hour)
+        for (offset, what) in [(12, "nonce"), (8, "sequence"), (16, "send time")] {
+            var forged = reply
+            forged[offset + 3] ^= 0x01
+            XCTAssertFalse(receive(&engine, forged, at: Self.second + 100_000), what)
+        }
+        XCTAssertFalse(receive(&engine, reply, at: Self.second + 100_000, fromServer: false), "another source")
+        XCTAssertEqual(engine.counters.unmatchedReplies, 4)
+        XCTAssertTrue(receive(&engine, reply, at: Self.second + 100_000), "the real reply still counts")
+        XCTAssertEqual(engine.counters.samplesUsed, 1)
+        XCTAssertFalse(receive(&engine, reply, at: Self.second + 200_000), "a replay")
+        XCTAssertEqual(engine.counters.unmatchedReplies, 5)
+    }
+
+    func testGStreamerReply_mustEchoTheExactSendTimeOfARequest() {
+        var configuration = ClockClientEngine.Configuration()
+        configuration.format = .gstreamer
+        var engine = ClockClientEngine(configuration: configuration, firstSequence: 0)
+        let reply = exchange(&engine, nonce: 0, sent: Self.second, serverTime: Self.hour)
+        var forged = reply
+        forged[7] ^= 0x01
+        XCTAssertFalse(receive(&engine, forged, at: Self.second + 100_000))
+        XCTAssertEqual(engine.counters.unmatchedReplies, 1)
+        XCTAssertTrue(receive(&engine, reply, at: Self.second + 100_000))
+    }
+
+    func testForgedReplies_aFew30msOff_whileLocked_doNotMoveTheEstimate() {
+        var simulation = simulation()
+        simulation.run(for: 10 * Self.second)
+        XCTAssertEqual(simulation.latest?.status.state, .locked)
+        let before = simulation.latest!.status.counters.rejectedInconsistent
+        simulation.forgedShift = 30_000_000
+        simulation.run(for: 1_600_000_000)
+        simulation.forgedShift = 0
+        simulation.run(for: 10 * Self.second)
+        let status = simulation.latest!.status
+        XCTAssertGreaterThanOrEqual(
+            status.counters.rejectedInconsistent - before, 3, "the forged replies were held back")
+        XCTAssertEqual(status.timeline, 1)
+        XCTAssertEqual(status.counters.timelineResets, 0)
+        let locked = simulation.records.drop { $0.status.state != .locked }
+        XCTAssertTrue(locked.allSatisfy { $0.status.state == .locked })
+        XCTAssertLessThan(locked.map { abs($0.error) }.max() ?? .max, 20_000, "the estimate never moved")
+        XCTAssertEqual(simulation.boundViolations.count, 0, "the error bound stayed honest")
+    }
+
+    func testForgedReplies_whenTheyPersistForSeconds_areTakenAsANewTimeline_notBefore() {
+        var simulation = simulation()
+        simulation.run(for: 10 * Self.second)
+        let start = simulation.now
+        simulation.forgedShift = 30_000_000
+        simulation.run(for: 8 * Self.second)
+        let status = simulation.latest!.status
+        XCTAssertEqual(status.timeline, 2, "without a key, an attacker who answers every request for seconds wins")
+        let switched = simulation.records.first { $0.status.timeline == 2 }!
+        XCTAssertGreaterThanOrEqual(switched.trueTime - start, 2 * Self.second, "but not within the first seconds")
+    }
+
+    func testForgedEpoch_inAFewReplies_doesNotResetALockedClient() {
+        var simulation = simulation()
+        simulation.run(for: 10 * Self.second)
+        simulation.serverEpoch = 0xBAD
+        simulation.run(for: 1_200_000_000)
+        simulation.serverEpoch = 0xE
+        simulation.run(for: 5 * Self.second)
+        let status = simulation.latest!.status
+        XCTAssertGreaterThanOrEqual(status.counters.suspectTimelineChanges, 2)
+        XCTAssertEqual(status.counters.timelineResets, 0)
+        XCTAssertEqual(status.timeline, 1)
+        XCTAssertEqual(status.master?.epoch, 0xE)
+        XCTAssertTrue(simulation.records.drop { $0.status.state != .locked }.allSatisfy { $0.status.state == .locked })
+        XCTAssertEqual(simulation.boundViolations.count, 0)
+    }
+
+    func testWithAKey_locks_andRejectsRepliesAnAttackerAltered_howeverLong() throws {
+        let key = try ClockKey(bytes: Array(100..<132))
+        var simulation = ClockSimulation(
+            client: SimulatedClock(offset: 0, driftPPM: 0), master: SimulatedClock(offset: Self.hour, driftPPM: 100),
+            authenticator: try PacketAuthenticator(key: key))
+        assertLocksQuickly(&simulation)
+        simulation.forgedShift = 30_000_000
+        simulation.run(for: 8 * Self.second)
+        simulation.forgedShift = 0
+        simulation.run(for: 5 * Self.second)
+        let status = simulation.latest!.status
+        XCTAssertGreaterThan(status.counters.unauthenticatedReplies, 10)
+        XCTAssertEqual(status.timeline, 1)
+        XCTAssertEqual(status.state, .locked)
+        XCTAssertEqual(simulation.boundViolations.count, 0)
+        XCTAssertLessThan(simulation.records.drop { $0.status.state != .locked }.map { abs($0.error) }.max()!, 20_000)
+    }
+
+    func testWithAKey_repliesFromAServerWithoutIt_areRejected() throws {
+        let authenticator = try PacketAuthenticator(key: ClockKey(bytes: Array(0..<16)))
+        var engine = ClockClientEngine(configuration: .init(), firstSequence: 7, authenticator: authenticator)
+        let unsigned = exchange(&engine, nonce: 1, sent: Self.second, serverTime: Self.hour)
+        XCTAssertFalse(receive(&engine, unsigned, at: Self.second + 100_000))
+        XCTAssertEqual(engine.counters.unauthenticatedReplies, 1)
+        let signed = exchange(
+            &engine, nonce: 2, sent: 2 * Self.second, serverTime: Self.hour + Self.second, authenticator: authenticator)
+        XCTAssertTrue(receive(&engine, signed, at: 2 * Self.second + 100_000))
     }
 }

@@ -1,5 +1,6 @@
 import LockstepNet
 import LockstepTime
+import Synchronization
 import XCTest
 
 @testable import SyncClock
@@ -54,7 +55,7 @@ final class SyncClockLoopbackTests: XCTestCase {
                 for _ in 0..<250 {
                     // Lengths around and beyond the valid sizes, never exactly a valid packet's.
                     var length = Int.random(in: 0...1_400, using: &random)
-                    if length == 16 || length == 56 { length += 1 }
+                    if length == 16 || length == 56 || length == 72 { length += 1 }
                     let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &random) }
                     if bytes.withUnsafeBytes({ (try? flooder.send($0, to: address)) == true }) { sent += 1 }
                 }
@@ -72,13 +73,53 @@ final class SyncClockLoopbackTests: XCTestCase {
         XCTAssertGreaterThan(statistics.lockstepReplies, 0)
     }
 
+    func testServer_capsRepliesToAFloodingAddress_whileAClientLocks() async throws {
+        let limit = ReplyRateLimit(repliesPerSecond: 200, burst: 50)
+        let server = SyncClockServer(
+            configuration: .init(listen: [Endpoint(host: "127.0.0.1", port: 0)], rateLimit: limit),
+            clock: LoopbackClock.masterClock)
+        let address = try server.start()[0]
+        defer { server.stop() }
+        // Buckets are per address: the flood comes from 127.0.0.2, the client from 127.0.0.1.
+        let flooder = try UDPSocket.bound(to: SocketAddress(numericHost: "127.0.0.2", port: 0)!)
+        let request = {
+            var bytes = [UInt8](repeating: 0, count: LockstepTimePacket.size)
+            bytes.withUnsafeMutableBytes {
+                LockstepTimePacket(kind: .request, sequence: 1, clientSendTime: 1).encode(into: $0)
+            }
+            return bytes
+        }()
+        let client = SyncClockClient(server: Endpoint(host: "127.0.0.1", port: address.port), clock: .monotonic)
+        let start = LocalClock.monotonic.nowNanoseconds()
+        let sent = Mutex(0)
+        try await LoopbackClock.following(client) {
+            while client.status.state != .locked {
+                XCTAssertLessThan(LocalClock.monotonic.nowNanoseconds() - start, 5_000_000_000, "never locked")
+                if LocalClock.monotonic.nowNanoseconds() - start > 5_000_000_000 { return }
+                for _ in 0..<200 where request.withUnsafeBytes({ (try? flooder.send($0, to: address)) == true }) {
+                    sent.withLock { $0 += 1 }
+                }
+                try await Task.sleep(for: .milliseconds(2))
+            }
+        }
+        let elapsed = Double(LocalClock.monotonic.nowNanoseconds() - start) / 1e9
+        let statistics = server.statistics
+        let floodReplies = statistics.lockstepReplies - client.status.counters.requestsSent
+        let flooded = sent.withLock { $0 }
+        XCTAssertGreaterThan(flooded, 2_000)
+        XCTAssertGreaterThan(statistics.rateLimited, flooded / 2, "\(statistics)")
+        XCTAssertLessThanOrEqual(
+            Double(floodReplies), limit.burst + limit.repliesPerSecond * elapsed + 1, "\(statistics) in \(elapsed) s")
+        XCTAssertTrue(statistics.description.contains("over the rate limit"), statistics.description)
+    }
+
     func testServer_neverAnswersMalformedDatagrams_andCountsThem() throws {
         let server = LoopbackClock.server()
         let address = try server.start()[0]
         defer { server.stop() }
         let socket = try UDPSocket.bound(to: .ipv4Loopback(port: 0))
         try socket.connect(to: address)
-        var valid = [UInt8](repeating: 0, count: 56)
+        var valid = [UInt8](repeating: 0, count: 72)
         valid.withUnsafeMutableBytes {
             LockstepTimePacket(kind: .request, sequence: 9, clientSendTime: 1).encode(into: $0)
         }
@@ -92,8 +133,8 @@ final class SyncClockLoopbackTests: XCTestCase {
         _ = try poller.wait(for: [socket.descriptor], timeoutNanoseconds: 5_000_000_000)
         var buffer = [UInt8](repeating: 0, count: 2048)
         let datagram = try buffer.withUnsafeMutableBytes { try socket.receive(into: $0) }
-        XCTAssertEqual(datagram?.length, 56)
-        guard case .packet(.lockstep(let reply)) = buffer.withUnsafeBytes({ ClockPacket.decode($0, length: 56) }) else {
+        XCTAssertEqual(datagram?.length, 72)
+        guard case .packet(.lockstep(let reply)) = buffer.withUnsafeBytes({ ClockPacket.decode($0, length: 72) }) else {
             return XCTFail("no Lockstep reply")
         }
         XCTAssertEqual(reply.sequence, 9)

@@ -4,14 +4,15 @@ import XCTest
 @testable import SyncClock
 
 final class TimeResponderTests: XCTestCase {
-    private let responder = TimeResponder(
+    private static let key = try! ClockKey(bytes: Array(0..<32))
+    private var responder = TimeResponder(
         identity: 0xABCD, epoch: 0xE90C, flags: [.simulatedClock], serverPorts: [5637, 6000])
 
     /// Answers `request` as the server does: prepare, then stamp the send time.
     private func answer(_ request: [UInt8], sourcePort: UInt16 = 40_000, receiveTime: Int64, sendTime: Int64)
         -> (TimeResponder.Outcome, [UInt8])
     {
-        var reply = [UInt8](repeating: 0, count: 64)
+        var reply = [UInt8](repeating: 0, count: 80)
         var outcome = request.withUnsafeBytes { requestBytes in
             reply.withUnsafeMutableBytes { replyBytes in
                 responder.respond(
@@ -21,7 +22,7 @@ final class TimeResponderTests: XCTestCase {
         }
         if case .reply(let format, let count) = outcome {
             let stamped = reply.withUnsafeMutableBytes {
-                TimeResponder.stamp($0, format: format, receiveTime: receiveTime, sendTime: sendTime)
+                responder.stamp($0, format: format, receiveTime: receiveTime, sendTime: sendTime)
             }
             if !stamped { outcome = .unrepresentableMasterTime }
             reply = Array(reply.prefix(count))
@@ -29,22 +30,29 @@ final class TimeResponderTests: XCTestCase {
         return (outcome, reply)
     }
 
-    private func request(sequence: UInt32, clientSendTime: Int64) -> [UInt8] {
+    private func request(
+        sequence: UInt32, nonce: UInt32 = 0, clientSendTime: Int64, signedWith authenticator: PacketAuthenticator? = nil
+    ) -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: LockstepTimePacket.size)
         bytes.withUnsafeMutableBytes {
-            LockstepTimePacket(kind: .request, sequence: sequence, clientSendTime: clientSendTime).encode(into: $0)
+            LockstepTimePacket(kind: .request, sequence: sequence, nonce: nonce, clientSendTime: clientSendTime)
+                .encode(into: $0)
+            authenticator?.sign($0)
         }
         return bytes
     }
 
     func testRespond_toLockstepRequest_echoesAndFillsTimesIdentityAndEpoch() throws {
-        let (outcome, reply) = answer(request(sequence: 77, clientSendTime: -5), receiveTime: 1_000, sendTime: 1_250)
-        XCTAssertEqual(outcome, .reply(.lockstep, count: 56))
-        guard case .packet(.lockstep(let packet)) = reply.withUnsafeBytes({ ClockPacket.decode($0, length: 56) }) else {
+        let (outcome, reply) = answer(
+            request(sequence: 77, nonce: 0x5EED_1234, clientSendTime: -5), receiveTime: 1_000, sendTime: 1_250)
+        XCTAssertEqual(outcome, .reply(.lockstep, count: 72))
+        guard case .packet(.lockstep(let packet)) = reply.withUnsafeBytes({ ClockPacket.decode($0, length: 72) }) else {
             return XCTFail("the reply is not a Lockstep packet")
         }
         XCTAssertEqual(packet.kind, .reply)
         XCTAssertEqual(packet.sequence, 77)
+        XCTAssertEqual(packet.nonce, 0x5EED_1234, "the nonce is echoed")
+        XCTAssertEqual(Array(reply[56..<72]), [UInt8](repeating: 0, count: 16), "no key, no code")
         XCTAssertEqual(packet.clientSendTime, -5)
         XCTAssertEqual(packet.serverReceiveTime, 1_000)
         XCTAssertEqual(packet.serverSendTime, 1_250)
@@ -67,7 +75,41 @@ final class TimeResponderTests: XCTestCase {
         XCTAssertEqual(answer(request, receiveTime: -2_000, sendTime: -1_000).0, .unrepresentableMasterTime)
         XCTAssertEqual(
             answer(self.request(sequence: 1, clientSendTime: 0), receiveTime: -2_000, sendTime: -1_000).0,
-            .reply(.lockstep, count: 56), "Lockstep's format carries negative times")
+            .reply(.lockstep, count: 72), "Lockstep's format carries negative times")
+    }
+
+    func testRespond_withAKey_answersOnlySignedRequests_andSignsItsReplies() throws {
+        let authenticator = try PacketAuthenticator(key: Self.key)
+        responder.authenticator = authenticator
+        let unsigned = request(sequence: 3, nonce: 9, clientSendTime: 7)
+        XCTAssertEqual(answer(unsigned, receiveTime: 1, sendTime: 2).0, .rejected(.unauthenticated))
+        let otherKey = try PacketAuthenticator(key: ClockKey(bytes: [UInt8](repeating: 7, count: 32)))
+        let wrong = request(sequence: 3, nonce: 9, clientSendTime: 7, signedWith: otherKey)
+        XCTAssertEqual(answer(wrong, receiveTime: 1, sendTime: 2).0, .rejected(.unauthenticated))
+        var altered = request(sequence: 3, nonce: 9, clientSendTime: 7, signedWith: authenticator)
+        altered[20] ^= 1
+        XCTAssertEqual(answer(altered, receiveTime: 1, sendTime: 2).0, .rejected(.unauthenticated))
+
+        let signed = request(sequence: 3, nonce: 9, clientSendTime: 7, signedWith: authenticator)
+        let (outcome, reply) = answer(signed, receiveTime: 1_000, sendTime: 1_250)
+        XCTAssertEqual(outcome, .reply(.lockstep, count: 72))
+        XCTAssertTrue(reply.withUnsafeBytes { authenticator.isAuthentic($0) }, "the reply is signed")
+        XCTAssertFalse(reply.withUnsafeBytes { otherKey.isAuthentic($0) })
+        XCTAssertNotEqual(Array(reply[56..<72]), Array(signed[56..<72]), "the reply has its own code")
+    }
+
+    func testRespond_withAKey_stillAnswersGStreamer_unlessTheFormatIsDisabled() throws {
+        responder.authenticator = try PacketAuthenticator(key: Self.key)
+        let request = [UInt8](repeating: 0, count: 16)
+        XCTAssertEqual(answer(request, receiveTime: 10, sendTime: 20).0, .reply(.gstreamer, count: 16))
+        responder.answersGStreamer = false
+        XCTAssertEqual(answer(request, receiveTime: 10, sendTime: 20).0, .rejected(.formatDisabled))
+    }
+
+    func testRespond_toAVersion1Request_rejectsAsUnsupportedVersion() {
+        var old = Array(request(sequence: 1, clientSendTime: 1).prefix(56))
+        old[4] = 1
+        XCTAssertEqual(answer(old, receiveTime: 1, sendTime: 2).0, .rejected(.unsupportedVersion))
     }
 
     func testRespond_toAReply_rejectsAsUnexpectedKind() {

@@ -16,7 +16,7 @@ final class WireFormatTests: XCTestCase {
     func testLockstepPacket_roundTrips() {
         let packet = LockstepTimePacket(
             kind: .reply, flags: [.realtimeTimescale, .kernelReceiveTimestamp], sequence: 0xDEAD_BEEF,
-            clientSendTime: -3_600_000_000_123, serverReceiveTime: 42, serverSendTime: Int64.max,
+            nonce: 0xFACE_B00C, clientSendTime: -3_600_000_000_123, serverReceiveTime: 42, serverSendTime: Int64.max,
             serverIdentity: 0x0123_4567_89AB_CDEF, epoch: UInt64.max)
         XCTAssertEqual(decode(encoded(packet)), .packet(.lockstep(packet)))
     }
@@ -24,22 +24,24 @@ final class WireFormatTests: XCTestCase {
     func testLockstepPacket_layoutIsBigEndianAsDocumented() {
         let bytes = encoded(
             LockstepTimePacket(
-                kind: .request, flags: [.simulatedClock], sequence: 0x0102_0304, clientSendTime: 0x1112_1314_1516_1718,
+                kind: .request, flags: [.simulatedClock], sequence: 0x0102_0304, nonce: 0x0506_0708,
+                clientSendTime: 0x1112_1314_1516_1718,
                 serverReceiveTime: 0x2122_2324_2526_2728, serverSendTime: 0x3132_3334_3536_3738,
                 serverIdentity: 0x4142_4344_4546_4748, epoch: 0x5152_5354_5556_5758))
-        XCTAssertEqual(bytes.count, 56)
+        XCTAssertEqual(bytes.count, 72)
         XCTAssertEqual(Array(bytes[0..<4]), Array("LSCK".utf8))
-        XCTAssertEqual(bytes[4], 1, "version")
+        XCTAssertEqual(bytes[4], 2, "version")
         XCTAssertEqual(bytes[5], 1, "kind: request")
         XCTAssertEqual(Array(bytes[6..<8]), [0, 4], "flags: simulated clock")
         XCTAssertEqual(Array(bytes[8..<12]), [1, 2, 3, 4], "sequence")
-        XCTAssertEqual(Array(bytes[12..<16]), [0, 0, 0, 0], "reserved")
+        XCTAssertEqual(Array(bytes[12..<16]), [5, 6, 7, 8], "nonce")
         XCTAssertEqual(bytes[16], 0x11, "client send time")
         XCTAssertEqual(bytes[24], 0x21, "server receive time")
         XCTAssertEqual(bytes[32], 0x31, "server send time")
         XCTAssertEqual(bytes[40], 0x41, "server identity")
         XCTAssertEqual(bytes[48], 0x51, "epoch")
         XCTAssertEqual(bytes[55], 0x58)
+        XCTAssertEqual(Array(bytes[56..<72]), [UInt8](repeating: 0, count: 16), "authentication code: none yet")
     }
 
     func testNetTimePacket_roundTripsAsTwoBigEndianWords() {
@@ -61,7 +63,7 @@ final class WireFormatTests: XCTestCase {
 
     func testDecode_whenBetweenTheTwoSizes_rejectsAsTooShort() {
         let request = encoded(LockstepTimePacket(kind: .request, sequence: 1, clientSendTime: 1))
-        for length in [17, 32, 55] {
+        for length in [17, 32, 55, 56, 71] {
             XCTAssertEqual(decode(Array(request.prefix(length))), .rejected(.tooShort), "\(length) bytes")
         }
     }
@@ -80,10 +82,13 @@ final class WireFormatTests: XCTestCase {
 
     func testDecode_whenVersionIsUnknown_rejectsAsUnsupportedVersion() {
         var request = encoded(LockstepTimePacket(kind: .request, sequence: 1, clientSendTime: 1))
-        for version: UInt8 in [0, 2, 255] {
+        for version: UInt8 in [0, 1, 3, 255] {
             request[4] = version
             XCTAssertEqual(decode(request), .rejected(.unsupportedVersion), "version \(version)")
         }
+        request[4] = 1
+        XCTAssertEqual(
+            decode(Array(request.prefix(56))), .rejected(.unsupportedVersion), "a version 1 packet, 56 bytes")
     }
 
     func testDecode_whenKindIsUnknown_rejectsAsUnknownKind() {

@@ -44,6 +44,11 @@ public final class ChildProcess {
         return (process.terminationStatus, rest.joined(separator: "\n"), errorText)
     }
 
+    /// nil while the child runs; once it has exited, its status, output and errors.
+    public func finishIfExited() -> (status: Int32, output: String, errors: String)? {
+        process.isRunning ? nil : finish()
+    }
+
     /// Runs `executable` to completion.
     public static func run(_ executable: String, _ arguments: [String]) throws -> (
         status: Int32, output: String, errors: String
@@ -60,7 +65,11 @@ public final class ChildProcess {
                 return line
             }
             let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { return buffered.isEmpty ? nil : String(decoding: buffered, as: UTF8.self) }
+            if chunk.isEmpty {
+                guard !buffered.isEmpty else { return nil }
+                defer { buffered.removeAll() }
+                return String(decoding: buffered, as: UTF8.self)
+            }
             buffered.append(chunk)
         }
     }

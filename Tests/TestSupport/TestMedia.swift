@@ -19,6 +19,33 @@ public enum TestMedia {
         try generate(kind: "av", seconds: seconds, size: size)
     }
 
+    /// An AAC tone with no video at all: media a player plays but a wall node must refuse.
+    public static func audioOnly(seconds: Int = 2) throws -> URL {
+        let key = "audio-\(seconds)s"
+        if let done = cache.withLock({ $0[key] }) { return done }
+        let url = directory.appendingPathComponent("\(key).m4a")
+        if !FileManager.default.fileExists(atPath: url.path) {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let partial = directory.appendingPathComponent(
+                "\(key).tmp.\(ProcessInfo.processInfo.processIdentifier).m4a")
+            try run(
+                "/usr/bin/ffmpeg",
+                [
+                    "-nostdin", "-hide_banner", "-loglevel", "error", "-y", "-f", "lavfi", "-i",
+                    "sine=frequency=440:sample_rate=48000:duration=\(seconds)", "-c:a", "aac", partial.path,
+                ])
+            // Another test process may have put the same file in place first.
+            if (try? FileManager.default.moveItem(at: partial, to: url)) == nil {
+                try? FileManager.default.removeItem(at: partial)
+                guard FileManager.default.fileExists(atPath: url.path) else {
+                    throw TestSupportError("cannot move \(partial.path) to \(url.path)")
+                }
+            }
+        }
+        cache.withLock { $0[key] = url }
+        return url
+    }
+
     /// A file in a fresh scratch folder of the test run, for deliberately bad media.
     public static func scratchFile(named name: String, contents: Data) throws -> URL {
         let url = directory.appendingPathComponent("scratch-\(ProcessInfo.processInfo.processIdentifier)")

@@ -86,17 +86,72 @@ final class WallCtlTests: XCTestCase {
         XCTAssertTrue(served.output.contains("Lockstep replies"), served.output)
     }
 
+    private func keyFile(_ text: String) throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("wallctl-\(UUID().uuidString).key")
+            .path
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        addTeardownBlock { try? FileManager.default.removeItem(atPath: path) }
+        return path
+    }
+
+    func testServeAndProbe_withAKeyFile_lock_andWithoutTheKey_doNot() throws {
+        let key = try keyFile("000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f\n")
+        let server = try ChildProcess(wallctl, ["clock", "serve", "--listen", "127.0.0.1:0", "--key-file", key])
+        let banner = try XCTUnwrap(server.readLine())
+        let port = try XCTUnwrap(banner.split(separator: ":").last.flatMap { Int($0.prefix { $0.isNumber }) }, banner)
+        let settings = try XCTUnwrap(server.readLine())
+        XCTAssertTrue(settings.contains("authenticated with a clock key (32 bytes)"), settings)
+        XCTAssertFalse(settings.contains("000102"), "the key is never printed")
+
+        let keyed = try ChildProcess(
+            wallctl, ["clock", "probe", "127.0.0.1:\(port)", "--duration", "1.5", "--json", "--key-file", key])
+        var records: [[String: Any]] = []
+        while let record = keyed.readJSON() { records.append(record) }
+        XCTAssertEqual(keyed.finish().status, 0)
+        XCTAssertEqual(records.last?["state"] as? String, "locked")
+
+        let unkeyed = try ChildProcess.run(wallctl, ["clock", "probe", "127.0.0.1:\(port)", "--duration", "0.5"])
+        XCTAssertNotEqual(unkeyed.status, 0)
+        XCTAssertTrue(unkeyed.errors.contains("never locked"), unkeyed.errors)
+
+        server.signal(SIGINT)
+        let served = server.finish()
+        XCTAssertEqual(served.status, 0)
+        XCTAssertTrue(served.output.contains("unauthenticated"), served.output)
+    }
+
+    func testKeyOptions_badInput_isAClearError() throws {
+        try assertFails(
+            ["clock", "serve", "--key-file", try keyFile("0011223344556677")],
+            saying: "is too short: 8 bytes, at least 16")
+        try assertFails(
+            ["clock", "probe", "127.0.0.1:5637", "--key-file", "/nonexistent/clock.key"],
+            saying: "cannot read the key file /nonexistent/clock.key")
+        try assertFails(
+            ["clock", "probe", "127.0.0.1:5637", "--gst", "--key-file", "/nonexistent/clock.key"],
+            saying: "GStreamer's (--gst) has no room for a key")
+        try assertFails(["clock", "serve", "--rate-limit=-5"], saying: "--rate-limit must be")
+    }
+
     func testHelp_describesEveryCommandAndOption() throws {
         let top = try run("--help").output
         XCTAssertTrue(top.contains("clock") && top.contains("impair"), top)
         let probe = try run("clock", "probe", "--help").output
-        for option in ["<host:port>", "--duration <seconds>", "--gst", "--json", "--simulate-clock-offset <seconds>"] {
+        for option in [
+            "<host:port>", "--duration <seconds>", "--gst", "--json", "--key-file <file>",
+            "--simulate-clock-offset <seconds>",
+        ] {
             XCTAssertTrue(probe.contains(option), "\(option) in\n\(probe)")
         }
         let impair = try run("impair", "--help").output
         for option in ["--listen", "--forward", "--delay", "--jitter", "--loss", "--reorder", "--duplicate", "--seed"] {
             XCTAssertTrue(impair.contains(option), "\(option) in\n\(impair)")
         }
-        XCTAssertTrue(try run("clock", "serve", "--help").output.contains("TEST OPTIONS:"))
+        let serve = try run("clock", "serve", "--help").output
+        for option in [
+            "--key-file <file>", "--no-gstreamer", "--rate-limit <replies>", "--rate-burst", "TEST OPTIONS:",
+        ] {
+            XCTAssertTrue(serve.contains(option), "\(option) in\n\(serve)")
+        }
     }
 }

@@ -50,9 +50,13 @@ final class WallNodeCommandTests: XCTestCase {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let config = folder.appendingPathComponent("wall.yaml")
+        // Relative to the config's folder; both nodes sign their clock packets with it.
+        try "00112233445566778899aabbccddeeff\n".write(
+            to: folder.appendingPathComponent("clock.key"), atomically: true, encoding: .utf8)
         try """
         name: serving
         clock: 127.0.0.1:15701
+        clock-key-file: clock.key
         media: \(try TestMedia.frameCode(seconds: 1).path)
         canvas: {width: 320, height: 180}
         nodes:
@@ -80,6 +84,31 @@ final class WallNodeCommandTests: XCTestCase {
         XCTAssertEqual(offset, 42, accuracy: 0.01, "the follower's clock is 42 s behind the serving node's")
         let serving = try await Self.status(17821)
         XCTAssertEqual((serving["clock"] as? [String: Any])?["serving"] as? Bool, true)
+        let unkeyed = try ChildProcess.run(
+            ChildProcess.product("wallctl"), ["clock", "probe", "127.0.0.1:15701", "--duration", "0.5"])
+        XCTAssertNotEqual(unkeyed.status, 0, "the serving node answers only signed Lockstep requests")
+    }
+
+    func testServeClock_whenTheConfigsClockAddressIsNotThisMachines_failsNamingIt() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("lockstep-elsewhere-\(getpid())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let config = folder.appendingPathComponent("wall.yaml")
+        // 192.0.2.1 is TEST-NET-1: never an address of this machine.
+        try """
+        name: elsewhere
+        clock: 192.0.2.1:15703
+        media: \(try TestMedia.frameCode(seconds: 1).path)
+        canvas: {width: 320, height: 180}
+        nodes:
+          - {id: only, control: "127.0.0.1:17823", tile: {x: 0, y: 0, width: 320, height: 180}, video-sink: fakesink}
+        """.write(to: config, atomically: true, encoding: .utf8)
+        let result = try ChildProcess.run(
+            ChildProcess.product("wallnode"), ["run", "--config", config.path, "--id", "only", "--serve-clock"])
+        XCTAssertNotEqual(result.status, 0)
+        XCTAssertTrue(
+            result.errors.contains("the config's clock address 192.0.2.1:15703 is not an address of this machine"),
+            result.errors)
     }
 
     private static func status(_ port: Int) async throws -> [String: Any] {

@@ -80,11 +80,37 @@ final class URLAssetTests: XCTestCase {
         }
     }
 
+    func testLoad_whenFIFO_throwsNotARegularFile_withoutWaitingForAWriter() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("lockstep-fifo-\(getpid())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let fifo = folder.appendingPathComponent("clip.mp4")
+        XCTAssertEqual(mkfifo(fifo.path, 0o644), 0)
+        let started = Date()
+        await assertLoadFails(fifo) {
+            guard case .notARegularFile(_, let kind) = $0 else { return false }
+            return kind == "a FIFO"
+        }
+        XCTAssertLessThan(Date().timeIntervalSince(started), 2, "refused without opening it")
+        // The synchronous path a PlayerItem takes refuses it too.
+        let item = PlayerItem(url: fifo)
+        XCTAssertTrue(item.tracks.isEmpty)
+    }
+
+    func testLoad_whenCharacterDevice_throwsNotARegularFile() async {
+        await assertLoadFails(URL(fileURLWithPath: "/dev/zero")) {
+            $0 == .notARegularFile(path: "/dev/zero", kind: "a character device")
+        }
+    }
+
     func testErrorDescriptions_nameWhatWasWrong() {
         XCTAssertEqual(PlayerError.fileNotFound(path: "/a.mp4").description, "media file not found: /a.mp4")
         XCTAssertTrue(
             PlayerError.corruptMedia(path: "/b.mp4", format: "QuickTime / MOV", reason: "x").description
                 .contains("damaged or truncated"))
+        XCTAssertEqual(
+            PlayerError.notARegularFile(path: "/tmp/pipe", kind: "a FIFO").description,
+            "/tmp/pipe is a FIFO, not a regular file: only media files can be played")
     }
 
     private func assertLoadFails(

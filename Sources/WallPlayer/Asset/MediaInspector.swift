@@ -3,6 +3,10 @@ internal import CLockstepShims
 import Foundation
 import LockstepTime
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// What libavformat reads from a media file: the facts a `URLAsset` loads.
 struct MediaInspection: Sendable, Hashable {
     let formatName: String
@@ -16,26 +20,35 @@ enum MediaInspector {
     /// How many bytes are read to decide whether an unreadable file is damaged media or no media.
     private static let probeSize = 64 * 1024
 
+    /// How long libavformat may take to open a file and read its streams: a local file takes
+    /// milliseconds, so past this the reads are interrupted and loading fails.
+    static let readTimeout = MediaTime(value: 10, timescale: 1)
+
     /// Opens `path`, reads its streams and tags, and closes it again.
     ///
     /// Calls `avformat_open_input` and `avformat_find_stream_info`. Failures become typed errors that
     /// tell a missing file from an unreadable one, no media from damaged media, and media without
-    /// any audio or video.
-    static func inspect(path: String) throws(PlayerError) -> MediaInspection {
-        try checkReadable(path)
+    /// any audio or video. Only regular files are opened, and every read gives up at `timeout`.
+    static func inspect(path: String, timeout: MediaTime = readTimeout) throws(PlayerError) -> MediaInspection {
+        try checkRegularFile(path)
         av_log_set_level(AV_LOG_QUIET)
-        var context: UnsafeMutablePointer<AVFormatContext>?
+        let deadline = InputDeadline(after: timeout)
+        var context = avformat_alloc_context()
+        context?.pointee.interrupt_callback = deadline.callback
         let openResult = avformat_open_input(&context, path, nil, nil)
         guard openResult >= 0, let context else {
+            if deadline.hasPassed { throw .readTimedOut(path: path, after: timeout) }
             throw classifyOpenFailure(path: path, reason: errorString(openResult))
         }
         defer {
             var closing: UnsafeMutablePointer<AVFormatContext>? = context
             avformat_close_input(&closing)
+            withExtendedLifetime(deadline) {}
         }
         let formatName = context.pointee.iformat.map { String(cString: $0.pointee.name) } ?? "unknown"
         let infoResult = avformat_find_stream_info(context, nil)
         guard infoResult >= 0 else {
+            if deadline.hasPassed { throw .readTimedOut(path: path, after: timeout) }
             throw .corruptMedia(path: path, format: formatName, reason: errorString(infoResult))
         }
 
@@ -63,11 +76,15 @@ enum MediaInspector {
     /// Calls `av_seek_frame` on the video stream and reads the keyframe packet it lands on: one
     /// seek and a packet or two per question, whatever the file's size.
     static func keyframes(around time: MediaTime, path: String) -> (before: MediaTime?, after: MediaTime?) {
-        var context: UnsafeMutablePointer<AVFormatContext>?
+        guard (try? checkRegularFile(path)) != nil else { return (nil, nil) }
+        let deadline = InputDeadline(after: readTimeout)
+        var context = avformat_alloc_context()
+        context?.pointee.interrupt_callback = deadline.callback
         guard avformat_open_input(&context, path, nil, nil) >= 0, let context else { return (nil, nil) }
         defer {
             var closing: UnsafeMutablePointer<AVFormatContext>? = context
             avformat_close_input(&closing)
+            withExtendedLifetime(deadline) {}
         }
         guard avformat_find_stream_info(context, nil) >= 0 else { return (nil, nil) }
         let index = av_find_best_stream(context, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0)
@@ -111,14 +128,41 @@ enum MediaInspector {
         return (previous.map { seconds($0.pts) }, seconds(found.pts))
     }
 
-    private static func checkReadable(_ path: String) throws(PlayerError) {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-            throw .fileNotFound(path: path)
+    /// Refuses anything but a readable regular file, before anything opens it for reading.
+    ///
+    /// Opening a FIFO blocks until a writer comes, and reading a character device such as
+    /// /dev/kmsg blocks until it has something to say: either would hold the thread that opens it,
+    /// and whoever waits for that thread, forever. So the path is `stat`ed first (opening a device
+    /// can have effects of its own), then opened with `O_NONBLOCK` and checked again on the open
+    /// descriptor, which also tells a file that cannot be read.
+    static func checkRegularFile(_ path: String) throws(PlayerError) {
+        var info = stat()
+        guard stat(path, &info) == 0 else { throw openError(path: path, code: errno) }
+        try requireRegular(path: path, mode: info.st_mode)
+        let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else { throw openError(path: path, code: errno) }
+        defer { close(descriptor) }
+        guard fstat(descriptor, &info) == 0 else { throw openError(path: path, code: errno) }
+        try requireRegular(path: path, mode: info.st_mode)
+    }
+
+    private static func requireRegular(path: String, mode: mode_t) throws(PlayerError) {
+        switch mode & S_IFMT {
+        case S_IFREG: return
+        case S_IFDIR: throw .unreadableFile(path: path, reason: "it is a directory")
+        case S_IFIFO: throw .notARegularFile(path: path, kind: "a FIFO")
+        case S_IFCHR: throw .notARegularFile(path: path, kind: "a character device")
+        case S_IFBLK: throw .notARegularFile(path: path, kind: "a block device")
+        case S_IFSOCK: throw .notARegularFile(path: path, kind: "a socket")
+        default: throw .notARegularFile(path: path, kind: "of an unknown kind")
         }
-        if isDirectory.boolValue { throw .unreadableFile(path: path, reason: "it is a directory") }
-        guard FileManager.default.isReadableFile(atPath: path) else {
-            throw .unreadableFile(path: path, reason: "permission denied")
+    }
+
+    private static func openError(path: String, code: Int32) -> PlayerError {
+        switch code {
+        case ENOENT, ENOTDIR: return .fileNotFound(path: path)
+        case EACCES, EPERM: return .unreadableFile(path: path, reason: "permission denied")
+        default: return .unreadableFile(path: path, reason: String(cString: strerror(code)))
         }
     }
 
@@ -216,4 +260,32 @@ enum MediaInspector {
         av_strerror(code, &buffer, buffer.count)
         return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
+}
+
+/// A deadline for libavformat's blocking calls (`AVIOInterruptCB`): every read and every step of
+/// `avformat_find_stream_info` asks it whether to give up.
+private final class InputDeadline {
+    private let deadline: UnsafeMutablePointer<Int64>
+
+    init(after timeout: MediaTime) {
+        deadline = .allocate(capacity: 1)
+        deadline.initialize(to: LocalClock.monotonicNanoseconds() + (timeout.nanoseconds ?? 0))
+    }
+
+    deinit {
+        deadline.deallocate()
+    }
+
+    /// The callback for `AVFormatContext.interrupt_callback`; valid while this object lives, so the
+    /// context must be closed first.
+    var callback: AVIOInterruptCB {
+        AVIOInterruptCB(callback: interruptAtDeadline, opaque: UnsafeMutableRawPointer(deadline))
+    }
+
+    var hasPassed: Bool { LocalClock.monotonicNanoseconds() >= deadline.pointee }
+}
+
+private let interruptAtDeadline: @convention(c) (UnsafeMutableRawPointer?) -> Int32 = { opaque in
+    guard let opaque else { return 0 }
+    return LocalClock.monotonicNanoseconds() >= opaque.load(as: Int64.self) ? 1 : 0
 }

@@ -60,13 +60,25 @@ public final class URLAsset: Sendable {
     /// The loaded result, if loading finished.
     var loadedInspection: Result<MediaInspection, PlayerError>? { loaded.withLock { $0 } }
 
+    /// How long after `MediaInspector.readTimeout` an async load gives up on a read that libavformat
+    /// could not interrupt (one stuck in the kernel): its thread is left behind, its caller is not.
+    static let abandonAfter = MediaTime(value: 1, timescale: 1)
+
+    /// Loads on a thread of its own, so a slow or stuck read never holds a thread of Swift's
+    /// cooperative pool (or an actor waiting for it) past the read timeout.
     func inspection() async throws(PlayerError) -> MediaInspection {
         if let done = loadedInspection { return try done.get() }
         let url = self.url
+        let timeout = MediaInspector.readTimeout
         let result = await withCheckedContinuation {
             (continuation: CheckedContinuation<Result<MediaInspection, PlayerError>, Never>) in
-            DispatchQueue.global(qos: .userInitiated).async {
-                continuation.resume(returning: Self.inspect(url))
+            let once = ResumeOnce(continuation)
+            let reader = Thread { once.resume(Self.inspect(url)) }
+            reader.name = "wallplayer.inspect"
+            reader.start()
+            let limit = timeout + Self.abandonAfter
+            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(limit.nanoseconds ?? 0))) {
+                once.resume(.failure(.readTimedOut(path: url.path, after: timeout)))
             }
         }
         let stored = loaded.withLock { current in
@@ -95,5 +107,22 @@ public final class URLAsset: Sendable {
         } catch {
             return .failure(error)
         }
+    }
+}
+
+/// A continuation resumed by whichever of two racers comes first: the result, or the timeout.
+private final class ResumeOnce: Sendable {
+    private let continuation: Mutex<CheckedContinuation<Result<MediaInspection, PlayerError>, Never>?>
+
+    init(_ continuation: CheckedContinuation<Result<MediaInspection, PlayerError>, Never>) {
+        self.continuation = Mutex(continuation)
+    }
+
+    func resume(_ result: Result<MediaInspection, PlayerError>) {
+        let waiting = continuation.withLock { current in
+            defer { current = nil }
+            return current
+        }
+        waiting?.resume(returning: result)
     }
 }

@@ -379,8 +379,16 @@ private let releaseClosureBox: GClosureNotify = { pointer, _ in
 }
 
 /// The bus sync handler: runs on the thread that posted the message.
+///
+/// Every message is dropped from the bus, and a sync handler that drops a message owns it
+/// (`GstBusSyncHandler`): each is taken over as an owned `Message`, released here or after the
+/// player handled it. A message kept by mistake also keeps its source element alive, and with it
+/// the source, demuxer, decoders and buffers of every pass a looping player has finished: about
+/// 100 KB a pass.
 private let syncHandler: GstBusSyncHandler = { _, message, data in
-    guard let message, let data else { return GST_BUS_DROP }
+    guard let message else { return GST_BUS_DROP }
+    let owned = Message(owning: message)
+    guard let data else { return GST_BUS_DROP }
     let box = Unmanaged<CallbackBox>.fromOpaque(data).takeUnretainedValue()
     if message.pointee.type == GST_MESSAGE_STREAM_STATUS {
         var type = GST_STREAM_STATUS_TYPE_CREATE
@@ -389,9 +397,10 @@ private let syncHandler: GstBusSyncHandler = { _, message, data in
         if type == GST_STREAM_STATUS_TYPE_ENTER, let owner, UnsafeMutableRawPointer(owner) == box.renderQueue {
             box.renderThreadEntered()
         }
+        withExtendedLifetime(owned) {}
         return GST_BUS_DROP
     }
-    box.callbacks.message(Message(retaining: message))
+    box.callbacks.message(owned)
     return GST_BUS_DROP
 }
 

@@ -62,6 +62,11 @@ struct ClockSimulation {
     var serverEpoch: UInt64 = 0xE
     /// Whether the server answers at all.
     var serverAnswers = true
+    /// An on-path attacker: rewrites each reply's master times this much later, keeping everything
+    /// else (it saw the request, so sequence, nonce and send time match). It cannot re-sign.
+    var forgedShift: Int64 = 0
+    /// The key both ends share, if any.
+    let authenticator: PacketAuthenticator?
     /// Probability that the network delivers a reply twice (each copy with its own delay).
     var duplicateProbability = 0.0
     var engine: ClockClientEngine
@@ -75,14 +80,16 @@ struct ClockSimulation {
 
     init(
         client: SimulatedClock, master: SimulatedClock, format: WireFormat = .lockstep, seed: UInt64 = 1,
-        configure: (inout ClockClientEngine.Configuration) -> Void = { _ in }
+        authenticator: PacketAuthenticator? = nil, configure: (inout ClockClientEngine.Configuration) -> Void = { _ in }
     ) {
         self.client = client
         self.master = master
         var configuration = ClockClientEngine.Configuration()
         configuration.format = format
         configure(&configuration)
-        engine = ClockClientEngine(configuration: configuration, firstSequence: 0x1234_0000)
+        engine = ClockClientEngine(
+            configuration: configuration, firstSequence: 0x1234_0000, authenticator: authenticator)
+        self.authenticator = authenticator
         random = SplitMix64(seed: seed)
     }
 
@@ -139,9 +146,10 @@ struct ClockSimulation {
     }
 
     private mutating func sendRequest(at local: Int64) {
-        var request = [UInt8](repeating: 0, count: 64)
+        var request = [UInt8](repeating: 0, count: 80)
+        let nonce = UInt32.random(in: 0 ... .max, using: &random)
         let size = request.withUnsafeMutableBytes { buffer in
-            let size = engine.prepareRequest(into: buffer)
+            let size = engine.prepareRequest(into: buffer, nonce: nonce)
             engine.stampRequest(buffer, sentAt: local)
             return size
         }
@@ -149,8 +157,10 @@ struct ClockSimulation {
         guard serverAnswers, let up = toServer.delay(using: &random) else { return }
         let arrival = now + up
         let departure = arrival + Int64.random(in: turnaround, using: &random)
-        let responder = TimeResponder(identity: serverIdentity, epoch: serverEpoch, flags: [], serverPorts: [5637])
-        var reply = [UInt8](repeating: 0, count: 64)
+        var responder = TimeResponder(
+            identity: serverIdentity, epoch: serverEpoch, flags: [], serverPorts: [5637])
+        responder.authenticator = authenticator
+        var reply = [UInt8](repeating: 0, count: 80)
         let receiveTime = master.reading(at: arrival)
         let outcome = request.withUnsafeBytes { requestBytes in
             reply.withUnsafeMutableBytes { replyBytes in
@@ -158,18 +168,36 @@ struct ClockSimulation {
                     to: UnsafeRawBufferPointer(rebasing: requestBytes[..<size]), length: size, sourcePort: 40000,
                     receiveTime: receiveTime, kernelStamped: true, into: replyBytes)
                 guard case .reply(let format, _) = outcome,
-                    TimeResponder.stamp(
-                        replyBytes, format: format, receiveTime: receiveTime, sendTime: master.reading(at: departure))
+                    responder.stamp(
+                        replyBytes, format: format, receiveTime: receiveTime,
+                        sendTime: master.reading(at: departure))
                 else { return TimeResponder.Outcome.unrepresentableMasterTime }
                 return outcome
             }
         }
-        guard case .reply(_, let count) = outcome, let down = toClient.delay(using: &random) else { return }
+        guard case .reply(let format, let count) = outcome, let down = toClient.delay(using: &random) else { return }
+        if forgedShift != 0 { forge(&reply, format: format) }
         inFlight.append((departure + down, Array(reply[..<count])))
         if duplicateProbability > 0, Double.random(in: 0..<1, using: &random) < duplicateProbability,
             let again = toClient.delay(using: &random)
         {
             inFlight.append((departure + again, Array(reply[..<count])))
+        }
+    }
+
+    private func forge(_ reply: inout [UInt8], format: WireFormat) {
+        func shift(at offset: Int) {
+            reply.withUnsafeMutableBytes { bytes in
+                let time = Int64(bigEndian: bytes.loadUnaligned(fromByteOffset: offset, as: Int64.self))
+                bytes.storeBytes(of: (time + forgedShift).bigEndian, toByteOffset: offset, as: Int64.self)
+            }
+        }
+        switch format {
+        case .lockstep:
+            shift(at: 24)
+            shift(at: LockstepTimePacket.serverSendTimeOffset)
+        case .gstreamer:
+            shift(at: 8)
         }
     }
 

@@ -1,0 +1,99 @@
+import LockstepTime
+
+/// The entries a wall plays in order, and whether it starts again from the first after the last.
+public struct Playlist: Hashable, Sendable, Codable {
+    public var entries: [TimelineEntry]
+    /// Whether the playlist starts again after its last entry; otherwise the wall holds the last
+    /// frame.
+    public var loops: Bool
+
+    public init(entries: [TimelineEntry], loops: Bool = true) {
+        self.entries = entries
+        self.loops = loops
+    }
+
+    /// Checks what a playlist must be for every node to compute the same position from it.
+    func validate() throws(TimelineError) {
+        guard !entries.isEmpty else { throw .emptyPlaylist }
+        for (index, entry) in entries.enumerated() {
+            guard entry.inPoint.isNumeric, entry.outPoint.isNumeric else {
+                throw .invalidEntry(index: index, reason: "its in- and out-points must be numbers of seconds")
+            }
+            guard entry.inPoint >= .zero else {
+                throw .invalidEntry(index: index, reason: "its in-point \(entry.inPoint.seconds) s is negative")
+            }
+            guard entry.outPoint > entry.inPoint else {
+                throw .invalidEntry(
+                    index: index,
+                    reason: "its out-point \(entry.outPoint.seconds) s is not after its in-point \(entry.inPoint.seconds) s")
+            }
+            if let count = entry.passCount, count < 1 {
+                throw .invalidEntry(index: index, reason: "it repeats \(count) times; at least once, or forever")
+            }
+            guard !entry.media.isEmpty else { throw .invalidEntry(index: index, reason: "it names no media") }
+        }
+    }
+
+    /// Program time (media time from the start of the first entry's first pass) where `point` is.
+    func programTime(of point: PlaylistPoint) -> Rational {
+        var time = Rational.zero
+        for entry in entries[..<point.entry] {
+            time = time + entry.passLength * Rational(Int128(entry.passCount ?? 0))
+        }
+        return time + entries[point.entry].passLength * Rational(Int128(point.pass)) + Rational(point.offset)
+    }
+
+    /// One whole cycle of the playlist, or nil when it never ends (an entry repeats forever).
+    var cycleLength: Rational? {
+        var total = Rational.zero
+        for entry in entries {
+            guard let count = entry.passCount else { return nil }
+            total = total + entry.passLength * Rational(Int128(count))
+        }
+        return total
+    }
+
+    /// Where program time `time` falls: the point, how many whole cycles lie before it, and
+    /// whether the playlist has ended (it does not loop and `time` is past its end).
+    func locate(_ time: Rational) -> (point: PlaylistPoint, cycle: Int128, ended: Bool) {
+        var time = time < .zero ? .zero : time
+        var cycle: Int128 = 0
+        if let cycleLength = cycleLength, !(time < cycleLength) {
+            guard loops else {
+                let last = entries.count - 1
+                return (
+                    PlaylistPoint(entry: last, pass: (entries[last].passCount ?? 1) - 1, offset: entries[last].duration),
+                    0, true
+                )
+            }
+            cycle = (time / cycleLength).floor
+            time = time - cycleLength * Rational(cycle)
+        }
+        var start = Rational.zero
+        for (index, entry) in entries.enumerated() {
+            let length = entry.passLength
+            let span = entry.passCount.map { length * Rational(Int128($0)) }
+            if span == nil || time < start + span! {
+                let pass = ((time - start) / length).floor
+                let offset = time - start - length * Rational(pass)
+                return (PlaylistPoint(entry: index, pass: Int(clamping: pass), offset: offset.mediaTime), cycle, false)
+            }
+            start = start + span!
+        }
+        preconditionFailure("a time within the cycle lies in one of its entries")
+    }
+}
+
+/// A place in a playlist: which entry, which of its passes, and how far into that pass.
+public struct PlaylistPoint: Hashable, Sendable, Codable {
+    public var entry: Int
+    public var pass: Int
+    /// Media time into the pass, from the entry's in-point.
+    public var offset: MediaTime
+
+    public init(entry: Int, pass: Int = 0, offset: MediaTime = .zero) {
+        self.entry = entry
+        self.pass = pass
+        self.offset = offset
+    }
+}

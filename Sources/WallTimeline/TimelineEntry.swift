@@ -1,0 +1,46 @@
+import Foundation
+import LockstepTime
+
+/// One entry of a playlist: a stretch of one media file, played a number of times.
+///
+/// Its length is the timeline's (`outPoint - inPoint`), not the container's, so every node
+/// changes entry at the same master time even when its own file is a few milliseconds longer or
+/// its audio runs on past the video.
+public struct TimelineEntry: Hashable, Sendable, Codable {
+    /// How many times an entry plays before the next.
+    public enum Repeat: Hashable, Sendable, Codable {
+        case times(Int)
+        case forever
+    }
+
+    /// The media file, for every node, or a template with `{id}` for pre-split tiles.
+    public var media: String
+    /// Where in the media the entry starts.
+    public var inPoint: MediaTime
+    /// Where it ends (exclusive): the next pass starts at `inPoint` exactly then.
+    public var outPoint: MediaTime
+    public var repeats: Repeat
+
+    public init(media: String, inPoint: MediaTime = .zero, outPoint: MediaTime, repeats: Repeat = .times(1)) {
+        self.media = media
+        self.inPoint = inPoint
+        self.outPoint = outPoint
+        self.repeats = repeats
+    }
+
+    /// The media `node` plays for this entry.
+    public func media(forNode node: String) -> String {
+        media.replacingOccurrences(of: "{id}", with: node)
+    }
+
+    /// One pass, in media time.
+    public var duration: MediaTime { outPoint - inPoint }
+
+    var passLength: Rational { Rational(outPoint) - Rational(inPoint) }
+
+    /// Passes as a count, nil for forever.
+    var passCount: Int? {
+        if case .times(let count) = repeats { return count }
+        return nil
+    }
+}

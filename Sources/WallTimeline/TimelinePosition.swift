@@ -1,0 +1,57 @@
+import LockstepTime
+
+/// What the timeline calls for at one master time: which entry, where in its media, at what rate.
+public struct TimelinePosition: Hashable, Sendable {
+    public enum State: String, Hashable, Sendable, Codable {
+        /// Before the timeline's start: show the first frame, prerolled, and wait.
+        case waiting
+        case playing
+        case paused
+        /// A playlist that does not loop has ended: hold its last frame.
+        case ended
+    }
+
+    public var state: State
+    public var entryIndex: Int
+    public var entry: TimelineEntry
+    /// Which pass of the entry (0 for the first).
+    public var pass: Int
+    /// How many whole cycles of a looping playlist came before.
+    public var cycle: Int128
+    /// Where in the entry's media: its in-point plus the time into this pass.
+    public var itemTime: MediaTime
+    public var rate: PlaybackRate
+    /// The host time at which this pass began, or would have at the current rate.
+    public var passStart: MediaTime
+    /// The host time at which the next pass or entry begins while playing forward, if it ends.
+    public var passEnd: MediaTime?
+}
+
+extension Timeline {
+    /// Where the wall is at `hostTime` on the master clock.
+    public func position(at hostTime: MediaTime) -> TimelinePosition {
+        let segment = segment(at: hostTime)
+        let playlist = segment.playlist
+        let originTime = playlist.programTime(of: segment.origin)
+        let waiting = hostTime < segment.from
+        let moving = segment.isPlaying && !waiting
+        let elapsed = moving ? (Rational(hostTime) - Rational(segment.from)) * segment.rate.rational : .zero
+        let (point, cycle, ended) = playlist.locate(originTime + elapsed)
+        let entry = playlist.entries[point.entry]
+        let rate = segment.rate.rational
+        // Host times of this pass's start and end at the segment's rate, from the segment's anchor.
+        let passStartProgram = playlist.programTime(of: PlaylistPoint(entry: point.entry, pass: point.pass))
+            + (playlist.cycleLength ?? .zero) * Rational(cycle)
+        let hostAt = { (program: Rational) -> MediaTime in
+            (Rational(segment.from) + (program - originTime) / rate).mediaTime
+        }
+        let state: TimelinePosition.State =
+            ended ? .ended : waiting ? .waiting : segment.isPlaying ? .playing : .paused
+        let forward = segment.rate.numerator > 0
+        return TimelinePosition(
+            state: state, entryIndex: point.entry, entry: entry, pass: point.pass, cycle: cycle,
+            itemTime: entry.inPoint + point.offset, rate: segment.rate,
+            passStart: hostAt(passStartProgram),
+            passEnd: segment.isPlaying && forward && !ended ? hostAt(passStartProgram + entry.passLength) : nil)
+    }
+}

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Smoke test of every wallctl and wallnode subcommand, as built: a live two-node wall on loopback
-# (a master clock, an impairment proxy in front of it, two headless nodes), each command run with a
-# bound on its time and its exit status checked. A crash (a signal, exit 128 or more) or a hang is a
-# failure whatever the command, which is what the debug-only test suite cannot see in a release build.
+# (a master clock, an impairment proxy in front of it, two headless nodes requiring a control token),
+# each command run with a bound on its time and its exit status checked. A crash (a signal, exit 128
+# or more) or a hang is a failure whatever the command, which is what the debug-only test suite
+# cannot see in a release build.
 #
 #   scripts/smoke-release.sh BIN_DIR      (make check-release runs it on the release build)
 #
@@ -196,9 +197,13 @@ check 0 30 "wallctl clock probe --json (through impair)" \
     "$wallctl" clock probe "127.0.0.1:$proxy_port" --duration 1.5 --json
 stop_background "$proxy" INT
 
+# The wall runs with a control token, so every command below also proves the token gets through.
+python3 -c 'import secrets; print(secrets.token_hex(16))' >"$work/control.token"
+python3 -c 'import secrets; print(secrets.token_hex(16))' >"$work/wrong.token"
 cat >"$work/wall.yaml" <<EOF
 name: smoke
 clock: 127.0.0.1:$clock_port
+control-token-file: $work/control.token
 clock-lock-timeout: 10s
 media: $work/clip.mp4
 canvas: {width: 320, height: 90}
@@ -243,6 +248,12 @@ listening() {
 }
 wait_for 60 "both nodes listening" listening "$control_a" "$control_b"
 
+sed "s|$work/control.token|$work/wrong.token|" "$work/wall.yaml" >"$work/wrong-token.yaml"
+check nonzero 10 "wallctl status (wrong token)" "$wallctl" status --config "$work/wrong-token.yaml" --timeout 5
+if ! grep -q "refused the control token" "$work/check-$checks.log"; then
+    fail "wallctl status (wrong token): no word of the refused token"
+    sed 's/^/    /' "$work/check-$checks.log" >&2
+fi
 check 0 90 "wallctl start" "$wallctl" start "${config[@]}" --timeout 40
 for run in $(seq "$status_runs"); do
     check 0 30 "wallctl status (run $run of $status_runs)" "$wallctl" status "${config[@]}" --timeout 10

@@ -135,8 +135,8 @@ struct NodeClient: Sendable {
         case let error as HTTPClientError where error == .remoteConnectionClosed:
             return "the node closed the connection without answering"
         case let error as NIOConnectionError:
-            if let refused = error.connectionErrors.lazy.compactMap({ $0.error as? IOError }).first {
-                return reason(refused, timeout: timeout)
+            if let underlying = error.connectionErrors.lazy.compactMap({ $0.error as? IOError }).first {
+                return reason(underlying, timeout: timeout)
             }
             return error.description
         case let error as IOError where error.errnoCode == ECONNREFUSED:

@@ -15,16 +15,15 @@ import WallProtocol
 /// what was wrong with it; a value out of bounds gets 422 naming the field (`RequestChecks`).
 /// `ControlAccess` decides who may ask, `ConnectionGuard` how much of the node a client may hold.
 enum ControlServer {
-    /// Connections open at once beyond which a new one gets a 503.
-    static let maximumConnections = 64
-    /// Connections beyond which the node stops accepting (they wait in the kernel's backlog).
-    static let acceptLimit = 256
     /// How long a client has to send a whole request, or to send the next one on a kept-alive
     /// connection.
     static let requestDeadline = TimeAmount.seconds(10)
 
+    /// - Parameter fileLimit: the node's open-file limit: past `FileLimit.connections(within:)`
+    ///   open connections a new one gets a 503, and past its `accepted` the node stops accepting
+    ///   (the rest wait in the kernel's backlog) instead of spinning on EMFILE.
     static func application(
-        controller: NodeController, frames: FrameLog, metrics: NodeMetrics, logger: Logger
+        controller: NodeController, frames: FrameLog, metrics: NodeMetrics, fileLimit: UInt64, logger: Logger
     ) throws(NodeError) -> some ApplicationProtocol {
         let settings = controller.settings
         let router = Router()
@@ -98,8 +97,8 @@ enum ControlServer {
             return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
         }
         let address = settings.control
-        let limits = ConnectionGuard.Limits(
-            maximumConnections: maximumConnections, requestDeadline: requestDeadline)
+        let connections = FileLimit.connections(within: fileLimit)
+        let limits = ConnectionGuard.Limits(maximumConnections: connections.served, requestDeadline: requestDeadline)
         let http1 = HTTPServerBuilder.http1(
             configuration: HTTP1Channel.Configuration(
                 additionalChannelHandlers: [ConnectionGuard(limits: limits)], idleTimeout: requestDeadline))
@@ -113,7 +112,7 @@ enum ControlServer {
             router: router, server: server,
             configuration: ApplicationConfiguration(
                 address: .hostname(address.host, port: Int(address.port)), serverName: "wallnode",
-                availableConnectionsDelegate: MaximumAvailableConnections(acceptLimit, logger: logger)),
+                availableConnectionsDelegate: MaximumAvailableConnections(connections.accepted, logger: logger)),
             logger: logger)
     }
 

@@ -2,10 +2,23 @@
     import Glibc
 #endif
 
-/// The node's open-file limit, raised to what the system allows: media, GStreamer's pipes and
-/// sockets, and up to `ControlServer.acceptLimit` control connections must all fit, or looping
-/// playback fails to open its file when a client holds many connections.
+/// The node's open-file limit, raised to what the system allows, and the control connections it
+/// can afford: media, GStreamer's pipes and sockets and every control connection must all fit, or
+/// looping playback fails to open its file, and an accept loop at the limit spins on EMFILE.
 enum FileLimit {
+    /// Descriptors kept for the player and the clock (about 30 in use while playing, with room
+    /// for a pipeline rebuild beside the old one).
+    static let reserved: UInt64 = 96
+
+    /// Control connections the node accepts at once within `limit` (half of what the reserve
+    /// leaves, at most 256), and how many of those it serves before answering the rest with a
+    /// 503 (a quarter, at most 64).
+    static func connections(within limit: UInt64) -> (served: Int, accepted: Int) {
+        let spare = limit > reserved ? Int(min(limit - reserved, 4096)) : 0
+        let accepted = max(2, min(256, spare / 2))
+        return (max(1, accepted / 4), accepted)
+    }
+
     /// Raises the soft limit to the hard one; returns the limit in force.
     @discardableResult
     static func raise() -> UInt64 {

@@ -30,7 +30,7 @@ struct NodeDaemon {
         let controller = NodeController(
             settings: settings, player: player, clock: clock, frames: frames, logger: logger)
         let application = try ControlServer.application(
-            controller: controller, frames: frames, metrics: NodeMetrics(node: settings.id),
+            controller: controller, frames: frames, metrics: NodeMetrics(node: settings.id), fileLimit: fileLimit,
             logger: Logger(label: "lockstep.control"))
         var configuration = ServiceGroupConfiguration(
             services: [

@@ -209,7 +209,7 @@ final class ControlHardeningTests: XCTestCase {
     // MARK: Connections
 
     func testIdleAndSlowConnections_areClosed_andTheConnectionCapRefusesClearly() async throws {
-        let node = try startNode()
+        let node = try startNode(fileLimit: 1024)  // 64 served, 256 accepted
         defer { node.signal(SIGTERM) }
         try await waitForNode()
 
@@ -233,11 +233,42 @@ final class ControlHardeningTests: XCTestCase {
         XCTAssertEqual(try get("/status").status, 200, "answers again once the idle connections are gone")
     }
 
+    /// At a low open-file limit the node takes no more connections than it can afford: past them it
+    /// stops accepting instead of spinning on EMFILE, and it answers again once they are gone.
+    func testAtItsFileLimit_theNodeNeitherSpinsNorStopsAnswering() async throws {
+        let node = try startNode(fileLimit: 200)  // 13 served, 52 accepted
+        defer { node.signal(SIGTERM) }
+        try await waitForNode()
+        var held: [RawHTTP.Connection] = []
+        for _ in 0..<250 { held.append(try RawHTTP.Connection(port: control, timeout: 20)) }
+        try await Task.sleep(for: .milliseconds(500))
+        let before = try cpuTicks(of: node)
+        try await Task.sleep(for: .seconds(3))
+        let used = Double(try cpuTicks(of: node) - before) / 100 / 3
+        XCTAssertLessThan(used, 0.25, "CPU share of the node while 250 connections wait: no accept loop spinning")
+        let descriptors = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(node.process.processIdentifier)/fd")
+        XCTAssertLessThan(descriptors.count, 200 - 40, "connections left room for the player")
+        held.removeAll()
+        try await poll(within: 5, "the node answering once the connections are gone") {
+            (try? self.get("/status").status) == 200
+        }
+    }
+
     // MARK: Helpers
 
-    private func startNode() throws -> ChildProcess {
-        try ChildProcess(
-            ChildProcess.product("wallnode"), ["run", "--config", config.path, "--id", "only", "--use-local-clock"])
+    /// Starts the node, under `fileLimit` open files (soft and hard) when given.
+    private func startNode(fileLimit: Int? = nil) throws -> ChildProcess {
+        let node = ["run", "--config", config.path, "--id", "only", "--use-local-clock"]
+        guard let fileLimit else { return try ChildProcess(ChildProcess.product("wallnode"), node) }
+        return try ChildProcess(
+            "/usr/bin/prlimit", ["--nofile=\(fileLimit):\(fileLimit)", ChildProcess.product("wallnode")] + node)
+    }
+
+    /// User and system CPU time of the child so far, in clock ticks (1/100 s).
+    private func cpuTicks(of child: ChildProcess) throws -> Int {
+        let stat = try String(contentsOfFile: "/proc/\(child.process.processIdentifier)/stat", encoding: .utf8)
+        let fields = stat[stat.range(of: ")")!.upperBound...].split(separator: " ")
+        return Int(fields[11])! + Int(fields[12])!
     }
 
     private func waitForNode() async throws {

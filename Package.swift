@@ -95,7 +95,7 @@ let package = Package(
         .executableTarget(
             name: "WallNode",
             dependencies: [
-                "WallPlayer", "WallProtocol", "SyncClock", "LockstepNet", "LockstepCLI", "LockstepTime",
+                "WallPlayer", "WallProtocol", "SyncClock", "LockstepNet", "LockstepCLI", "LockstepTime", "CLockstepNetShims",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird"),

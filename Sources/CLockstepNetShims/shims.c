@@ -2,6 +2,7 @@
 #include "CLockstepNetShims.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
@@ -105,4 +106,8 @@ int64_t lockstep_net_monotonic_ns(void) {
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
     return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+}
+
+int lockstep_limit_malloc_arenas(int count) {
+    return mallopt(M_ARENA_MAX, count);
 }

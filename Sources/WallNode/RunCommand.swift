@@ -1,4 +1,5 @@
 import ArgumentParser
+import CLockstepNetShims
 import LockstepCLI
 import Logging
 import WallProtocol
@@ -46,6 +47,11 @@ extension WallNode {
         @OptionGroup var logging: LoggingOptions
 
         func run() async throws {
+            // A node runs for months while GStreamer's streaming threads come and go: with glibc's
+            // default of up to 8 arenas a core, each new thread's arena keeps pages, and resident
+            // memory crept up by about 0.05 MB a minute where the heap in use was flat
+            // (docs/BENCHMARKS.md, "Memory while looping"). Two arenas keep it flat.
+            lockstep_limit_malloc_arenas(2)
             logging.bootstrap()
             try simulatedClock.apply()
             let logger = Logger(label: "lockstep.node")

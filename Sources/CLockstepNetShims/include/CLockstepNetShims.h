@@ -52,4 +52,8 @@ int64_t lockstep_net_realtime_ns(void);
 /// The current reading of `CLOCK_MONOTONIC` in nanoseconds.
 int64_t lockstep_net_monotonic_ns(void);
 
+/// Caps glibc's malloc arenas at `count` (`mallopt(M_ARENA_MAX)`, a macro Swift cannot see).
+/// Returns 1 on success, 0 if refused.
+int lockstep_limit_malloc_arenas(int count);
+
 #endif

@@ -48,9 +48,9 @@ extension WallNode {
 
         func run() async throws {
             // A node runs for months while GStreamer's streaming threads come and go: with glibc's
-            // default of up to 8 arenas a core, each new thread's arena keeps pages, and resident
-            // memory crept up by about 0.05 MB a minute where the heap in use was flat
-            // (docs/BENCHMARKS.md, "Memory while looping"). Two arenas keep it flat.
+            // default of up to 8 arenas a core, their arenas keep pages, and resident memory rose
+            // 1.28 MB over an hour of looping where the heap in use was flat; with two arenas,
+            // 0.62 MB (docs/BENCHMARKS.md, "Memory while looping").
             lockstep_limit_malloc_arenas(2)
             logging.bootstrap()
             try simulatedClock.apply()

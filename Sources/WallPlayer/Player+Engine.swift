@@ -97,6 +97,13 @@ extension Player {
         engine.scheduledMode = false
         engine.segmentRate = 1
         engine.runningTimeZero = .zero
+        pipeline.groups.restart(
+            with: GroupTiming(start: .zero, end: item.playbackEnd, runningStart: .zero, rate: 1), sameGroup: false)
+        // An item with bounds starts with a seek to them, done once it is ready.
+        if item.playbackStartTime > .zero || item.forwardPlaybackEndTime.isNumeric {
+            engine.queuedSeek = makeSeek(
+                to: item.playbackStartTime, before: .zero, after: .zero, queue: nil, completion: nil)
+        }
         setTimebase(.stopped(at: .zero))
         if rate != 0 { setTimeControl(.waitingToPlayAtSpecifiedRate, reason: .evaluatingBufferingRate) }
         if pipeline.playbin.setState(GST_STATE_PAUSED) == GST_STATE_CHANGE_FAILURE {

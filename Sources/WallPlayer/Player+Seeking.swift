@@ -89,7 +89,16 @@ extension Player {
         let destination = engine.loadedItem.map { seekDestination(for: request, in: $0) } ?? request.target
         engine.pendingSeek = request
         engine.prerolled = false
-        if !pipeline.playbin.seek(to: destination, rate: engine.segmentRate, flags: GST_SEEK_FLAG_ACCURATE) {
+        // Forward, the item's end time is the seek's stop: the item ends exactly there.
+        let end = engine.loadedItem?.playbackEnd ?? .indefinite
+        let forwardEnd = engine.loadedItem?.forwardPlaybackEndTime ?? .invalid
+        let stop = engine.segmentRate > 0 && forwardEnd.isNumeric && forwardEnd > destination ? forwardEnd : .invalid
+        pipeline.groups.restart(
+            with: GroupTiming(start: destination, end: end, runningStart: .zero, rate: engine.segmentRate),
+            sameGroup: true)
+        if !pipeline.playbin.seek(
+            to: destination, rate: engine.segmentRate, flags: GST_SEEK_FLAG_ACCURATE, stop: stop)
+        {
             logger.warning("seek refused by the pipeline", metadata: ["seek.time": "\(request.target)"])
             engine.pendingSeek = nil
             if let completion = request.completion { deliver(on: request.queue) { completion(false) } }

@@ -40,6 +40,7 @@ public final class PlayerItem: Sendable, CustomStringConvertible {
     private let failure = Mutex<PlayerError?>(nil)
     private let facts = Mutex(Facts())
     private let eventStream = EventStream<Event>()
+    private let bounds = Mutex((start: MediaTime.zero, forwardEnd: MediaTime.invalid))
 
     /// An item for the asset, with its tracks loaded now (a local file is read synchronously; a
     /// failure to read it shows as `status == .failed` once a player loads the item).
@@ -52,6 +53,38 @@ public final class PlayerItem: Sendable, CustomStringConvertible {
 
     public convenience init(url: URL) {
         self.init(asset: URLAsset(url: url))
+    }
+
+    // MARK: Playback bounds
+
+    /// Where forward playback of the item ends (`forwardPlaybackEndTime`); invalid (the default)
+    /// for the end of its media.
+    ///
+    /// The item ends there as it would at the end of its media: a queue moves on to its next item,
+    /// gaplessly and exactly there, whether the file holds more or less than that (the running
+    /// time of the next item follows from these times, not from the file). Read when the item is
+    /// loaded, seeked or queued; set it before.
+    public var forwardPlaybackEndTime: MediaTime {
+        get { bounds.withLock { $0.forwardEnd } }
+        set { bounds.withLock { $0.forwardEnd = newValue } }
+    }
+
+    /// Where the item starts when it is loaded or a queue moves on to it; zero by default.
+    ///
+    /// AVFoundation gets the same by seeking an item before it becomes current; a gapless
+    /// successor cannot be seeked, so the start is a property here, read when the item is queued.
+    public var playbackStartTime: MediaTime {
+        get { bounds.withLock { $0.start } }
+        set { bounds.withLock { $0.start = newValue.isNumeric && newValue > .zero ? newValue : .zero } }
+    }
+
+    /// The item time at which playback of this item ends going forward: its forward end time, or
+    /// its media's duration.
+    var playbackEnd: MediaTime {
+        let end = forwardPlaybackEndTime
+        if end.isNumeric, end > .zero { return end }
+        if case .success(let inspection)? = asset.loadedInspection { return inspection.duration }
+        return .indefinite
     }
 
     private func tracksSetOwner() {

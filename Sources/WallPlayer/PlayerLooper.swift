@@ -1,3 +1,4 @@
+import LockstepTime
 import Synchronization
 
 /// Loops one item on a queue player, gaplessly (`AVPlayerLooper`).
@@ -8,19 +9,34 @@ import Synchronization
 public final class PlayerLooper: Sendable {
     public let player: QueuePlayer
     public let templateItem: PlayerItem
+    /// The stretch of the item each pass plays (`AVPlayerLooper.loopRange`); the whole item when
+    /// created without one.
+    public let loopRange: MediaTimeRange?
     private let state = Mutex((loops: 0, enabled: true))
 
-    /// Empties the player's queue and fills it with replicas of `templateItem`.
-    public init(player: QueuePlayer, templateItem: PlayerItem) {
+    /// Empties the player's queue and fills it with replicas of `templateItem`, each playing
+    /// `timeRange` of it (nil: all of it). Each pass lasts exactly the range's duration, whatever
+    /// the file holds past its end.
+    public init(player: QueuePlayer, templateItem: PlayerItem, timeRange: MediaTimeRange? = nil) {
         self.player = player
         self.templateItem = templateItem
+        loopRange = timeRange
         player.removeAllItems()
         player.actionAtItemEnd = .advance
         player.advanced.withLock { [weak self] hook in
             hook = { [weak self] _ in self?.passCompleted() }
         }
-        player.insert(PlayerItem(asset: templateItem.asset), after: nil)
-        player.insert(PlayerItem(asset: templateItem.asset), after: nil)
+        player.insert(replica(), after: nil)
+        player.insert(replica(), after: nil)
+    }
+
+    private func replica() -> PlayerItem {
+        let item = PlayerItem(asset: templateItem.asset)
+        if let loopRange {
+            item.playbackStartTime = loopRange.start
+            item.forwardPlaybackEndTime = loopRange.end
+        }
+        return item
     }
 
     /// How many passes have completed.
@@ -39,7 +55,6 @@ public final class PlayerLooper: Sendable {
             return state.enabled
         }
         guard enabled else { return }
-        let replica = PlayerItem(asset: templateItem.asset)
-        player.insert(replica, after: nil)
+        player.insert(replica(), after: nil)
     }
 }

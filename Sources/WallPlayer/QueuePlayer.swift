@@ -95,7 +95,10 @@ public final class QueuePlayer: Player, @unchecked Sendable {
         return itemQueue.withLock { queue -> String? in
             guard queue.items.count >= 2 else { return nil }
             let next = queue.items[1]
-            guard case .success? = next.asset.loadedInspection else { return nil }
+            guard case .success? = next.asset.loadedInspection,
+                let groups = pipelineRef.withLock({ $0 })?.groups,
+                groups.append(start: next.playbackStartTime, end: next.playbackEnd) != nil
+            else { return nil }
             queue.gaplessPending = next
             return next.asset.url.absoluteString
         }

@@ -111,14 +111,15 @@ extension GObjectRef where Pointee == GstElement {
         )
     }
 
-    /// A flushing seek (`gst_element_seek`): play from `position` at `rate`; negative rates play
-    /// backwards from `position` to the start.
-    func seek(to position: MediaTime, rate: Double, flags: GstSeekFlags) -> Bool {
+    /// A flushing seek (`gst_element_seek`): play from `position` at `rate`, forward up to `stop`
+    /// when it is numeric; negative rates play backwards from `position` to the start.
+    func seek(to position: MediaTime, rate: Double, flags: GstSeekFlags, stop: MediaTime = .invalid) -> Bool {
         let allFlags = GstSeekFlags(rawValue: flags.rawValue | GST_SEEK_FLAG_FLUSH.rawValue)
         if rate >= 0 {
+            let stopType = stop.isNumeric ? GST_SEEK_TYPE_SET : GST_SEEK_TYPE_NONE
             return gst_element_seek(
                 pointer, rate, GST_FORMAT_TIME, allFlags, GST_SEEK_TYPE_SET, position.streamPosition,
-                GST_SEEK_TYPE_NONE, -1) != 0
+                stopType, stop.isNumeric ? stop.streamPosition : -1) != 0
         }
         return gst_element_seek(
             pointer, rate, GST_FORMAT_TIME, allFlags, GST_SEEK_TYPE_SET, 0, GST_SEEK_TYPE_SET,

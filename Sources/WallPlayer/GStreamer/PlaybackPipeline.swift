@@ -78,6 +78,9 @@ final class PlaybackPipeline: @unchecked Sendable {
     private let wantedStreams = Mutex((video: true, audio: true))
     private let box: CallbackBox
     private var cropProbeID: gulong = 0
+    /// The stream groups since the last load or flushing seek, and their timing.
+    let groups = StreamGroups()
+    private var groupProbes: [(pad: Pad, id: gulong)] = []
     private let video: Mutex<(settings: VideoOutputSettings, sourceSize: PixelSize?)>
 
     /// Builds playbin with the given outputs. `realtimePriority` is the SCHED_FIFO priority asked
@@ -150,6 +153,8 @@ final class PlaybackPipeline: @unchecked Sendable {
                 Unmanaged.passUnretained(self).toOpaque(), nil)
             configureScaling(settings)
         }
+        if let cropTarget { addGroupProbe(on: cropTarget, kind: .video) }
+        if let pad = self.audioSink?.staticPad("sink") { addGroupProbe(on: pad, kind: .audio) }
 
         gst_bus_set_sync_handler(bus.pointer, syncHandler, Unmanaged.passRetained(box).toOpaque(), releaseBox)
         lockstep_signal_connect(
@@ -167,6 +172,17 @@ final class PlaybackPipeline: @unchecked Sendable {
             gst_pad_remove_probe(pad.pointer, cropProbeID)
             cropProbeID = 0
         }
+        for probe in groupProbes { gst_pad_remove_probe(probe.pad.pointer, probe.id) }
+        groupProbes = []
+    }
+
+    private func addGroupProbe(on pad: Pad, kind: StreamGroups.Kind) {
+        let context = GroupProbeContext(groups: groups, kind: kind)
+        let id = gst_pad_add_probe(
+            pad.pointer, GstPadProbeType(GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM.rawValue | GST_PAD_PROBE_TYPE_BUFFER.rawValue),
+            groupProbe, Unmanaged.passRetained(context).toOpaque(),
+            releaseGroupProbeContext)
+        if id != 0 { groupProbes.append((pad, id)) }
     }
 
     deinit {

@@ -1,0 +1,171 @@
+internal import CGStreamer
+internal import CLockstepShims
+import LockstepTime
+import Synchronization
+
+/// The stream groups a pipeline plays since its last load or flushing seek, and how each is timed.
+///
+/// The first group is timed by the seek or load that started it (its segment already says so);
+/// each gapless successor gets its `GroupTiming` when it is queued, at about-to-finish, and the
+/// pad probes at the video output and the audio sink rewrite that group's segments to it. A stream
+/// knows which group it is in from the group id of its STREAM_START.
+final class StreamGroups: @unchecked Sendable {
+    enum Kind: Sendable { case video, audio }
+
+    private struct State {
+        var timings: [GroupTiming] = []
+        /// The group id each timing was matched to, once a stream met it.
+        var ids: [UInt32?] = []
+        /// Per stream, the index of the group it is in.
+        var current: [Kind: Int] = [:]
+        /// Per stream, the rewritten segment it is in, while it is in a gapless group.
+        var rewritten: [Kind: SegmentValues] = [:]
+    }
+
+    private let state = Mutex(State())
+
+    /// Starts over with one group, timed by a load or seek. A seek keeps the group the streams are
+    /// in (no STREAM_START follows a flush); a load starts a new one.
+    func restart(with first: GroupTiming, sameGroup: Bool) {
+        state.withLock { state in
+            let id = sameGroup ? (state.current[.video] ?? state.current[.audio]).flatMap { state.ids[$0] } : nil
+            state.timings = [first]
+            state.ids = [id]
+            state.current = sameGroup ? state.current.mapValues { _ in 0 } : [:]
+        }
+    }
+
+    /// Queues the timing of the next gapless group: it starts where the last planned one ends.
+    /// Returns nil (nothing queued) when the last group's end is not known.
+    func append(start: MediaTime, end: MediaTime) -> GroupTiming? {
+        state.withLock { state in
+            guard let last = state.timings.last, let next = last.followed(start: start, end: end) else { return nil }
+            state.timings.append(next)
+            state.ids.append(nil)
+            return next
+        }
+    }
+
+    /// The timing of the group the video (or else the audio) is in.
+    var currentTiming: GroupTiming? {
+        state.withLock { state in
+            (state.current[.video] ?? state.current[.audio]).map { state.timings[$0] }
+        }
+    }
+
+    /// A STREAM_START with `groupID` reached the `kind` output.
+    func streamStarted(_ kind: Kind, groupID: UInt32?) {
+        state.withLock { state in
+            guard !state.timings.isEmpty else { return }
+            if let groupID, let known = state.ids.firstIndex(of: groupID) {
+                state.current[kind] = known
+                return
+            }
+            let after = state.current[kind].map { $0 + 1 } ?? 0
+            guard let free = state.ids.indices.first(where: { $0 >= after && state.ids[$0] == nil }) else { return }
+            state.ids[free] = groupID
+            state.current[kind] = free
+        }
+    }
+
+    /// The segment `kind` should use in place of `segment`: rewritten for a gapless group, nil
+    /// (unchanged) for the first.
+    func rewrite(_ kind: Kind, _ segment: SegmentValues?) -> SegmentValues? {
+        state.withLock { state in
+            guard let segment, let index = state.current[kind], index > 0 else {
+                state.rewritten[kind] = nil
+                return nil
+            }
+            let rewritten = state.timings[index].rewrite(segment)
+            state.rewritten[kind] = rewritten
+            return rewritten
+        }
+    }
+
+    /// Whether a buffer from `timestamp` lasting `duration` lies wholly outside the rewritten
+    /// segment `kind` is in: such a buffer goes no further, so nothing downstream (the render
+    /// thread, the presentation log) ever sees a frame the plan does not call for. Buffers that
+    /// overlap the segment's edges are clipped by the sinks.
+    func isOutside(_ kind: Kind, timestamp: Int64, duration: Int64?) -> Bool {
+        state.withLock { state in
+            guard let segment = state.rewritten[kind] else { return false }
+            if let stop = segment.stop, timestamp >= stop { return true }
+            if let duration, duration > 0 { return timestamp + duration <= segment.start }
+            return timestamp < segment.start
+        }
+    }
+}
+
+/// What a group probe reaches: the groups and which output it watches.
+final class GroupProbeContext: @unchecked Sendable {
+    let groups: StreamGroups
+    let kind: StreamGroups.Kind
+
+    init(groups: StreamGroups, kind: StreamGroups.Kind) {
+        self.groups = groups
+        self.kind = kind
+    }
+}
+
+let releaseGroupProbeContext: GDestroyNotify = { pointer in
+    guard let pointer else { return }
+    Unmanaged<GroupProbeContext>.fromOpaque(pointer).release()
+}
+
+/// Watches STREAM_START and SEGMENT events on the way into an output, rewrites the segments of
+/// gapless groups (`StreamGroups`) and drops the buffers that fall wholly outside them.
+let groupProbe: GstPadProbeCallback = { _, info, data in
+    guard let info, let data, let event = info.pointee.data?.assumingMemoryBound(to: GstEvent.self) else {
+        return GST_PAD_PROBE_OK
+    }
+    let context = Unmanaged<GroupProbeContext>.fromOpaque(data).takeUnretainedValue()
+    if info.pointee.type.rawValue & GST_PAD_PROBE_TYPE_BUFFER.rawValue != 0 {
+        let buffer = UnsafeMutableRawPointer(event).assumingMemoryBound(to: GstBuffer.self)
+        let timestamp = buffer.pointee.pts
+        guard timestamp != guint64.max, let start = Int64(exactly: timestamp) else { return GST_PAD_PROBE_OK }
+        let duration = buffer.pointee.duration == guint64.max ? nil : Int64(exactly: buffer.pointee.duration)
+        return context.groups.isOutside(context.kind, timestamp: start, duration: duration)
+            ? GST_PAD_PROBE_DROP : GST_PAD_PROBE_OK
+    }
+    let type = event.pointee.type
+    if type == GST_EVENT_STREAM_START {
+        var id: guint = 0
+        let hasID = gst_event_parse_group_id(event, &id) != 0
+        context.groups.streamStarted(context.kind, groupID: hasID ? UInt32(id) : nil)
+    } else if type == GST_EVENT_SEGMENT {
+        var segment = GstSegment()
+        gst_event_copy_segment(event, &segment)
+        let usable = segment.format == GST_FORMAT_TIME && segment.rate > 0 && segment.start != guint64.max
+        guard let rewritten = context.groups.rewrite(context.kind, usable ? SegmentValues(segment) : nil) else {
+            return GST_PAD_PROBE_OK
+        }
+        rewritten.apply(to: &segment)
+        guard let replacement = gst_event_new_segment(&segment) else { return GST_PAD_PROBE_OK }
+        gst_event_set_seqnum(replacement, gst_event_get_seqnum(event))
+        info.pointee.data = UnsafeMutableRawPointer(replacement)
+        gst_mini_object_unref(UnsafeMutableRawPointer(event).assumingMemoryBound(to: GstMiniObject.self))
+    }
+    return GST_PAD_PROBE_OK
+}
+
+extension SegmentValues {
+    /// A forward TIME segment's values, nil when a field does not fit.
+    init?(_ segment: GstSegment) {
+        guard let start = Int64(exactly: segment.start), let time = Int64(exactly: segment.time),
+            let base = Int64(exactly: segment.base), let offset = Int64(exactly: segment.offset)
+        else { return nil }
+        self.init(
+            rate: segment.rate, start: start, stop: segment.stop == guint64.max ? nil : Int64(exactly: segment.stop),
+            time: time, base: base, position: Int64(exactly: segment.position) ?? start, offset: offset)
+    }
+
+    func apply(to segment: inout GstSegment) {
+        segment.rate = rate
+        segment.start = guint64(max(0, start))
+        segment.stop = stop.map { guint64(max(0, $0)) } ?? guint64.max
+        segment.time = guint64(max(0, time))
+        segment.base = guint64(max(0, base))
+        segment.position = guint64(max(0, position))
+        segment.offset = guint64(max(0, offset))
+    }
+}

@@ -95,7 +95,8 @@ let package = Package(
         .executableTarget(
             name: "WallNode",
             dependencies: [
-                "WallPlayer", "WallProtocol", "SyncClock", "LockstepNet", "LockstepCLI", "LockstepTime", "CLockstepNetShims",
+                "WallPlayer", "WallProtocol", "WallTimeline", "SyncClock", "LockstepNet", "LockstepCLI", "LockstepTime",
+                "CLockstepNetShims",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -112,7 +113,8 @@ let package = Package(
         .executableTarget(
             name: "wallctl",
             dependencies: [
-                "LockstepCLI", "LockstepNet", "LockstepTime", "NetImpair", "SyncClock", "WallProtocol", "WallAnalysis",
+                "LockstepCLI", "LockstepNet", "LockstepTime", "NetImpair", "SyncClock", "WallProtocol", "WallTimeline",
+                "WallAnalysis",
                 "GroundTruth",
                 "CZlib", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

@@ -5,9 +5,11 @@ import WallProtocol
 /// the statistics behind `wallctl drift`.
 ///
 /// Feed it each node's `FrameRecord`s as they are polled, in any interleaving and with lag between
-/// nodes (up to `maxPendingFrames` frames). The same frame has the same running time on every node
-/// (they share a base time), so records are joined by running time, to within half a millisecond
-/// (frames are at least 8 ms apart). A frame is aligned once every node has presented it. A frame
+/// nodes (up to `maxPendingFrames` frames). The same frame has the same wall time on every node (the
+/// master time it is due to leave the screen), so records are joined by it, to within half a
+/// millisecond (frames are at least 8 ms apart); records from nodes that do not report a wall time
+/// are joined by running time, which is the same on nodes that share a base time. Below, "running
+/// time" is whichever of the two the records carry. A frame is aligned once every node has presented it. A frame
 /// that some node never presents is given up on once it falls `settleWindow` of running time
 /// behind the newest aligned frame, and counts as missing for that node if it lies between the
 /// node's first and last record (before or after them, it was simply not polled).
@@ -210,7 +212,7 @@ public struct DriftAnalyzer: Sendable {
     // MARK: Alignment
 
     private mutating func ingest(_ record: FrameRecord, node: Int, aligned: inout [AlignedFrame]) {
-        guard let runningTime = Nanoseconds.value(of: record.runningTime),
+        guard let runningTime = Nanoseconds.value(of: record.wallTime ?? record.runningTime),
             let presentedAt = Nanoseconds.value(of: record.presentedAt)
         else {
             nodeStates[node].unusableRecords += 1

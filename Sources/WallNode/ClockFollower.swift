@@ -79,6 +79,9 @@ final class ClockFollower: Sendable {
         return client.status.state == .locked || client.status.state == .holdover
     }
 
+    /// The master's timeline (epoch) the node follows, when the master says (Lockstep format).
+    var masterEpoch: UInt64? { client?.status.master?.epoch }
+
     /// How the node follows its master, for status reports.
     func report() -> ClockReport {
         guard let client else {
@@ -90,7 +93,8 @@ final class ClockFollower: Sendable {
             offset: status.offset.isNumeric ? status.offset : nil,
             errorBound: status.errorBound.isNumeric ? status.errorBound(atLocal: LocalClock.process.now()) : nil,
             roundTrip: status.roundTrip.count > 0 ? status.roundTrip.minimum : nil,
-            ratePPM: status.state == .unsynced ? nil : status.ratePPM, serving: server != nil)
+            ratePPM: status.state == .unsynced ? nil : status.ratePPM, serving: server != nil,
+            epoch: status.master?.epoch)
     }
 
     /// Waits for lock, at most `timeout`.

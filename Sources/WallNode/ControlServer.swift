@@ -7,6 +7,7 @@ import Logging
 import NIOCore
 import WallPlayer
 import WallProtocol
+import WallTimeline
 
 /// The node's control API over HTTP/JSON (paths in `ControlPath`).
 ///
@@ -53,6 +54,19 @@ enum ControlServer {
         }
         router.post(RouterPath(ControlPath.stop)) { _, _ in
             await command(controller) { () throws(NodeError) in await controller.stop() }
+        }
+        router.get(RouterPath(ControlPath.timeline)) { _, _ in
+            await answer { () throws(NodeError) in try await controller.currentTimeline() }
+        }
+        router.put(RouterPath(ControlPath.timeline)) { request, context in
+            let timeline = try await decode(Timeline.self, request, context)
+            return await command(controller) { () throws(NodeError) in try await controller.adopt(timeline) }
+        }
+        router.post(RouterPath(ControlPath.mediaDurations)) { request, context in
+            let body = try await decode(MediaDurationsRequest.self, request, context)
+            return await answer { () throws(NodeError) in
+                MediaDurationsReply(node: settings.id, durations: try await controller.mediaDurations(body.media))
+            }
         }
         router.get(RouterPath(ControlPath.frames)) { request, _ in
             let after = try unsignedParameter("after", in: request) ?? 0
@@ -135,6 +149,28 @@ enum ControlServer {
         } catch {
             return json(
                 ControlReply(ok: false, error: error.description, status: await controller.status()),
+                status: HTTPResponse.Status(code: error.httpStatus))
+        }
+    }
+
+    /// Replies with what `work` returns, or the error with its status.
+    private static func answer<T: Encodable & Sendable>(_ work: @Sendable () async throws(NodeError) -> T) async
+        -> Response
+    {
+        // Assigned, then returned after the `do`: Swift 6.3 at -O miscompiles a generic result
+        // returned from inside `do throws(E)` (see Wall.eachNode in wallctl).
+        let result: Result<T, NodeError>
+        do throws(NodeError) {
+            result = .success(try await work())
+        } catch {
+            result = .failure(error)
+        }
+        switch result {
+        case .success(let value):
+            return json(value)
+        case .failure(let error):
+            return json(
+                ControlReply(ok: false, error: error.description, status: nil),
                 status: HTTPResponse.Status(code: error.httpStatus))
         }
     }

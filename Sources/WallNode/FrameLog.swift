@@ -16,11 +16,14 @@ final class FrameLog: Sendable {
     }
 
     let capacity: Int
+    /// This screen's display latency: a frame's wall time is when it is due plus this.
+    let displayLatency: MediaTime
     private let state: Mutex<State>
 
     /// - Parameter capacity: frames kept: 8192 is 4.5 minutes at 30 fps.
-    init(capacity: Int = 8192) {
+    init(capacity: Int = 8192, displayLatency: MediaTime = .zero) {
         self.capacity = capacity
+        self.displayLatency = displayLatency
         state = Mutex(State(ring: Array(repeating: nil, count: capacity)))
     }
 
@@ -35,7 +38,8 @@ final class FrameLog: Sendable {
         state.withLock { state in
             let record = FrameRecord(
                 sequence: state.next, presentationTimestamp: frame.presentationTimestamp,
-                runningTime: frame.runningTime, presentedAt: frame.presentedAt, dueAt: frame.dueAt)
+                runningTime: frame.runningTime, presentedAt: frame.presentedAt, dueAt: frame.dueAt,
+                wallTime: frame.dueAt + displayLatency)
             state.ring[Int((state.next - 1) % UInt64(capacity))] = record
             state.next += 1
             if frame.lateness > Self.lateThreshold { state.late += 1 }
@@ -55,6 +59,13 @@ final class FrameLog: Sendable {
             let count = min(newest - first + 1, UInt64(max(1, limit)))
             let records = (first..<first + count).compactMap { state.ring[Int(($0 - 1) % UInt64(capacity))] }
             return (records, missed)
+        }
+    }
+
+    /// The newest frame presented, if any.
+    var latest: FrameRecord? {
+        state.withLock { state in
+            state.next > 1 ? state.ring[Int((state.next - 2) % UInt64(capacity))] : nil
         }
     }
 

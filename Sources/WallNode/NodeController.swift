@@ -4,6 +4,7 @@ import Logging
 import SyncClock
 import WallPlayer
 import WallProtocol
+import WallTimeline
 
 /// The node's commands over its player, one at a time: what the control API calls.
 ///
@@ -20,11 +21,14 @@ actor NodeController {
     let player: QueuePlayer
     let clock: ClockFollower
     let frames: FrameLog
-    private let logger: Logger
-    private var looper: PlayerLooper?
-    private var loadedMedia: String?
+    let logger: Logger
+    var looper: PlayerLooper?
+    var loadedMedia: String?
     /// The item time the player is prerolled at, until it plays or moves.
-    private var prerolledAt: MediaTime?
+    var prerolledAt: MediaTime?
+    /// The timeline this node follows, and what it has set the player to do for it
+    /// (NodeController+Timeline.swift).
+    var following = TimelineFollowing()
 
     init(settings: NodeSettings, player: QueuePlayer, clock: ClockFollower, frames: FrameLog, logger: Logger) {
         self.settings = settings
@@ -44,6 +48,7 @@ actor NodeController {
     /// without video is refused here, not in the player: WallPlayer plays audio-only files, but a
     /// wall node exists to show a picture.
     func load(media: String?) async throws(NodeError) {
+        suspendFollowing(because: "a one-shot command")
         let path = try media.map { media throws(NodeError) in try checked { () throws(RequestRejection) in
             try settings.mediaRoots.resolve(media)
         } } ?? settings.media
@@ -97,6 +102,7 @@ actor NodeController {
 
     /// Starts at `request.hostTime` on the master clock with `request.itemTime`.
     func start(_ request: StartRequest) async throws(NodeError) {
+        suspendFollowing(because: "a one-shot command")
         guard clock.isLocked, let master = clock.masterClock else {
             throw .clockNotLocked(state: clock.report().state, waited: .zero)
         }
@@ -125,6 +131,7 @@ actor NodeController {
 
     /// Pauses, at once or at a host time on the master clock.
     func pause(at hostTime: MediaTime?) throws(NodeError) {
+        suspendFollowing(because: "a one-shot command")
         guard let hostTime else {
             prerolledAt = nil
             return player.pause()
@@ -143,18 +150,25 @@ actor NodeController {
 
     /// Pauses and moves exactly to `itemTime`, prerolled there.
     func seek(to itemTime: MediaTime) async throws(NodeError) {
+        suspendFollowing(because: "a one-shot command")
         try await preroll(at: itemTime)
     }
 
     /// Stops and unloads.
     func stop() {
+        suspendFollowing(because: "stop")
+        stopPlayer()
+        logger.info("stopped")
+    }
+
+    /// Empties the player and drops the looper.
+    func stopPlayer() {
         looper?.disableLooping()
         looper = nil
         player.pause()
         player.removeAllItems()
         loadedMedia = nil
         prerolledAt = nil
-        logger.info("stopped")
     }
 
     // MARK: Status
@@ -173,20 +187,21 @@ actor NodeController {
                 position: item == nil ? .zero : player.currentTime(), prerolled: prerolledAt != nil,
                 framesPresented: counts.presented, framesLate: counts.late,
                 framesDropped: player.videoFrameCounts.dropped, renderThread: player.renderThreadPriority.description,
-                error: (player.error ?? item?.error).map { "\($0)" }))
+                error: (player.error ?? item?.error).map { "\($0)" }),
+            timeline: timelineReport())
     }
 
     // MARK: Helpers
 
     /// Checks a host time a command schedules something at: far enough ahead to act on, with this
     /// screen's display latency taken off, and within the wall's start horizon.
-    private func scheduled(_ hostTime: MediaTime, now: MediaTime) throws(RequestRejection) {
+    func scheduled(_ hostTime: MediaTime, now: MediaTime) throws(RequestRejection) {
         try RequestChecks.hostTime(
             hostTime, now: now, minimumLead: Self.minimumStartLead + settings.displayLatency,
             horizon: settings.startHorizon)
     }
 
-    private func checked<T>(_ check: () throws(RequestRejection) -> T) throws(NodeError) -> T {
+    func checked<T>(_ check: () throws(RequestRejection) -> T) throws(NodeError) -> T {
         // Assigned, then returned after the `do`: Swift 6.3 at -O miscompiles a generic result
         // returned from inside `do throws(E)` (see Wall.eachNode in wallctl).
         let result: Result<T, RequestRejection>
@@ -201,7 +216,7 @@ actor NodeController {
         }
     }
 
-    private func waitUntilReady(_ item: PlayerItem) async throws(NodeError) {
+    func waitUntilReady(_ item: PlayerItem) async throws(NodeError) {
         let limit = Self.loadTimeout
         let status = await withTaskGroup(of: PlayerItem.Status?.self) { group in
             group.addTask {

@@ -26,7 +26,7 @@ struct NodeDaemon {
         player.realtimeRenderPriority = settings.realtimePriority
         player.pipelineLatency = settings.latency
         let clock = ClockFollower(settings: settings, player: player, logger: Logger(label: "lockstep.clock"))
-        let frames = FrameLog()
+        let frames = FrameLog(displayLatency: settings.displayLatency)
         let controller = NodeController(
             settings: settings, player: player, clock: clock, frames: frames, logger: logger)
         let application = try ControlServer.application(
@@ -36,6 +36,7 @@ struct NodeDaemon {
             services: [
                 .init(service: TaskService("clock") { try await clock.run() }),
                 .init(service: TaskService("frames") { await frames.record(from: player) }),
+                .init(service: TaskService("timeline") { await controller.followTimeline() }),
                 .init(service: application),
             ],
             gracefulShutdownSignals: [.sigterm, .sigint],
@@ -50,6 +51,7 @@ struct NodeDaemon {
                 "node.media": "\(settings.media)", "video.sink": "\(settings.video.sinkDescription)",
                 "node.file_limit": "\(fileLimit)", "control.token": "\(settings.controlToken == nil ? "none" : "required")",
                 "control.tls": "\(settings.controlTLS == nil ? "off" : "on")",
+                "node.state_file": "\(settings.timelineFile)",
             ])
         try await group.run()
         await controller.stop()

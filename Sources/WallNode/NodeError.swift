@@ -2,6 +2,7 @@ import LockstepTime
 import SyncClock
 import WallPlayer
 import WallProtocol
+import WallTimeline
 
 /// What a node cannot do, and why: each case reads as a sentence and maps to an HTTP status.
 enum NodeError: Error, CustomStringConvertible {
@@ -18,6 +19,9 @@ enum NodeError: Error, CustomStringConvertible {
     case playerRefused(PlayerError)
     case clockFailed(SyncClockError)
     case timedOut(what: String, after: MediaTime)
+    case timeline(TimelineError)
+    case timelineNotStored(TimelineStoreError)
+    case noTimeline
 
     var description: String {
         switch self {
@@ -44,6 +48,12 @@ enum NodeError: Error, CustomStringConvertible {
             return "the player refused: \(error)"
         case .clockFailed(let error):
             return "the clock client failed: \(error)"
+        case .timeline(let error):
+            return "timeline refused: \(error)"
+        case .timelineNotStored(let error):
+            return "\(error)"
+        case .noTimeline:
+            return "this node has no timeline yet: send one with wallctl play"
         case .timedOut(let what, let after):
             return "\(what) did not happen within \(after.seconds) s"
         }
@@ -56,6 +66,10 @@ enum NodeError: Error, CustomStringConvertible {
         case .clockNotLocked, .nothingLoaded: return 409
         case .mediaFailed, .noVideoTrack, .playerRefused, .prerollFailed: return 422
         case .clockFailed, .timedOut: return 503
+        case .timeline(.notNewer): return 409
+        case .timeline: return 422
+        case .timelineNotStored: return 500
+        case .noTimeline: return 404
         }
     }
 }

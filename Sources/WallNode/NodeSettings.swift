@@ -36,6 +36,11 @@ struct NodeSettings: Sendable {
     var controlToken: ControlToken?
     var metricsOpen: Bool
     var controlTLS: ControlTLS?
+    /// Where this node keeps its timeline across restarts.
+    var timelineFile: String
+    /// The config's playlist, and whether the node plays it by itself.
+    var playlist: [PlaylistItemConfig]
+    var autoplay: Bool
 
     /// Overrides for one node, from the command line.
     struct Overrides: Sendable {
@@ -46,6 +51,19 @@ struct NodeSettings: Sendable {
         var audioSink: String?
         var serveClock = false
         var useLocalClock = false
+        var stateDirectory: String?
+    }
+
+    /// Where a node keeps state when the config does not say: the folder systemd gives a service
+    /// (`StateDirectory=`), else the XDG state folder, else /var/lib/lockstep for root.
+    static func defaultStateDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        if let given = environment["STATE_DIRECTORY"], !given.isEmpty {
+            return given.split(separator: ":").first.map(String.init) ?? given
+        }
+        if geteuid() == 0 { return "/var/lib/lockstep" }
+        if let xdg = environment["XDG_STATE_HOME"], xdg.hasPrefix("/") { return xdg + "/lockstep" }
+        let home = environment["HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? NSHomeDirectory()
+        return home + "/.local/state/lockstep"
     }
 
     init(config: WallConfig, id: String, overrides: Overrides) throws(NodeError) {
@@ -86,6 +104,13 @@ struct NodeSettings: Sendable {
         }
         metricsOpen = config.security.metricsOpen
         controlTLS = config.security.tls
+        playlist = config.playlist
+        autoplay = config.autoplay
+        let safeName = { (text: String) in
+            String(text.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" ? $0 : "_" })
+        }
+        let stateDirectory = overrides.stateDirectory ?? config.stateDirectory ?? Self.defaultStateDirectory()
+        timelineFile = "\(stateDirectory)/\(safeName(config.name))-\(safeName(id)).timeline.json"
         do {
             clockKey = try config.clockKeyFile.map { path throws(SyncClockError) in try ClockKey(contentsOfFile: path) }
         } catch {

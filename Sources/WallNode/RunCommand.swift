@@ -33,6 +33,11 @@ extension WallNode {
         @Option(name: .customLong("audio-sink"), help: "GStreamer bin description of the audio sink (turns audio on).")
         var audioSink: String?
 
+        @Option(
+            name: .customLong("state-directory"),
+            help: "Folder the node keeps its timeline in across restarts, instead of the config's state-directory.")
+        var stateDirectory: String?
+
         @Flag(name: .customLong("serve-clock"), help: "Also serve the master clock, on the clock address's port.")
         var serveClock = false
 
@@ -62,7 +67,7 @@ extension WallNode {
                     config: wall, id: id,
                     overrides: NodeSettings.Overrides(
                         clock: clock, control: control, media: media, videoSink: videoSink, audioSink: audioSink,
-                        serveClock: serveClock, useLocalClock: useLocalClock))
+                        serveClock: serveClock, useLocalClock: useLocalClock, stateDirectory: stateDirectory))
             } catch let error as ConfigError {
                 throw CommandFailure(error.description)
             } catch let error as NodeError {

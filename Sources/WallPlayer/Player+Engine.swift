@@ -34,6 +34,8 @@ struct Engine {
     var loadGeneration = 0
     /// Pipelines rebuilt because the current item's first preroll stalled.
     var prerollRetries = 0
+    /// The pipeline met a streaming error: the next load builds a new one rather than reuse it.
+    var pipelineFailed = false
 }
 
 struct SeekRequest {
@@ -57,6 +59,15 @@ struct ScheduledStart {
 extension Player {
     func load(_ item: PlayerItem?) {
         cancelAllPending()
+        loadsStarted.add(1, ordering: .sequentiallyConsistent)
+        if engine.pipelineFailed, let failed = engine.pipeline {
+            // A pipeline that met a streaming error can be left wedged (a queue's task stopped
+            // with the error): the next item gets a new one.
+            engine.pipelineFailed = false
+            engine.pipeline = nil
+            pipelineRef.withLock { $0 = nil }
+            failed.shutdown()
+        }
         engine.loadedItem = item
         engine.prerolled = false
         settings.withLock { $0.isReadyForDisplay = false }
@@ -187,7 +198,8 @@ extension Player {
         PlaybackPipeline.Callbacks(
             message: { [weak self] message in
                 guard let self else { return }
-                self.queue.async { self.handle(message) }
+                let load = self.loadsStarted.load(ordering: .sequentiallyConsistent)
+                self.queue.async { self.handle(message, postedDuringLoad: load) }
             },
             presented: { [weak self] frame in
                 self?.presentedStream.send(frame)
@@ -238,12 +250,18 @@ extension Player {
 // MARK: - Bus messages
 
 extension Player {
-    func handle(_ message: Message) {
+    func handle(_ message: Message, postedDuringLoad load: Int) {
         guard let pipeline = engine.pipeline else { return }
         let pointer = message.pointer
         let source = pointer.pointee.src
         let fromPipeline = source.map { UnsafeMutableRawPointer($0) } == pipeline.playbin.raw
         switch pointer.pointee.type {
+        case GST_MESSAGE_ERROR where load != loadsStarted.load(ordering: .sequentiallyConsistent):
+            // Posted while an item since replaced was loaded: it is about that one.
+            engine.pipelineFailed = true
+            var error: UnsafeMutablePointer<GError>?
+            gst_message_parse_error(pointer, &error, nil)
+            logger.warning("error from a replaced item ignored", metadata: ["gst.error": "\(GStreamer.consume(error))"])
         case GST_MESSAGE_ERROR:
             handleError(pointer, from: source, pipeline: pipeline)
         case GST_MESSAGE_WARNING:
@@ -312,6 +330,7 @@ extension Player {
             ? .unsupportedCodec("\(reason) (\(elementName))")
             : .playbackFailed(element: elementName, reason: reason, debug: detail)
         logger.error("pipeline error", metadata: ["gst.element": "\(elementName)", "gst.error": "\(reason)"])
+        engine.pipelineFailed = true
         if let source, pipeline.isOutputElement(source) {
             fail(error)
         }

@@ -70,6 +70,9 @@ public class Player: @unchecked Sendable {
     let presentedStream = EventStream<PresentedFrame>(bufferingPolicy: .bufferingNewest(4096))
     let settings: Mutex<Settings>
     let pipelineRef = Mutex<PlaybackPipeline?>(nil)
+    /// Counts loads, readable from GStreamer's threads: a bus message remembers the load it was
+    /// posted under, so an error from an item already replaced does not fail the new one.
+    let loadsStarted = Atomic<Int>(0)
     /// A copy of the engine's timebase for readers off the control queue.
     let publishedTimebase = Mutex(Timebase.stopped(at: .zero))
     /// Engine state: read and written only on `queue`.

@@ -99,7 +99,7 @@ struct ConfigReader {
     static let wallKeys = [
         "name", "clock", "clock-lock-timeout", "media", "canvas", "latency", "start-margin", "loop",
         "realtime-priority", "control-token-file", "metrics-open", "control-tls", "media-roots", "start-horizon",
-        "clock-key-file", "nodes",
+        "clock-key-file", "playlist", "autoplay", "state-directory", "nodes",
     ]
     static let nodeKeys = [
         "id", "control", "tile", "output", "gravity", "video-sink", "audio", "audio-sink", "display-latency",
@@ -164,7 +164,44 @@ struct ConfigReader {
             clockKeyFile: try value(map, "clock-key-file", or: nil) { node throws(ConfigError) in
                 try path(node, key: "clock-key-file", baseDirectory: baseDirectory)
             },
+            playlist: try value(map, "playlist", or: []) { node throws(ConfigError) in
+                try playlist(node, baseDirectory: baseDirectory)
+            },
+            autoplay: try value(map, "autoplay", or: false) { node throws(ConfigError) in
+                try bool(node, key: "autoplay")
+            },
+            stateDirectory: try value(map, "state-directory", or: nil) { node throws(ConfigError) in
+                try path(node, key: "state-directory", baseDirectory: baseDirectory)
+            },
             nodes: nodes)
+    }
+
+    private func playlist(_ node: Node, baseDirectory: String?) throws(ConfigError) -> [PlaylistItemConfig] {
+        let list = try sequence(node, key: "playlist")
+        guard !list.isEmpty else { throw invalid(node, "playlist", "must list at least one entry") }
+        var items: [PlaylistItemConfig] = []
+        for (index, item) in list.enumerated() {
+            let key = "playlist[\(index)]"
+            let map = try mapping(item, key: key)
+            try checkKeys(map, allowed: ["media", "in", "out", "repeat"], path: key + ".")
+            let media = try path(try required(map, "media", in: item, path: key), key: "\(key).media", baseDirectory: baseDirectory)
+            let inPoint = try value(map, "in", or: MediaTime.zero) { node throws(ConfigError) in
+                try duration(node, key: "\(key).in")
+            }
+            let outPoint = try value(map, "out", or: nil) { node throws(ConfigError) in
+                let out = try duration(node, key: "\(key).out")
+                guard out > inPoint else {
+                    throw invalid(node, "\(key).out", "must be after in (\(inPoint.seconds) s), got \(out.seconds) s")
+                }
+                return out
+            }
+            let repeats = try value(map, "repeat", or: 1) { node throws(ConfigError) -> Int? in
+                if (try? string(node, key: "\(key).repeat")) == "forever" { return nil }
+                return try integer(node, key: "\(key).repeat", minimum: 1)
+            }
+            items.append(PlaylistItemConfig(media: media, inPoint: inPoint, outPoint: outPoint, repeats: repeats))
+        }
+        return items
     }
 
     private func tls(_ node: Node, baseDirectory: String?) throws(ConfigError) -> ControlTLS {
@@ -217,8 +254,20 @@ struct ConfigReader {
 
     // MARK: Whole-wall checks
 
-    /// Checks what no single value shows: unique ids and control addresses, tiles on the canvas.
+    /// Checks what no single value shows: unique ids and control addresses, tiles on the canvas, a
+    /// playlist a wall can play by itself.
     func check(_ config: WallConfig, root: Node) throws(ConfigError) {
+        if config.autoplay, let node = root["autoplay"] {
+            guard !config.playlist.isEmpty else {
+                throw invalid(node, "autoplay", "needs a playlist: the entries every node plays by itself")
+            }
+            if let index = config.playlist.firstIndex(where: { $0.outPoint == nil }) {
+                throw invalid(
+                    node, "autoplay",
+                    "needs an out point on every playlist entry (playlist[\(index)] has none): nodes playing by "
+                        + "themselves must agree on every entry's length without asking each other")
+            }
+        }
         let nodeNodes = (root["nodes"].map { (try? sequence($0, key: "nodes")) ?? [] }) ?? []
         var ids: [String: Int] = [:]
         var controls: [String: Int] = [:]

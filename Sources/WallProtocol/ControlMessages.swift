@@ -23,6 +23,65 @@ public enum ControlPath {
     public static let snapshot = "/snapshot"
     /// GET: Prometheus text.
     public static let metrics = "/metrics"
+    /// GET: the timeline the node follows (`TimelineReply`); PUT a newer timeline: the node
+    /// follows it from then on, and keeps it across restarts.
+    public static let timeline = "/timeline"
+    /// POST `MediaDurationsRequest`: how long this node's files for the given media are.
+    public static let mediaDurations = "/media/durations"
+}
+
+/// Where a node is on its timeline, in `NodeStatus`.
+public struct TimelineReport: Sendable, Hashable, Codable {
+    public var version: UInt64
+    /// waiting, playing, paused or ended: what the timeline calls for now.
+    public var state: String
+    /// The playlist entry and pass the timeline calls for now.
+    public var entry: Int
+    public var pass: Int
+    /// The item time the timeline calls for now.
+    public var itemTime: MediaTime
+    /// Whether the last frames this node presented were where the timeline says (nil until a
+    /// frame was judged).
+    public var inStep: Bool?
+    /// How far behind the timeline the node's last frame was (negative: ahead).
+    public var offset: MediaTime?
+    /// Times the node found itself off the timeline and started again where the wall is.
+    public var rejoins: Int
+    /// Why the node does not follow the timeline right now, if it does not.
+    public var problem: String?
+
+    public init(
+        version: UInt64, state: String, entry: Int, pass: Int, itemTime: MediaTime, inStep: Bool?, offset: MediaTime?,
+        rejoins: Int, problem: String?
+    ) {
+        self.version = version
+        self.state = state
+        self.entry = entry
+        self.pass = pass
+        self.itemTime = itemTime
+        self.inStep = inStep
+        self.offset = offset
+        self.rejoins = rejoins
+        self.problem = problem
+    }
+}
+
+/// `POST /media/durations`: media paths or `{id}` templates as a playlist names them.
+public struct MediaDurationsRequest: Sendable, Hashable, Codable {
+    public var media: [String]
+
+    public init(media: [String]) { self.media = media }
+}
+
+/// The lengths of this node's files for each requested media, in order.
+public struct MediaDurationsReply: Sendable, Hashable, Codable {
+    public var node: String
+    public var durations: [MediaTime]
+
+    public init(node: String, durations: [MediaTime]) {
+        self.node = node
+        self.durations = durations
+    }
 }
 
 /// A node's state, as `GET /status` reports it.
@@ -32,12 +91,17 @@ public struct NodeStatus: Sendable, Hashable, Codable {
     public var masterTime: MediaTime?
     public var clock: ClockReport
     public var player: PlayerReport
+    /// The timeline the node follows, if any.
+    public var timeline: TimelineReport?
 
-    public init(id: String, masterTime: MediaTime?, clock: ClockReport, player: PlayerReport) {
+    public init(
+        id: String, masterTime: MediaTime?, clock: ClockReport, player: PlayerReport, timeline: TimelineReport? = nil
+    ) {
         self.id = id
         self.masterTime = masterTime
         self.clock = clock
         self.player = player
+        self.timeline = timeline
     }
 }
 
@@ -54,11 +118,14 @@ public struct ClockReport: Sendable, Hashable, Codable {
     public var ratePPM: Double?
     /// Whether the node serves the master clock itself.
     public var serving: Bool
+    /// The master's timeline (epoch) the node follows, when the master names it.
+    public var epoch: UInt64?
 
     public init(
         state: String, server: String, offset: MediaTime? = nil, errorBound: MediaTime? = nil,
-        roundTrip: MediaTime? = nil, ratePPM: Double? = nil, serving: Bool = false
+        roundTrip: MediaTime? = nil, ratePPM: Double? = nil, serving: Bool = false, epoch: UInt64? = nil
     ) {
+        self.epoch = epoch
         self.state = state
         self.server = server
         self.offset = offset
@@ -165,17 +232,23 @@ public struct FrameRecord: Sendable, Hashable, Codable {
     public var sequence: UInt64
     /// The frame's timestamp in its item.
     public var presentationTimestamp: MediaTime
-    /// The frame's running time: the same frame has the same running time on every node.
+    /// The frame's running time in the node's pipeline: the same on every node started together,
+    /// but a node that rejoins a timeline starts its own anew.
     public var runningTime: MediaTime
     /// The master-clock time at which the sink presented it (after its clock wait).
     public var presentedAt: MediaTime
     /// The master-clock time at which it was due.
     public var dueAt: MediaTime
+    /// The master-clock time the frame stands for on the wall: when its light is due to leave the
+    /// screen (`dueAt` plus the node's display latency). The same frame has the same wall time on
+    /// every node, however each started; nil from nodes that do not say.
+    public var wallTime: MediaTime?
 
     public init(
         sequence: UInt64, presentationTimestamp: MediaTime, runningTime: MediaTime, presentedAt: MediaTime,
-        dueAt: MediaTime
+        dueAt: MediaTime, wallTime: MediaTime? = nil
     ) {
+        self.wallTime = wallTime
         self.sequence = sequence
         self.presentationTimestamp = presentationTimestamp
         self.runningTime = runningTime

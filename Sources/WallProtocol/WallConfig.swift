@@ -31,6 +31,14 @@ public struct WallConfig: Sendable, Hashable {
     public var startHorizon: MediaTime
     /// A file holding the key that signs Lockstep clock packets, or nil for unsigned packets.
     public var clockKeyFile: String?
+    /// What the wall plays, in order (`wallctl play`, and `autoplay`); empty: `media` alone.
+    public var playlist: [PlaylistItemConfig]
+    /// Whether every node plays the playlist by itself, with no controller: from master time zero
+    /// of the master's timeline, so every node computes the same timeline from the config alone.
+    public var autoplay: Bool
+    /// Where a node keeps its timeline across restarts; nil for the default (`$STATE_DIRECTORY`,
+    /// `$XDG_STATE_HOME/lockstep`, `~/.local/state/lockstep`, or /var/lib/lockstep for root).
+    public var stateDirectory: String?
     public var nodes: [NodeConfig]
 
     public init(
@@ -39,8 +47,12 @@ public struct WallConfig: Sendable, Hashable {
         startMargin: MediaTime = MediaTime(value: 1, timescale: 4), loop: Bool = true,
         realtimePriority: Int32? = 50, security: ControlSecurity = ControlSecurity(), mediaRoots: [String]? = nil,
         startHorizon: MediaTime = MediaTime(value: 300, timescale: 1), clockKeyFile: String? = nil,
+        playlist: [PlaylistItemConfig] = [], autoplay: Bool = false, stateDirectory: String? = nil,
         nodes: [NodeConfig]
     ) {
+        self.playlist = playlist
+        self.autoplay = autoplay
+        self.stateDirectory = stateDirectory
         self.name = name
         self.clock = clock
         self.clockLockTimeout = clockLockTimeout
@@ -59,6 +71,24 @@ public struct WallConfig: Sendable, Hashable {
 
     /// The node with `id`.
     public func node(_ id: String) -> NodeConfig? { nodes.first { $0.id == id } }
+}
+
+/// One entry of the config's playlist.
+public struct PlaylistItemConfig: Sendable, Hashable {
+    /// A file for every node, or a template with `{id}` (resolved against the config's folder).
+    public var media: String
+    public var inPoint: MediaTime
+    /// Where the entry ends; nil for the media's own length (`wallctl play` asks the nodes).
+    public var outPoint: MediaTime?
+    /// How many times it plays; nil for forever.
+    public var repeats: Int?
+
+    public init(media: String, inPoint: MediaTime = .zero, outPoint: MediaTime? = nil, repeats: Int? = 1) {
+        self.media = media
+        self.inPoint = inPoint
+        self.outPoint = outPoint
+        self.repeats = repeats
+    }
 }
 
 /// The media of a wall: one file every node crops its tile from, or one pre-split file per node.

@@ -12,6 +12,8 @@ public enum TimelineError: Error, Hashable, CustomStringConvertible {
     case otherWall(expected: String, got: String)
     case notNewer(version: UInt64, current: UInt64)
     case playlistEnded
+    case noSegments
+    case segmentsOutOfOrder(at: MediaTime)
 
     public var description: String {
         switch self {
@@ -39,6 +41,10 @@ public enum TimelineError: Error, Hashable, CustomStringConvertible {
             return "timeline version \(version) is not newer than the version \(current) in force"
         case .playlistEnded:
             return "the playlist has ended and does not loop: there is no next entry"
+        case .noSegments:
+            return "the timeline has no segments"
+        case .segmentsOutOfOrder(let from):
+            return "the timeline's segment from \(from.seconds) s is not after the one before it"
         }
     }
 }

@@ -8,6 +8,8 @@ enum ControlError: Error, CustomStringConvertible {
     case protocolViolation(node: String, detail: String)
     case unknownNodes([String])
     case notReady(nodes: [String: String])
+    /// The wall's timeline cannot do what was asked.
+    case timeline(String)
 
     var description: String {
         switch self {
@@ -30,6 +32,8 @@ enum ControlError: Error, CustomStringConvertible {
         case .notReady(let nodes):
             return "not ready: "
                 + nodes.sorted { $0.key < $1.key }.map { "\($0.key) (\($0.value))" }.joined(separator: "; ")
+        case .timeline(let message):
+            return message
         }
     }
 
@@ -39,7 +43,7 @@ enum ControlError: Error, CustomStringConvertible {
         case .badAddress(let node, _), .unreachable(let node, _, _), .unauthorized(let node, _),
             .refused(let node, _, _), .protocolViolation(let node, _):
             return node
-        case .config, .unknownNodes, .notReady:
+        case .config, .unknownNodes, .notReady, .timeline:
             return nil
         }
     }

@@ -7,6 +7,7 @@ import NIOHTTP1
 import NIOPosix
 import NIOSSL
 import WallProtocol
+import WallTimeline
 
 /// Talks to one node's control API, over the wall's one `HTTPClient`.
 ///
@@ -52,19 +53,51 @@ struct NodeClient: Sendable {
 
     /// Posts a command and returns the node's status after it.
     @discardableResult
-    func command(_ path: String, _ body: some Encodable) async throws(ControlError) -> NodeStatus {
+    func command(_ path: String, _ body: some Encodable, method: HTTPMethod = .POST) async throws(ControlError)
+        -> NodeStatus
+    {
         let data: Data
         do {
             data = try JSONEncoder().encode(body)
         } catch {
             throw .protocolViolation(node: id, detail: "cannot encode the request: \(error)")
         }
-        let (replyData, code) = try await send(.POST, path, body: data)
+        let (replyData, code) = try await send(method, path, body: data)
         let reply: ControlReply = try decode(replyData, path: path, code: code)
         guard reply.ok, let status = reply.status else {
             throw .refused(node: id, command: path, reason: reply.error ?? "HTTP \(code)")
         }
         return status
+    }
+
+    /// `GET /timeline`: the timeline the node follows, nil when it has none.
+    func timeline() async throws(ControlError) -> Timeline? {
+        let (data, code) = try await send(.GET, ControlPath.timeline, body: nil)
+        if code == 404 { return nil }
+        return try decode(data, path: ControlPath.timeline, code: code)
+    }
+
+    /// `PUT /timeline`: the node follows `timeline` from now on.
+    @discardableResult
+    func follow(_ timeline: Timeline) async throws(ControlError) -> NodeStatus {
+        try await command(ControlPath.timeline, timeline, method: .PUT)
+    }
+
+    /// `POST /media/durations`: the lengths of this node's files for `media`.
+    func mediaDurations(_ media: [String]) async throws(ControlError) -> [MediaTime] {
+        let body: Data
+        do {
+            body = try JSONEncoder().encode(MediaDurationsRequest(media: media))
+        } catch {
+            throw .protocolViolation(node: id, detail: "cannot encode the request: \(error)")
+        }
+        let (data, code) = try await send(.POST, ControlPath.mediaDurations, body: body)
+        guard code == 200 else {
+            let reply = try? JSONDecoder().decode(ControlReply.self, from: data)
+            throw .refused(node: id, command: ControlPath.mediaDurations, reason: reply?.error ?? "HTTP \(code)")
+        }
+        let reply: MediaDurationsReply = try decode(data, path: ControlPath.mediaDurations, code: code)
+        return reply.durations
     }
 
     /// `GET /frames?after=`.

@@ -6,12 +6,20 @@ import WallProtocol
 struct PauseCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pause",
-        abstract: "Pause every node at one master-clock time, so they all hold the same frame.")
+        abstract: "Pause every node at one master-clock time, so they all hold the same frame.",
+        discussion: "With a timeline (wallctl play), the pause is a timeline edit the nodes keep.")
 
     @OptionGroup var options: WallOptions
+    @OptionGroup var edit: EditOptions
 
     func run() async throws {
         try await options.withWall { wall in
+            let control = TimelineControl(wall: wall)
+            if try await control.hasTimeline() {
+                let (timeline, at) = try await control.apply(.pause, lead: edit.leadTime)
+                TimelineControl.describe(timeline, at: at, what: "pause")
+                return try await control.confirm(timeline, at: at)
+            }
             let starter = WallStart(wall: wall)
             let (now, slowest) = try await starter.masterNow()
             let margin = MediaTime.maximum(wall.config.startMargin, slowest * 3 + WallStart.nodeLead + WallStart.safety)

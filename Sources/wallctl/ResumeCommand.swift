@@ -6,15 +6,23 @@ import WallProtocol
 struct ResumeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "resume",
-        abstract: "Resume a paused wall from where it stands, all nodes at one master-clock time.")
+        abstract: "Resume a paused wall from where it stands, all nodes at one master-clock time.",
+        discussion: "With a timeline (wallctl play), the resume is a timeline edit; --rate is then ignored (use wallctl rate).")
 
     @OptionGroup var options: WallOptions
+    @OptionGroup var edit: EditOptions
 
     @Option(help: "Playback rate.")
     var rate: Float = 1
 
     func run() async throws {
         try await options.withWall { wall in
+            let control = TimelineControl(wall: wall)
+            if try await control.hasTimeline() {
+                let (timeline, at) = try await control.apply(.resume, lead: edit.leadTime)
+                TimelineControl.describe(timeline, at: at, what: "resume")
+                return try await control.confirm(timeline, at: at)
+            }
             let positions = try await wall.everyNode { client throws(ControlError) in
                 try await client.status().status.player.position
             }

@@ -29,10 +29,19 @@ struct StatusCommand: AsyncParsableCommand {
         if !unreachable.isEmpty { throw ExitCode(1) }
     }
 
+    /// "v3 playing e1 p0 in step", or what keeps the node off its timeline.
+    private func timeline(_ report: TimelineReport?) -> String {
+        guard let report else { return "-" }
+        let step = report.inStep.map { $0 ? "in step" : "off" } ?? "judging"
+        let rejoins = report.rejoins > 0 ? ", \(report.rejoins) rejoins" : ""
+        return "v\(report.version) \(report.state) e\(report.entry) p\(report.pass) \(step)\(rejoins)"
+            + (report.problem.map { ": \($0)" } ?? "")
+    }
+
     private func table(_ results: [(String, Result<NodeStatus, ControlError>)]) -> String {
         let header = [
             "node", "clock", "error bound", "offset", "player", "position", "frames", "late", "dropped",
-            "render thread",
+            "render thread", "timeline",
         ]
         var rows = [header]
         for (id, result) in results {
@@ -46,6 +55,7 @@ struct StatusCommand: AsyncParsableCommand {
                     player.error == nil ? player.timeControlStatus : "failed",
                     String(format: "%.3f s", player.position.seconds),
                     "\(player.framesPresented)", "\(player.framesLate)", "\(player.framesDropped)", player.renderThread,
+                    timeline(status.timeline),
                 ])
             case .failure(let error):
                 rows.append([id, error.description])

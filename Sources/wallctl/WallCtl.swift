@@ -7,7 +7,8 @@ struct WallCtl: AsyncParsableCommand {
         commandName: "wallctl",
         abstract: "Control a Lockstep video wall and its master clock.",
         subcommands: [
-            StartCommand.self, PauseCommand.self, ResumeCommand.self, SeekCommand.self, StopCommand.self,
+            PlayCommand.self, PauseCommand.self, ResumeCommand.self, SeekCommand.self, NextCommand.self,
+            PreviousCommand.self, GoToCommand.self, RateCommand.self, LoadCommand.self, StartCommand.self, StopCommand.self,
             StatusCommand.self, DriftCommand.self, SnapshotCommand.self, ClockCommand.self, ImpairCommand.self,
         ]
     )

@@ -1,3 +1,4 @@
+import Foundation
 import LockstepTime
 import WallTimeline
 import XCTest
@@ -178,5 +179,32 @@ final class TimelineTests: XCTestCase {
         let never = Playlist(entries: [TimelineEntry(media: "a", outPoint: seconds(2), repeats: .times(0))])
         XCTAssertThrowsError(try Timeline(wall: "w", epoch: 1, playlist: never, start: start))
         XCTAssertThrowsError(try Timeline(wall: "w", epoch: 1, playlist: Playlist(entries: []), start: .invalid))
+    }
+
+    func testValidate_refusesWhatNoNodeCouldFollow() throws {
+        let timeline = try loop()
+        XCTAssertNoThrow(try timeline.validate())
+        let paused = try timeline.applying(.pause, at: start + seconds(3))
+        XCTAssertNoThrow(try paused.validate())
+        var data = try JSONEncoder().encode(paused)
+        var text = String(decoding: data, as: UTF8.self)
+        // The second segment moved before the first: out of order.
+        text = text.replacingOccurrences(of: "\"value\":5003000000000", with: "\"value\":4000000000000")
+        data = Data(text.utf8)
+        let decoded = try JSONDecoder().decode(Timeline.self, from: data)
+        XCTAssertThrowsError(try decoded.validate()) { error in
+            XCTAssertEqual(error as? TimelineError, .segmentsOutOfOrder(at: MediaTime(value: 4000, timescale: 1)))
+        }
+    }
+
+    func testReanchored_onANewEpoch_holdsWhatWasLastScheduledFromZero() throws {
+        let timeline = try loop().applying(.seek(entry: 0, itemTime: seconds(4)), at: start + seconds(1))
+        let moved = timeline.reanchored(onto: 9)
+        XCTAssertEqual(moved.epoch, 9)
+        XCTAssertEqual(moved.version, timeline.version + 1)
+        XCTAssertEqual(moved.start, .zero)
+        XCTAssertEqual(moved.position(at: seconds(2)).itemTime, seconds(6), "from the seek's point at master zero")
+        XCTAssertEqual(moved, timeline.reanchored(onto: 9), "every node computes the same")
+        XCTAssertNoThrow(try moved.validate())
     }
 }

@@ -15,6 +15,13 @@
 
 static inline GstClockTime lockstep_clock_time_none(void) { return GST_CLOCK_TIME_NONE; }
 
+/* MARK: Pad probes (GST_PAD_PROBE_INFO_FLOW_RETURN is a macro over a union) */
+
+/** Sets the flow a probe that returns GST_PAD_PROBE_HANDLED for a buffer answers upstream with. */
+static inline void lockstep_pad_probe_info_set_flow_return(GstPadProbeInfo *info, GstFlowReturn flow) {
+    GST_PAD_PROBE_INFO_FLOW_RETURN(info) = flow;
+}
+
 /* MARK: Object properties (g_object_set is variadic) */
 
 void lockstep_object_set_string(gpointer object, const char *name, const char *value);

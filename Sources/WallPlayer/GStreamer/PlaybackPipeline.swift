@@ -62,6 +62,8 @@ final class PlaybackPipeline: @unchecked Sendable {
     private static let videoFlag: UInt32 = 0x1
     private static let audioFlag: UInt32 = 0x2
     private static let baseFlags: UInt32 = 0x10 | 0x40 | 0x100
+    /// Where the audio of a player without an audio output goes.
+    static let discardingAudioSink = "fakesink sync=true"
 
     let playbin: Element
     let bus: Bus
@@ -137,7 +139,10 @@ final class PlaybackPipeline: @unchecked Sendable {
             stamp = nil
             videoSink = nil
         }
-        if let audioSink {
+        // Without an audio output, audio is decoded into a discarding sink rather than left out:
+        // decodebin3 (GStreamer 1.22) stops feeding the video when a gapless successor follows an
+        // item cut short by its end time and the audio of either goes nowhere.
+        if let audioSink = audioSink ?? (settings == nil ? nil : Self.discardingAudioSink) {
             flags |= Self.audioFlag
             let sink = try Element.parseBin(audioSink, role: "audio")
             playbin.set("audio-sink", object: sink.raw)

@@ -25,13 +25,28 @@ final class StreamGroups: @unchecked Sendable {
     private let state = Mutex(State())
 
     /// Starts over with one group, timed by a load or seek. A seek keeps the group the streams are
-    /// in (no STREAM_START follows a flush); a load starts a new one.
+    /// in (no STREAM_START follows a flush), and the successors already handed to GStreamer, which
+    /// still follow it: they are timed anew from it. A load starts afresh.
     func restart(with first: GroupTiming, sameGroup: Bool) {
         state.withLock { state in
-            let id = sameGroup ? (state.current[.video] ?? state.current[.audio]).flatMap { state.ids[$0] } : nil
+            guard sameGroup else {
+                state = State(timings: [first], ids: [nil])
+                return
+            }
+            let index = state.current[.video] ?? state.current[.audio] ?? 0
+            let id = state.ids.indices.contains(index) ? state.ids[index] : nil
+            let successors = state.timings.indices.filter { $0 > index && state.ids[$0] == nil }.map { state.timings[$0] }
             state.timings = [first]
             state.ids = [id]
-            state.current = sameGroup ? state.current.mapValues { _ in 0 } : [:]
+            for successor in successors {
+                guard let next = state.timings[state.timings.count - 1].followed(
+                    start: successor.start, end: successor.end)
+                else { break }
+                state.timings.append(next)
+                state.ids.append(nil)
+            }
+            state.current = state.current.mapValues { _ in 0 }
+            state.rewritten = [:]
         }
     }
 
@@ -82,18 +97,20 @@ final class StreamGroups: @unchecked Sendable {
         }
     }
 
-    /// Whether a buffer from `timestamp` lasting `duration` lies wholly outside the rewritten
-    /// segment `kind` is in: such a buffer goes no further, so nothing downstream (the render
-    /// thread, the presentation log) ever sees a frame the plan does not call for. Buffers that
+    /// Where a buffer from `timestamp` lasting `duration` lies against the rewritten segment
+    /// `kind` is in. A buffer wholly outside goes no further, so nothing downstream (the render
+    /// thread, the presentation log) ever sees a frame the plan does not call for; buffers that
     /// overlap the segment's edges are clipped by the sinks.
-    func isOutside(_ kind: Kind, timestamp: Int64, duration: Int64?) -> Bool {
+    func placement(_ kind: Kind, timestamp: Int64, duration: Int64?) -> Placement {
         state.withLock { state in
-            guard let segment = state.rewritten[kind] else { return false }
-            if let stop = segment.stop, timestamp >= stop { return true }
-            if let duration, duration > 0 { return timestamp + duration <= segment.start }
-            return timestamp < segment.start
+            guard let segment = state.rewritten[kind] else { return .inside }
+            if let stop = segment.stop, timestamp >= stop { return .afterEnd }
+            if let duration, duration > 0 { return timestamp + duration <= segment.start ? .beforeStart : .inside }
+            return timestamp < segment.start ? .beforeStart : .inside
         }
     }
+
+    enum Placement { case beforeStart, inside, afterEnd }
 }
 
 /// What a group probe reaches: the groups and which output it watches.
@@ -124,8 +141,25 @@ let groupProbe: GstPadProbeCallback = { _, info, data in
         let timestamp = buffer.pointee.pts
         guard timestamp != guint64.max, let start = Int64(exactly: timestamp) else { return GST_PAD_PROBE_OK }
         let duration = buffer.pointee.duration == guint64.max ? nil : Int64(exactly: buffer.pointee.duration)
-        return context.groups.isOutside(context.kind, timestamp: start, duration: duration)
-            ? GST_PAD_PROBE_DROP : GST_PAD_PROBE_OK
+        switch context.groups.placement(context.kind, timestamp: start, duration: duration) {
+        case .inside:
+            return GST_PAD_PROBE_OK
+        case .beforeStart:
+            return GST_PAD_PROBE_DROP
+        case .afterEnd where context.kind == .audio:
+            // Audio past the end is dropped, not refused: multiqueue (GStreamer 1.22) can keep an
+            // audio queue that met EOS from downstream from passing the next group on.
+            return GST_PAD_PROBE_DROP
+        case .afterEnd:
+            // The group's end: answered as a sink answers a buffer past its segment, with EOS, so
+            // the decoder and demuxer stop there instead of reading on to the end of the file.
+            // A long file cut short would otherwise be decoded to its end at full speed, and
+            // decodebin3 (GStreamer 1.22) stalls within a few dozen such gapless changes.
+            gst_mini_object_unref(UnsafeMutableRawPointer(buffer).assumingMemoryBound(to: GstMiniObject.self))
+            info.pointee.data = nil
+            lockstep_pad_probe_info_set_flow_return(info, GST_FLOW_EOS)
+            return GST_PAD_PROBE_HANDLED
+        }
     }
     let type = event.pointee.type
     if type == GST_EVENT_STREAM_START {

@@ -1,0 +1,23 @@
+import ArgumentParser
+import WallTimeline
+
+/// `wallctl goto`: a timeline edit.
+struct GoToCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "goto", abstract: "Move every screen to the start of a playlist entry at one master time.")
+
+    @OptionGroup var options: WallOptions
+    @OptionGroup var edit: EditOptions
+
+    @Argument(help: "The entry, counted from 0.")
+    var entry: Int
+
+    func run() async throws {
+        try await options.withWall { wall in
+            let control = TimelineControl(wall: wall)
+            let (timeline, at) = try await control.apply(.goTo(entry: entry), lead: edit.leadTime)
+            TimelineControl.describe(timeline, at: at, what: "goto")
+            try await control.confirm(timeline, at: at)
+        }
+    }
+}

@@ -1,0 +1,36 @@
+import ArgumentParser
+import Foundation
+import WallProtocol
+import WallTimeline
+
+/// `wallctl load`: new content for the whole wall, without touching a node's config.
+struct LoadCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "load",
+        abstract: "Replace the playlist on every screen at one master time (new content, no config change).")
+
+    @OptionGroup var options: WallOptions
+    @OptionGroup var edit: EditOptions
+
+    @Argument(help: "Media files (or templates with {id}), played in order; each node must find them in its media roots.")
+    var media: [String]
+
+    @Option(name: .customLong("loop"), help: "Whether the new playlist loops (default: the config's loop).")
+    var loop: Bool?
+
+    func validate() throws {
+        guard !media.isEmpty else { throw ValidationError("name at least one media file") }
+    }
+
+    func run() async throws {
+        try await options.withWall { wall in
+            let control = TimelineControl(wall: wall)
+            let folder = FileManager.default.currentDirectoryPath
+            let items = media.map { PlaylistItemConfig(media: $0.hasPrefix("/") ? $0 : folder + "/" + $0) }
+            let playlist = Playlist(entries: try await control.entries(items), loops: loop ?? wall.config.loop)
+            let (timeline, at) = try await control.apply(.replacePlaylist(playlist), lead: edit.leadTime)
+            TimelineControl.describe(timeline, at: at, what: "load")
+            try await control.confirm(timeline, at: at)
+        }
+    }
+}

@@ -1,0 +1,19 @@
+import ArgumentParser
+import WallTimeline
+
+/// `wallctl previous`: a timeline edit.
+struct PreviousCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "previous", abstract: "Move every screen to the start of the previous playlist entry at one master time.")
+
+    @OptionGroup var options: WallOptions
+    @OptionGroup var edit: EditOptions
+
+    func run() async throws {
+        try await options.withWall { wall in
+            let control = TimelineControl(wall: wall)
+            let (timeline, at) = try await control.apply(.previous, lead: edit.leadTime)
+            TimelineControl.describe(timeline, at: at, what: "previous")
+            try await control.confirm(timeline, at: at)
+        }
+    }
+}

@@ -77,6 +77,17 @@ let package = Package(
             ]
         ),
         .target(name: "WallTimeline", dependencies: ["LockstepTime"]),
+        .target(
+            name: "WallControl",
+            dependencies: [
+                "LockstepNet", "LockstepTime", "WallProtocol", "WallTimeline",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
         .target(name: "GroundTruth", dependencies: ["LockstepNet", "LockstepTime"]),
         .target(
             name: "WallProtocol",
@@ -95,8 +106,8 @@ let package = Package(
         .executableTarget(
             name: "WallNode",
             dependencies: [
-                "WallPlayer", "WallProtocol", "WallTimeline", "SyncClock", "LockstepNet", "LockstepCLI", "LockstepTime",
-                "CLockstepNetShims",
+                "WallPlayer", "WallProtocol", "WallTimeline", "WallControl", "SyncClock", "LockstepNet", "LockstepCLI",
+                "LockstepTime", "CLockstepNetShims",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -114,7 +125,7 @@ let package = Package(
             name: "wallctl",
             dependencies: [
                 "LockstepCLI", "LockstepNet", "LockstepTime", "NetImpair", "SyncClock", "WallProtocol", "WallTimeline",
-                "WallAnalysis",
+                "WallControl", "WallAnalysis",
                 "GroundTruth",
                 "CZlib", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -144,7 +155,7 @@ let package = Package(
         .testTarget(name: "WallProtocolTests", dependencies: ["WallProtocol", "LockstepTime", "TestSupport"]),
         .testTarget(
             name: "WallIntegrationTests",
-            dependencies: ["WallAnalysis", "LockstepTime", "TestSupport", "wallctl", "WallNode"]
+            dependencies: ["WallAnalysis", "GroundTruth", "LockstepTime", "TestSupport", "wallctl", "WallNode"]
         ),
         .testTarget(
             name: "WallAnalysisTests", dependencies: ["WallAnalysis", "GroundTruth", "LockstepTime", "WallProtocol"]

@@ -2,7 +2,9 @@
 # Generates Lockstep's test and demo media with ffmpeg (nothing is downloaded).
 #
 #   scripts/make-media.sh av OUT.mp4 [SECONDS] [WxH]         H.264 + AAC test pattern with a tone
-#   scripts/make-media.sh framecode OUT.mp4 [SECONDS] [WxH]  H.264 + AAC whose pixels carry the frame number
+#   scripts/make-media.sh framecode OUT.mp4 [SECONDS] [WxH] [AUDIO_SECONDS]
+#                                                          H.264 + AAC whose pixels carry the frame number;
+#                                                          the tone lasts AUDIO_SECONDS (default SECONDS)
 #
 # Frame code (decoded by GroundTruth.FrameCode): frame n is one flat colour. With level(i) = 24 + 13*i,
 # Y = level(n mod 16), U = level((n / 16) mod 16), V = level((n / 256) mod 16): 12 bits, n mod 4096,
@@ -15,6 +17,7 @@ kind=${1:?usage: make-media.sh av|framecode OUT.mp4 [SECONDS] [WxH]}
 out=${2:?output file}
 seconds=${3:-10}
 size=${4:-320x180}
+audio_seconds=${5:-$seconds}
 fps=30
 gop=30
 
@@ -38,7 +41,7 @@ tmp="$out.tmp.$$.mp4"
 trap 'rm -f "$tmp"' EXIT
 ffmpeg -nostdin -hide_banner -loglevel error -y \
     -f lavfi -i "$video" \
-    -f lavfi -i "sine=frequency=440:sample_rate=48000:duration=${seconds}" \
+    -f lavfi -i "sine=frequency=440:sample_rate=48000:duration=${audio_seconds}" \
     -map 0:v -map 1:a \
     -c:v libx264 -preset veryfast -pix_fmt yuv420p -g "$gop" -keyint_min "$gop" -sc_threshold 0 -crf 16 "${bframes[@]}" \
     -c:a aac -b:a 96k \

@@ -169,7 +169,8 @@ scripts/make-media.sh framecode "$work/clip.mp4" 3 160x90
 read -r clock_port proxy_port control_a control_b closed_port <<<"$(free_ports 5)"
 
 # Help of everything: the parsers of every command, in the build under test.
-for command in "" start pause resume seek stop status drift snapshot clock "clock serve" "clock probe" impair; do
+for command in "" play start pause resume seek next previous goto rate load stop status drift snapshot clock \
+    "clock serve" "clock probe" impair; do
     # shellcheck disable=SC2086
     check 0 20 "wallctl $command --help" "$wallctl" $command --help
 done
@@ -210,6 +211,7 @@ canvas: {width: 320, height: 90}
 latency: 0ms
 start-margin: 250ms
 loop: true
+state-directory: $work/state
 nodes:
   - id: a
     control: 127.0.0.1:$control_a
@@ -273,6 +275,24 @@ if [[ "$(head -c 8 "$work/wall.png" 2>/dev/null | od -An -tx1 | tr -d ' \n')" !=
 fi
 check 0 60 "wallctl stop" "$wallctl" stop "${config[@]}" --timeout 20
 check 0 30 "wallctl status (after stop)" "$wallctl" status "${config[@]}" --timeout 10
+
+# The timeline: every transport command as an edit the nodes keep.
+check 0 60 "wallctl play" "$wallctl" play "${config[@]}" --timeout 30
+check 0 60 "wallctl next" "$wallctl" next "${config[@]}" --timeout 20
+check 0 60 "wallctl previous" "$wallctl" previous "${config[@]}" --timeout 20
+check 0 60 "wallctl goto" "$wallctl" goto 0 "${config[@]}" --timeout 20
+check nonzero 30 "wallctl goto (no such entry)" "$wallctl" goto 7 "${config[@]}" --timeout 20
+check 0 60 "wallctl rate 1/2" "$wallctl" rate 1/2 "${config[@]}" --timeout 20
+check 0 60 "wallctl rate 1" "$wallctl" rate 1 "${config[@]}" --timeout 20
+check 0 60 "wallctl pause (timeline)" "$wallctl" pause "${config[@]}" --timeout 20
+check 0 60 "wallctl seek (timeline)" "$wallctl" seek 1.0 --entry 0 "${config[@]}" --timeout 20
+check 0 60 "wallctl resume (timeline)" "$wallctl" resume "${config[@]}" --timeout 20
+check 0 60 "wallctl load" "$wallctl" load "$work/clip.mp4" "${config[@]}" --timeout 20
+check 0 30 "wallctl status (timeline)" "$wallctl" status "${config[@]}" --timeout 10
+if ! grep -q "in step" "$work/check-$checks.log"; then
+    fail "wallctl status (timeline): no node in step"
+    sed 's/^/    /' "$work/check-$checks.log" >&2
+fi
 
 for pid in "${nodes[@]}"; do stop_background "$pid" TERM; done
 stop_background "$master" INT

@@ -1,6 +1,7 @@
 import Foundation
 import LockstepTime
 import Logging
+import WallControl
 import WallPlayer
 import WallProtocol
 import WallTimeline
@@ -23,6 +24,10 @@ struct TimelineFollowing {
     /// How far ahead of its start an anchor begins: a little over twice what the last one took.
     var lead = NodeController.initialLead
     var loadedStore = false
+    /// When the clock was last seen locked after it was not.
+    var lockedSince: MediaTime?
+    /// The next anchor starts on a new pipeline (after a rejoin or a failure).
+    var renewPipeline = true
 }
 
 /// What the player was set to do for one segment of the timeline.
@@ -36,6 +41,8 @@ struct FollowPlan {
     var lastQueued: TimelinePosition?
     /// A scheduled pause whose frame is still to be made exact, once the player has paused.
     var pausedAt: MediaTime?
+    /// Where the player stands while paused: a resume from there needs no new preparation.
+    var pausedPosition: TimelinePosition?
 }
 
 /// Following a timeline: the node drives its player toward `Timeline.position(at:)` all the time,
@@ -63,6 +70,8 @@ extension NodeController {
     /// A playing node that presented nothing for this long rejoins.
     static let stallLimit = MediaTime(value: 1500, timescale: 1000)
     static let reconcileInterval = Duration.milliseconds(40)
+    /// How long the clock stays locked before the node anchors on it.
+    static let clockSettling = MediaTime(value: 500, timescale: 1000)
     /// How long after a failed anchor the node tries again (the player builds a new pipeline).
     static let retryDelay = MediaTime(value: 1, timescale: 1)
 
@@ -120,6 +129,50 @@ extension NodeController {
             }
         } catch {
             throw .timelineNotStored(error)
+        }
+    }
+
+    /// Follows `timeline`, found on a peer, if it is this wall's and newer than the one held.
+    func offer(_ timeline: Timeline, from peer: String) {
+        guard timeline.wall == settings.wallName,
+            following.timeline.map({ timeline.version > $0.version }) ?? true
+        else { return }
+        do {
+            try adopt(timeline)
+            logger.info(
+                "timeline taken from a peer", metadata: ["timeline.peer": "\(peer)", "timeline.version": "\(timeline.version)"])
+        } catch {
+            logger.warning("a peer's timeline refused", metadata: ["timeline.peer": "\(peer)", "error": "\(error)"])
+        }
+    }
+
+    /// How often a node asks its peers for a newer timeline: often while it has none (it joins a
+    /// wall already playing), seldom once it has one (it catches an edit it missed while down).
+    static let peerPollWithout = Duration.seconds(1)
+    static let peerPollWith = Duration.seconds(5)
+    /// How long a peer may take to answer.
+    static let peerTimeout = MediaTime(value: 2, timescale: 1)
+
+    /// Asks the other nodes of the wall for their timelines until cancelled, and follows the
+    /// newest that is newer than this node's.
+    nonisolated func askPeers(_ peers: [NodeClient]) async {
+        // A service that returns ends the node: a wall of one waits here until shutdown.
+        while peers.isEmpty, !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
+        while !Task.isCancelled {
+            let found = await withTaskGroup(of: (String, Timeline?).self) { group in
+                for peer in peers {
+                    group.addTask { (peer.id, try? await peer.timeline()) }
+                }
+                var newest: (String, Timeline)?
+                for await (id, timeline) in group {
+                    guard let timeline else { continue }
+                    if newest.map({ timeline.version > $0.1.version }) ?? true { newest = (id, timeline) }
+                }
+                return newest
+            }
+            if let (peer, timeline) = found { await offer(timeline, from: peer) }
+            let has = await following.timeline != nil
+            try? await Task.sleep(for: has ? Self.peerPollWith : Self.peerPollWithout)
         }
     }
 
@@ -192,11 +245,16 @@ extension NodeController {
     private func reconcile() async {
         guard following.suspended == nil else { return }
         guard clock.isLocked, let master = clock.masterClock else {
+            following.lockedSince = nil
             if following.timeline != nil || settings.autoplay {
                 following.problem = "waiting for the master clock to lock (\(clock.report().state))"
             }
             return
         }
+        // The player takes up the master clock when it locks: an anchor waits until that has settled.
+        let lockedSince = following.lockedSince ?? master.now()
+        following.lockedSince = lockedSince
+        guard master.now() - lockedSince >= Self.clockSettling else { return }
         if following.timeline == nil, settings.autoplay, let timeline = autoplayTimeline() {
             try? adopt(timeline)
         }
@@ -226,7 +284,11 @@ extension NodeController {
             // An edit took effect that no anchor carried out (it arrived late): go where the wall is.
             return await anchor(timeline, at: now + following.lead)
         }
-        if let upcoming, upcoming.from > plan.segmentFrom, upcoming.from - now <= following.lead {
+        // An edit is prepared a lead ahead of its time; on a wall that is not playing, at once:
+        // nothing on screen moves while it is.
+        if let upcoming, upcoming.from > plan.segmentFrom,
+            upcoming.from - now <= following.lead || (plan.state != .playing && plan.pausedAt == nil)
+        {
             return await carryOut(upcoming, of: timeline, plan: plan)
         }
         if plan.state == .playing, now > plan.anchor {
@@ -238,6 +300,9 @@ extension NodeController {
         }
     }
 
+    /// How much before its host time a scheduled pause stops the player: more than the jitter of
+    /// waking for it and changing state, less than a frame.
+    static let pauseAhead = MediaTime(value: 5, timescale: 1000)
     /// How long after a scheduled pause the player is surely paused.
     static let pauseSettling = MediaTime(value: 150, timescale: 1000)
 
@@ -254,17 +319,61 @@ extension NodeController {
         let before = timeline.segment(at: segment.from - MediaTime(value: 1, timescale: 1_000_000_000))
         if plan.state == .playing, !segment.isPlaying, segment.playlist == before.playlist {
             do {
-                try player.setRate(0, time: .invalid, atHostTime: segment.from - settings.displayLatency)
+                // A few milliseconds early, so that a frame due right at the pause is left to the
+                // exact seek that follows on every node, rather than rendered by some and not others.
+                try player.setRate(
+                    0, time: .invalid, atHostTime: segment.from - settings.displayLatency - Self.pauseAhead)
                 following.plan?.segmentFrom = segment.from
                 following.plan?.state = .paused
                 following.plan?.pausedAt = segment.from
+                // A resume from here needs nothing loaded again: the next pass is queued already,
+                // handed to GStreamer while playing. (After a paused anchor a resume anchors again:
+                // a successor handed over while paused for long did not always start, with audio.)
+                if player.items().count >= 2 {
+                    following.plan?.pausedPosition = timeline.position(at: segment.from)
+                }
                 logger.info("pause scheduled", metadata: ["timeline.at": "\(segment.from)"])
                 return
             } catch {
                 logger.warning("the player refused a scheduled pause; anchoring", metadata: ["error": "\(error)"])
             }
         }
+        if plan.state == .paused, plan.pausedAt == nil, segment.isPlaying, segment.playlist == before.playlist,
+            let paused = plan.pausedPosition, resume(from: paused, at: segment, of: timeline)
+        {
+            return
+        }
         await anchor(timeline, at: segment.from)
+    }
+
+    /// A resume where the player already holds the paused frame, prerolled: a start at the
+    /// resume's host time, with nothing loaded again. Returns false when it does not apply.
+    private func resume(from paused: TimelinePosition, at segment: TimelineSegment, of timeline: Timeline) -> Bool {
+        let position = timeline.position(at: segment.from)
+        guard position.state == .playing, position.entryIndex == paused.entryIndex, position.pass == paused.pass,
+            position.cycle == paused.cycle, position.itemTime == paused.itemTime, player.currentItem != nil
+        else { return false }
+        do {
+            try player.setRate(
+                position.rate.floatValue, time: position.itemTime, atHostTime: segment.from - settings.displayLatency)
+        } catch {
+            logger.warning("the player refused to resume; anchoring", metadata: ["error": "\(error)"])
+            return false
+        }
+        var plan = FollowPlan(segmentFrom: segment.from, anchor: segment.from, state: .playing, lastQueued: position)
+        if player.items().count >= 2 {
+            // The next pass is queued since before the pause.
+            plan.lastQueued = nextPass(after: position, in: timeline, segment: segment) ?? position
+        } else {
+            player.actionAtItemEnd = .advance
+            plan.lastQueued = queuePasses(after: position, in: timeline, segment: segment)
+        }
+        following.plan = plan
+        following.offFrames = 0
+        following.lastFrame = nil
+        following.judged = nil
+        logger.info("resume scheduled", metadata: ["timeline.at": "\(segment.from)"])
+        return true
     }
 
     /// Loads, prerolls and starts what the timeline calls for at `requested` (its start, if that is
@@ -288,6 +397,13 @@ extension NodeController {
             first = try passItem(position, from: position.state == .playing ? position.itemTime : position.entry.inPoint)
         } catch {
             return failAnchor("entry \(position.entryIndex): \(error)", now: began)
+        }
+        // After a rejoin or a failure the anchor starts on a new pipeline: nothing of the old
+        // one's state (a wedged queue after a stall or a stop, an error still on its bus) can hold
+        // the new start.
+        if following.renewPipeline {
+            following.renewPipeline = false
+            player.renewPipelineAtNextLoad()
         }
         stopPlayer()
         player.actionAtItemEnd = .advance
@@ -357,6 +473,7 @@ extension NodeController {
 
     private func failAnchor(_ problem: String, now: MediaTime) {
         following.problem = problem
+        following.renewPipeline = true
         following.plan = nil
         following.retryAt = now + Self.retryDelay
         logger.error("cannot follow the timeline", metadata: ["timeline.problem": "\(problem)"])
@@ -366,12 +483,18 @@ extension NodeController {
     private func passItem(_ position: TimelinePosition, from start: MediaTime) throws(NodeError) -> (
         item: PlayerItem, path: String
     ) {
+        try passItem(position.entry, from: start)
+    }
+
+    private func passItem(_ entry: TimelineEntry, from start: MediaTime) throws(NodeError) -> (
+        item: PlayerItem, path: String
+    ) {
         let path = try checked { () throws(RequestRejection) in
-            try settings.mediaRoots.resolve(position.entry.media(forNode: settings.id))
+            try settings.mediaRoots.resolve(entry.media(forNode: settings.id))
         }
         let item = PlayerItem(url: URL(fileURLWithPath: path))
         item.playbackStartTime = start
-        item.forwardPlaybackEndTime = position.entry.outPoint
+        item.forwardPlaybackEndTime = entry.outPoint
         return (item, path)
     }
 
@@ -443,6 +566,7 @@ extension NodeController {
 
     private func rejoin(because reason: String, now: MediaTime) -> Bool {
         following.rejoins += 1
+        following.renewPipeline = true
         following.plan = nil
         following.offFrames = 0
         following.lastFrame = nil

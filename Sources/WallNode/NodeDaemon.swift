@@ -1,6 +1,7 @@
 import LockstepCLI
 import Logging
 import ServiceLifecycle
+import WallControl
 import WallPlayer
 
 /// One screen of the wall: the clock follower, the player, the frame log and the control API,
@@ -32,11 +33,21 @@ struct NodeDaemon {
         let application = try ControlServer.application(
             controller: controller, frames: frames, metrics: NodeMetrics(node: settings.id), fileLimit: fileLimit,
             logger: Logger(label: "lockstep.control"))
+        // The other nodes, where this one finds the wall's timeline when it has none (or an older one).
+        let peers: ControlConnection
+        do {
+            peers = try ControlConnection(
+                config: settings.wall, nodes: settings.wall.nodes.filter { $0.id != settings.id },
+                timeout: NodeController.peerTimeout)
+        } catch {
+            throw NodeError.config("\(error)")
+        }
         var configuration = ServiceGroupConfiguration(
             services: [
                 .init(service: TaskService("clock") { try await clock.run() }),
                 .init(service: TaskService("frames") { await frames.record(from: player) }),
                 .init(service: TaskService("timeline") { await controller.followTimeline() }),
+                .init(service: TaskService("peers") { await controller.askPeers(peers.clients) }),
                 .init(service: application),
             ],
             gracefulShutdownSignals: [.sigterm, .sigint],
@@ -53,7 +64,13 @@ struct NodeDaemon {
                 "control.tls": "\(settings.controlTLS == nil ? "off" : "on")",
                 "node.state_file": "\(settings.timelineFile)",
             ])
-        try await group.run()
+        do {
+            try await group.run()
+        } catch {
+            try? await peers.shutdown()
+            throw error
+        }
+        try? await peers.shutdown()
         await controller.stop()
         logger.info("node stopped")
     }

@@ -41,6 +41,8 @@ struct NodeSettings: Sendable {
     /// The config's playlist, and whether the node plays it by itself.
     var playlist: [PlaylistItemConfig]
     var autoplay: Bool
+    /// The whole wall: the other nodes are where a node without a timeline finds one.
+    var wall: WallConfig
 
     /// Overrides for one node, from the command line.
     struct Overrides: Sendable {
@@ -106,6 +108,7 @@ struct NodeSettings: Sendable {
         controlTLS = config.security.tls
         playlist = config.playlist
         autoplay = config.autoplay
+        wall = config
         let safeName = { (text: String) in
             String(text.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" ? $0 : "_" })
         }

@@ -57,12 +57,22 @@ struct ScheduledStart {
 // MARK: - Loading
 
 extension Player {
+    /// Makes the next item loaded play on a new GStreamer pipeline, built with the current
+    /// settings, instead of the one in use.
+    ///
+    /// Not part of AVFoundation's model, where a new `AVPlayer` does the same: for a player that
+    /// runs for months and wants a clean start after trouble (a wall node rejoining after a stall
+    /// or a stop), without rewiring everything that observes it.
+    public func renewPipelineAtNextLoad() {
+        queue.async { self.engine.pipelineFailed = true }
+    }
+
     func load(_ item: PlayerItem?) {
         cancelAllPending()
         loadsStarted.add(1, ordering: .sequentiallyConsistent)
         if engine.pipelineFailed, let failed = engine.pipeline {
             // A pipeline that met a streaming error can be left wedged (a queue's task stopped
-            // with the error): the next item gets a new one.
+            // with the error), or its owner asked for a new one: the next item gets a new one.
             engine.pipelineFailed = false
             engine.pipeline = nil
             pipelineRef.withLock { $0 = nil }

@@ -43,6 +43,16 @@ public struct Playlist: Hashable, Sendable, Codable {
         return time + entries[point.entry].passLength * Rational(Int128(point.pass)) + Rational(point.offset)
     }
 
+    /// The pass that follows `point`'s: the entry's next pass, else the next entry's first, else
+    /// (when the playlist loops) the first entry's; nil at the end of a playlist that does not loop.
+    public func pass(after point: PlaylistPoint) -> PlaylistPoint? {
+        if entries[point.entry].passCount.map({ point.pass + 1 < $0 }) ?? true {
+            return PlaylistPoint(entry: point.entry, pass: point.pass + 1)
+        }
+        if point.entry + 1 < entries.count { return PlaylistPoint(entry: point.entry + 1) }
+        return loops ? PlaylistPoint(entry: 0) : nil
+    }
+
     /// One whole cycle of the playlist, or nil when it never ends (an entry repeats forever).
     var cycleLength: Rational? {
         var total = Rational.zero

@@ -4,6 +4,7 @@ import GroundTruth
 import LockstepTime
 import Synchronization
 import WallAnalysis
+import WallControl
 import WallProtocol
 
 /// `wallctl drift`: how far apart the screens really are.

@@ -7,7 +7,7 @@ struct EditOptions: ParsableArguments {
         help: ArgumentHelp(
             "Seconds ahead of the master's now the change takes effect on every screen (at least 1: each node "
                 + "prepares what comes next before that time)."))
-    var lead: Double = 1
+    var lead: Double = 2
 
     func validate() throws {
         guard lead.isFinite, lead >= 1, lead <= 300 else {

@@ -1,5 +1,6 @@
 internal import CZlib
 import Foundation
+import WallControl
 
 /// An 8-bit RGB picture, and its PNG encoding (signature, IHDR, one zlib IDAT, IEND).
 struct PNGImage {

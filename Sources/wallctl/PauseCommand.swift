@@ -1,5 +1,6 @@
 import ArgumentParser
 import LockstepTime
+import WallControl
 import WallProtocol
 
 /// `wallctl pause`: every node pauses on the same frame.

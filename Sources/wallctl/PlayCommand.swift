@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LockstepTime
+import WallControl
 import WallProtocol
 import WallTimeline
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import LockstepTime
+import WallControl
 import WallProtocol
 
 /// `wallctl resume`: start again from where the wall paused, in lockstep.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import LockstepTime
+import WallControl
 import WallProtocol
 import WallTimeline
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import WallControl
 import WallProtocol
 
 /// `wallctl snapshot --out wall.png`: what every screen shows, composed in its tile's place.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import LockstepTime
+import WallControl
 import WallProtocol
 
 /// `wallctl start`: the wall starts in lockstep.

@@ -1,4 +1,5 @@
 import ArgumentParser
+import WallControl
 import WallProtocol
 
 /// `wallctl stop`: every node stops and unloads.

@@ -1,5 +1,6 @@
 import Foundation
 import LockstepTime
+import WallControl
 import WallProtocol
 import WallTimeline
 

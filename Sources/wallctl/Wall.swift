@@ -5,6 +5,7 @@ import LockstepTime
 import NIOCore
 import NIOPosix
 import NIOSSL
+import WallControl
 import WallProtocol
 
 /// The options every wall command takes.
@@ -53,58 +54,9 @@ struct WallOptions: ParsableArguments {
             guard unknown.isEmpty else { throw ControlError.unknownNodes(unknown) }
             selected = config.nodes.filter { wanted.contains($0.id) }
         }
-        var authorization: String?
-        if let file = config.security.tokenFile {
-            do {
-                authorization = try ControlToken(contentsOfFile: file).authorization
-            } catch {
-                throw ControlError.config("\(error)")
-            }
-        }
-        let limit = MediaTime(seconds: timeout, preferredTimescale: 1000)
-        var configuration = Self.http(limit)
-        configuration.tlsConfiguration = try config.security.tls.map(Self.tls)
-        let scheme = configuration.tlsConfiguration == nil ? "http" : "https"
-        let http = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
-        do {
-            return Wall(
-                config: config, http: http,
-                clients: try selected.map {
-                    try NodeClient(node: $0, http: http, scheme: scheme, authorization: authorization, timeout: limit)
-                })
-        } catch {
-            try? http.syncShutdown()
-            throw error
-        }
-    }
-
-    /// TLS that trusts only the config's roots, verifying the whole chain and that the certificate
-    /// names the address connected to (its IP address, or the host name given in `control`).
-    static func tls(_ tls: ControlTLS) throws -> TLSConfiguration {
-        let roots: [NIOSSLCertificate]
-        do {
-            roots = try NIOSSLCertificate.fromPEMFile(tls.trustRoots)
-        } catch {
-            throw ControlError.config("control-tls.trust-roots: cannot read \(tls.trustRoots): \(error)")
-        }
-        guard !roots.isEmpty else {
-            throw ControlError.config("control-tls.trust-roots: \(tls.trustRoots) holds no PEM certificate")
-        }
-        var configuration = TLSConfiguration.makeClientConfiguration()
-        configuration.trustRoots = .certificates(roots)
-        configuration.certificateVerification = .fullVerification
-        return configuration
-    }
-
-    /// The HTTP client's configuration: connect and read bounded by `timeout`, no retried
-    /// connections (a refused one fails the request at once), no redirects, no proxies.
-    static func http(_ timeout: MediaTime) -> HTTPClient.Configuration {
-        let limit = TimeAmount.nanoseconds(timeout.nanoseconds ?? Int64.max)
-        var configuration = HTTPClient.Configuration(
-            redirectConfiguration: .disallow, timeout: HTTPClient.Configuration.Timeout(connect: limit, read: limit))
-        configuration.connectionPool.retryConnectionEstablishment = false
-        configuration.httpVersion = .http1Only
-        return configuration
+        let connection = try ControlConnection(
+            config: config, nodes: selected, timeout: MediaTime(seconds: timeout, preferredTimescale: 1000))
+        return Wall(config: config, http: connection.http, clients: connection.clients)
     }
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import LockstepTime
+import WallControl
 import WallProtocol
 
 /// Starting (and resuming) a whole wall in lockstep: every node prerolled, one host time for all.

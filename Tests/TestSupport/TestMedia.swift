@@ -14,6 +14,22 @@ public enum TestMedia {
         try generate(kind: "framecode", seconds: seconds, size: size)
     }
 
+    /// A frame-code clip whose audio runs on past its video (`audioMilliseconds` in all): a
+    /// container as long as its audio, as some encoders leave files.
+    public static func frameCode(seconds: Int, size: String = "160x90", audioMilliseconds: Int) throws -> URL {
+        let key = "framecode-\(seconds)s-\(size)-audio\(audioMilliseconds)ms"
+        if let done = cache.withLock({ $0[key] }) { return done }
+        let url = directory.appendingPathComponent("\(key).mp4")
+        if !FileManager.default.fileExists(atPath: url.path) {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            try run(
+                script.path,
+                ["framecode", url.path, String(seconds), size, String(format: "%.3f", Double(audioMilliseconds) / 1000)])
+        }
+        cache.withLock { $0[key] = url }
+        return url
+    }
+
     /// An H.264 + AAC test pattern with a tone.
     public static func audioVideo(seconds: Int = 3, size: String = "160x90") throws -> URL {
         try generate(kind: "av", seconds: seconds, size: size)

@@ -1,5 +1,5 @@
 /// What went wrong talking to the wall.
-enum ControlError: Error, CustomStringConvertible {
+public enum ControlError: Error, CustomStringConvertible {
     case config(String)
     case badAddress(node: String, reason: String)
     case unreachable(node: String, address: String, reason: String)
@@ -11,7 +11,7 @@ enum ControlError: Error, CustomStringConvertible {
     /// The wall's timeline cannot do what was asked.
     case timeline(String)
 
-    var description: String {
+    public var description: String {
         switch self {
         case .config(let message):
             return message
@@ -38,7 +38,7 @@ enum ControlError: Error, CustomStringConvertible {
     }
 
     /// The node this error is about, if one.
-    var node: String? {
+    public var node: String? {
         switch self {
         case .badAddress(let node, _), .unreachable(let node, _, _), .unauthorized(let node, _),
             .refused(let node, _, _), .protocolViolation(let node, _):

@@ -14,19 +14,19 @@ import WallTimeline
 /// Every request is bounded by `timeout` as a whole (a deadline), besides the client's connect and
 /// read timeouts: a node that accepts the connection and never answers fails the request when the
 /// time is up. A refused connection fails at once: the client does not retry connecting.
-struct NodeClient: Sendable {
-    let id: String
+public struct NodeClient: Sendable {
+    public let id: String
     /// `http://HOST:PORT` or `https://HOST:PORT`, as requests are addressed.
-    let base: String
-    let http: HTTPClient
-    let timeout: MediaTime
+    public let base: String
+    public let http: HTTPClient
+    public let timeout: MediaTime
     /// The `Authorization` header value every request carries, if the wall has a control token.
-    let authorization: String?
+    public let authorization: String?
 
     /// The largest reply accepted: a snapshot of a 4K tile at four times its size, with room to spare.
-    static let maximumReplyBytes = 1 << 28
+    public static let maximumReplyBytes = 1 << 28
 
-    init(
+    public init(
         node: NodeConfig, http: HTTPClient, scheme: String = "http", authorization: String? = nil, timeout: MediaTime
     ) throws(ControlError) {
         let endpoint: Endpoint
@@ -44,7 +44,7 @@ struct NodeClient: Sendable {
     }
 
     /// `GET /status`, with the round trip it took on this machine's monotonic clock.
-    func status() async throws(ControlError) -> (status: NodeStatus, roundTrip: MediaTime, receivedAt: MediaTime) {
+    public func status() async throws(ControlError) -> (status: NodeStatus, roundTrip: MediaTime, receivedAt: MediaTime) {
         let sent = LocalClock.monotonic.now()
         let status: NodeStatus = try await get(ControlPath.status)
         let received = LocalClock.monotonic.now()
@@ -53,7 +53,7 @@ struct NodeClient: Sendable {
 
     /// Posts a command and returns the node's status after it.
     @discardableResult
-    func command(_ path: String, _ body: some Encodable, method: HTTPMethod = .POST) async throws(ControlError)
+    public func command(_ path: String, _ body: some Encodable, method: HTTPMethod = .POST) async throws(ControlError)
         -> NodeStatus
     {
         let data: Data
@@ -71,7 +71,7 @@ struct NodeClient: Sendable {
     }
 
     /// `GET /timeline`: the timeline the node follows, nil when it has none.
-    func timeline() async throws(ControlError) -> Timeline? {
+    public func timeline() async throws(ControlError) -> Timeline? {
         let (data, code) = try await send(.GET, ControlPath.timeline, body: nil)
         if code == 404 { return nil }
         return try decode(data, path: ControlPath.timeline, code: code)
@@ -79,12 +79,12 @@ struct NodeClient: Sendable {
 
     /// `PUT /timeline`: the node follows `timeline` from now on.
     @discardableResult
-    func follow(_ timeline: Timeline) async throws(ControlError) -> NodeStatus {
+    public func follow(_ timeline: Timeline) async throws(ControlError) -> NodeStatus {
         try await command(ControlPath.timeline, timeline, method: .PUT)
     }
 
     /// `POST /media/durations`: the lengths of this node's files for `media`.
-    func mediaDurations(_ media: [String]) async throws(ControlError) -> [MediaTime] {
+    public func mediaDurations(_ media: [String]) async throws(ControlError) -> [MediaTime] {
         let body: Data
         do {
             body = try JSONEncoder().encode(MediaDurationsRequest(media: media))
@@ -101,12 +101,12 @@ struct NodeClient: Sendable {
     }
 
     /// `GET /frames?after=`.
-    func frames(after sequence: UInt64) async throws(ControlError) -> FramesReply {
+    public func frames(after sequence: UInt64) async throws(ControlError) -> FramesReply {
         try await get("\(ControlPath.frames)?after=\(sequence)&limit=4096")
     }
 
     /// `GET /snapshot`: the current frame as packed RGB.
-    func snapshot(width: Int, height: Int) async throws(ControlError) -> (width: Int, height: Int, rgb: Data) {
+    public func snapshot(width: Int, height: Int) async throws(ControlError) -> (width: Int, height: Int, rgb: Data) {
         let path = "\(ControlPath.snapshot)?width=\(width)&height=\(height)"
         let (data, code) = try await send(.GET, path, body: nil)
         guard code == 200 else {
@@ -158,7 +158,7 @@ struct NodeClient: Sendable {
     }
 
     /// A sentence for why a request got no answer: refused, timed out, or what TLS objected to.
-    static func reason(_ error: any Error, timeout: MediaTime) -> String {
+    public static func reason(_ error: any Error, timeout: MediaTime) -> String {
         let seconds = String(format: "%g s", timeout.seconds)
         switch error {
         case let error as HTTPClientError where error == .connectTimeout:

@@ -1,0 +1,312 @@
+import Foundation
+import GroundTruth
+import LockstepTime
+import Synchronization
+import TestSupport
+import XCTest
+
+/// A three-node wall following a timeline, judged by ground truth alone: every node's video sink
+/// sends each frame over UDP as it renders, the test stamps arrivals in the kernel and reads the
+/// frame numbers from the pixels. Nothing the nodes say about themselves is trusted.
+///
+/// The playlist has three clips of different lengths, one of them pre-split per node, where node
+/// c's file has audio running 300 ms past its video (its container is 300 ms longer). The wall
+/// loops it; one node joins late, one is killed and restarted, one is stopped for five seconds;
+/// the wall pauses, seeks and resumes.
+final class TimelineWallTests: XCTestCase {
+    private let ids = ["a", "b", "c"]
+    private let masterPort = 15651
+    private let firstControlPort = 17741
+    /// One frame at 30 fps.
+    private let period = MediaTime(value: 1, timescale: 30)
+    /// A frame held past this was held over a frame period: a gap.
+    private let longestHold = MediaTime(value: 50, timescale: 1000)
+    /// Two nodes show the same frame when their arrivals are this close.
+    private let sameTime = MediaTime(value: 3, timescale: 1000)
+
+    func testTimeline_loopsJoinsRejoinsAndPausesInLockstep_byGroundTruth() async throws {
+        let wallctl = ChildProcess.product("wallctl")
+        let wallnode = ChildProcess.product("wallnode")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("lockstep-timeline-\(getpid())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let media = try prepareMedia(in: folder)
+        let receiver = try FrameReceiver(count: ids.count)
+        let arrivals = Arrivals()
+        let collecting = Task {
+            for await arrival in receiver.arrivals {
+                guard let index = receiver.ports.firstIndex(of: arrival.port),
+                    let code = FrameCode.decode(i420: arrival.payload, width: 8, height: 8)
+                else { continue }
+                arrivals.add(node: index, code: code, at: arrival.arrivedAt)
+            }
+        }
+        defer {
+            receiver.stop()
+            collecting.cancel()
+        }
+        let config = folder.appendingPathComponent("wall.yaml")
+        try configText(media: media, ports: receiver.ports, state: folder.appendingPathComponent("state").path)
+            .write(to: config, atomically: true, encoding: .utf8)
+        let master = try ChildProcess(wallctl, ["clock", "serve", "--listen", "127.0.0.1:\(masterPort)"])
+        var nodes: [ChildProcess?] = [nil, nil, nil]
+        /// The logs of node processes that were killed, for the failure report.
+        var earlierLogs: [String] = []
+        func start(_ index: Int) throws {
+            nodes[index] = try ChildProcess(
+                wallnode,
+                [
+                    "run", "--config", config.path, "--id", ids[index], "--log-format", "text",
+                    "--simulate-clock-offset", "\(index * 1800 - 1800)", "--simulate-clock-drift-ppm", "\(index * 100 - 100)",
+                ])
+        }
+        defer {
+            for process in nodes.compactMap({ $0 }) + [master] { process.signal(SIGTERM) }
+            // On failure, the nodes' logs say what each did.
+            if (testRun?.failureCount ?? 0) > 0 {
+                for log in earlierLogs { print(log.split(separator: "\n").suffix(25).joined(separator: "\n")) }
+                for (index, process) in nodes.enumerated() {
+                    guard let process else { continue }
+                    let log = process.finish().errors.split(separator: "\n").suffix(60).joined(separator: "\n")
+                    print("node \(ids[index]) log:\n\(log)")
+                }
+            }
+        }
+        try start(0)
+        try start(1)
+        try await waitForControl(wallctl, config: config, nodes: "a,b")
+
+        // Two nodes play; the third joins a running wall.
+        let play = try ChildProcess.run(wallctl, ["play", "--config", config.path, "--nodes", "a,b"])
+        XCTAssertEqual(play.status, 0, "wallctl play: \(play.output)\n\(play.errors)")
+        guard play.status == 0 else { return }
+        try await Task.sleep(for: .seconds(6))
+        let joinStarted = LocalClock.monotonic.now()
+        try start(2)
+        let joined = try await inStep(2, with: 0, since: joinStarted, arrivals: arrivals, within: 10)
+        XCTAssertLessThanOrEqual(joined.seconds, 3, "a node started on a running wall is in step within 3 s of starting")
+
+        // Three loops of the playlist: no gap, and the same frame on every node, boundaries too.
+        let windowStart = LocalClock.monotonic.now() + MediaTime(value: 1, timescale: 1)
+        try await Task.sleep(for: .seconds(19))
+        let window = windowStart..<(windowStart + MediaTime(value: 18, timescale: 1))
+        for node in ids.indices {
+            let hold = arrivals.longestHold(node: node, in: window)
+            XCTAssertLessThan(hold, longestHold, "node \(ids[node]) held a frame \(hold.seconds) s")
+        }
+        let boundaries = arrivals.boundaries(node: 0, in: window)
+        XCTAssertGreaterThanOrEqual(boundaries.count, 8, "three loops of three entries cross 9 boundaries")
+        for other in [1, 2] {
+            let match = arrivals.match(other, with: 0, in: window, within: sameTime)
+            XCTAssertGreaterThanOrEqual(match.fraction, 0.99, "node \(ids[other]) shows node a's frame at its time")
+            let missed = boundaries.filter { !arrivals.shows(other, code: $0.code, near: $0.at, within: sameTime) }
+            XCTAssertTrue(missed.isEmpty, "node \(ids[other]) at boundaries: \(missed.count) of \(boundaries.count) differ")
+        }
+
+        // kill -9 and the same command again: back in step within 3 s, the others undisturbed.
+        nodes[2]?.signal(SIGKILL)
+        earlierLogs.append("node c before SIGKILL:\n" + (nodes[2]?.finish().errors ?? ""))
+        try await Task.sleep(for: .seconds(1))
+        let restarted = LocalClock.monotonic.now()
+        try start(2)
+        let rejoined = try await inStep(2, with: 0, since: restarted, arrivals: arrivals, within: 10)
+        XCTAssertLessThanOrEqual(rejoined.seconds, 3, "a killed node restarted is in step within 3 s")
+        for node in [0, 1] {
+            let hold = arrivals.longestHold(node: node, in: restarted..<(restarted + rejoined))
+            XCTAssertLessThan(hold, longestHold, "node \(ids[node]) while another rejoined")
+        }
+
+        // SIGSTOP for 5 s, then SIGCONT: back in step within 3 s.
+        nodes[1]?.signal(SIGSTOP)
+        try await Task.sleep(for: .seconds(5))
+        nodes[1]?.signal(SIGCONT)
+        let continued = LocalClock.monotonic.now()
+        let recovered = try await inStep(1, with: 0, since: continued, arrivals: arrivals, within: 10)
+        XCTAssertLessThanOrEqual(recovered.seconds, 3, "a stopped node is in step within 3 s of SIGCONT")
+
+        // Pause, seek, resume: every node on exactly the same frame. A udpsink sends frames it
+        // renders, not the one it holds paused, so the frame each node holds shows as the first it
+        // renders on resuming: after a seek to 1.5 s of the first clip, its frame 45, everywhere at once.
+        let pause = try ChildProcess.run(wallctl, ["pause", "--config", config.path])
+        XCTAssertEqual(pause.status, 0, "wallctl pause: \(pause.output)\n\(pause.errors)")
+        try await Task.sleep(for: .milliseconds(500))
+        let pausedFrom = LocalClock.monotonic.now()
+        let seek = try ChildProcess.run(wallctl, ["seek", "--config", config.path, "1.5", "--entry", "0"])
+        XCTAssertEqual(seek.status, 0, "wallctl seek: \(seek.output)\n\(seek.errors)")
+        try await Task.sleep(for: .milliseconds(500))
+        for node in ids.indices {
+            XCTAssertEqual(
+                arrivals.count(node: node, in: pausedFrom..<LocalClock.monotonic.now()), 0,
+                "node \(ids[node]) rendered frames while paused")
+        }
+        let resumedFrom = LocalClock.monotonic.now()
+        let resume = try ChildProcess.run(wallctl, ["resume", "--config", config.path])
+        XCTAssertEqual(resume.status, 0, "wallctl resume: \(resume.output)\n\(resume.errors)")
+        try await Task.sleep(for: .seconds(1))
+        let firsts = ids.indices.map { arrivals.first(node: $0, after: resumedFrom) }
+        XCTAssertEqual(firsts.map { $0?.code }, [45, 45, 45], "the first frame each node shows on resuming")
+        // Every node in step with the others within 3 s of the resume's time, as after a rejoin.
+        // (Usually at once; on this 2-core machine one node in a few runs starts late and rejoins.)
+        for other in [1, 2] {
+            let settled = try await inStep(other, with: 0, since: resumedFrom, arrivals: arrivals, within: 8)
+            XCTAssertLessThanOrEqual(settled.seconds, 2 + 3, "node \(ids[other]) in step after resume")
+        }
+    }
+
+    // MARK: Helpers
+
+    /// The playlist's files: a 2 s clip, a 3 s clip split per node (node c's with audio 300 ms
+    /// past its video), and a 1 s clip, all in `folder` (the wall's media root).
+    private func prepareMedia(in folder: URL) throws -> (first: String, split: String, last: String) {
+        let copy = { (source: URL, name: String) throws -> String in
+            let target = folder.appendingPathComponent(name)
+            try FileManager.default.copyItem(at: source, to: target)
+            return target.path
+        }
+        let first = try copy(TestMedia.frameCode(seconds: 2, size: "160x90"), "first.mp4")
+        let split = try TestMedia.frameCode(seconds: 3, size: "160x90")
+        _ = try copy(split, "split-a.mp4")
+        _ = try copy(split, "split-b.mp4")
+        _ = try copy(TestMedia.frameCode(seconds: 3, size: "160x90", audioMilliseconds: 3300), "split-c.mp4")
+        let last = try copy(TestMedia.frameCode(seconds: 1, size: "160x90"), "last.mp4")
+        return (first, folder.appendingPathComponent("split-{id}.mp4").path, last)
+    }
+
+    private func configText(media: (first: String, split: String, last: String), ports: [UInt16], state: String)
+        -> String
+    {
+        var text = """
+            name: timeline-test
+            clock: 127.0.0.1:\(masterPort)
+            clock-lock-timeout: 20s
+            media: \(media.first)
+            canvas: {width: 480, height: 90}
+            state-directory: \(state)
+            loop: true
+            playlist:
+              - {media: "\(media.first)"}
+              - {media: "\(media.split)"}
+              - {media: "\(media.last)"}
+            nodes:
+
+            """
+        for (index, id) in ids.enumerated() {
+            text += """
+                  - id: \(id)
+                    control: 127.0.0.1:\(firstControlPort + index)
+                    tile: {x: \(index * 160), y: 0, width: 160, height: 90}
+                    output: {width: 8, height: 8}
+                    gravity: resize
+                    video-sink: "udpsink host=127.0.0.1 port=\(ports[index]) sync=true"
+                    audio: \(id == "c")
+                    audio-sink: "fakesink sync=true"
+
+                """
+        }
+        return text
+    }
+
+    private func waitForControl(_ wallctl: String, config: URL, nodes: String) async throws {
+        let deadline = Date().addingTimeInterval(30)
+        while try ChildProcess.run(wallctl, ["status", "--config", config.path, "--nodes", nodes, "--timeout", "2"])
+            .status != 0
+        {
+            guard Date() < deadline else { throw TestSupportError("the nodes' control APIs did not come up in 30 s") }
+            try await Task.sleep(for: .milliseconds(300))
+        }
+    }
+
+    /// How long after `since` node `node` started showing `reference`'s frames at their times, for
+    /// 15 frames in a row; waits at most `seconds`.
+    private func inStep(
+        _ node: Int, with reference: Int, since: MediaTime, arrivals: Arrivals, within seconds: Double
+    ) async throws -> MediaTime {
+        let deadline = since + MediaTime(seconds: seconds, preferredTimescale: 1000)
+        while LocalClock.monotonic.now() < deadline {
+            if let from = arrivals.firstRun(node, with: reference, after: since, length: 15, within: sameTime) {
+                return from - since
+            }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        throw TestSupportError("node \(ids[node]) was not in step \(seconds) s after \(since)")
+    }
+}
+
+/// Frames as they arrived from each node: frame code and kernel arrival time.
+private final class Arrivals: Sendable {
+    struct Arrival: Sendable {
+        let code: Int
+        let at: MediaTime
+    }
+
+    private let state = Mutex([[Arrival]](repeating: [], count: 3))
+
+    func add(node: Int, code: Int, at: MediaTime) {
+        state.withLock { $0[node].append(Arrival(code: code, at: at)) }
+    }
+
+    func count(node: Int, in window: Range<MediaTime>) -> Int { arrivals(node, in: window).count }
+
+    func first(node: Int, after time: MediaTime) -> Arrival? { state.withLock { $0[node].first { $0.at > time } } }
+
+    private func arrivals(_ node: Int, in window: Range<MediaTime>) -> [Arrival] {
+        state.withLock { $0[node].filter { window.contains($0.at) } }
+    }
+
+    /// The longest time between two frames of `node` in `window`.
+    func longestHold(node: Int, in window: Range<MediaTime>) -> MediaTime {
+        let frames = arrivals(node, in: window)
+        return zip(frames, frames.dropFirst()).map { $1.at - $0.at }.max() ?? .positiveInfinity
+    }
+
+    /// Frames at which `node` started a clip again (its frame code fell).
+    func boundaries(node: Int, in window: Range<MediaTime>) -> [Arrival] {
+        let frames = arrivals(node, in: window)
+        return zip(frames, frames.dropFirst()).filter { $1.code < $0.code }.map { $1 }
+    }
+
+    /// Whether `node` showed frame `code` within `tolerance` of `time`.
+    func shows(_ node: Int, code: Int, near time: MediaTime, within tolerance: MediaTime) -> Bool {
+        state.withLock { $0[node] }.contains { $0.code == code && ($0.at - time).magnitude <= tolerance }
+    }
+
+    /// The share of `reference`'s frames in `window` that `node` showed within `tolerance`.
+    func match(_ node: Int, with reference: Int, in window: Range<MediaTime>, within tolerance: MediaTime) -> (
+        fraction: Double, count: Int
+    ) {
+        let theirs = arrivals(reference, in: window)
+        let mine = arrivals(node, in: window.lowerBound - tolerance..<window.upperBound + tolerance)
+        guard !theirs.isEmpty else { return (0, 0) }
+        var index = 0
+        var matched = 0
+        for frame in theirs {
+            while index < mine.count, mine[index].at < frame.at - tolerance { index += 1 }
+            var probe = index
+            while probe < mine.count, mine[probe].at <= frame.at + tolerance {
+                if mine[probe].code == frame.code {
+                    matched += 1
+                    break
+                }
+                probe += 1
+            }
+        }
+        return (Double(matched) / Double(theirs.count), theirs.count)
+    }
+
+    /// When `node` began a run of `length` frames each matching `reference`'s, after `after`.
+    func firstRun(
+        _ node: Int, with reference: Int, after: MediaTime, length: Int, within tolerance: MediaTime
+    ) -> MediaTime? {
+        let mine = state.withLock { $0[node] }.filter { $0.at > after }
+        var run = 0
+        for (index, frame) in mine.enumerated() {
+            if shows(reference, code: frame.code, near: frame.at, within: tolerance) {
+                run += 1
+                if run == length { return mine[index - length + 1].at }
+            } else {
+                run = 0
+            }
+        }
+        return nil
+    }
+}

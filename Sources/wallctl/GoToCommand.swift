@@ -15,9 +15,7 @@ struct GoToCommand: AsyncParsableCommand {
     func run() async throws {
         try await options.withWall { wall in
             let control = TimelineControl(wall: wall)
-            let (timeline, at) = try await control.apply(.goTo(entry: entry), lead: edit.leadTime)
-            TimelineControl.describe(timeline, at: at, what: "goto")
-            try await control.confirm(timeline, at: at)
+            try await control.carryOut("goto", lead: edit.leadTime) { _, _ in .goTo(entry: entry) }
         }
     }
 }

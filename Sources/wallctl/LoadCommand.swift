@@ -28,9 +28,7 @@ struct LoadCommand: AsyncParsableCommand {
             let folder = FileManager.default.currentDirectoryPath
             let items = media.map { PlaylistItemConfig(media: $0.hasPrefix("/") ? $0 : folder + "/" + $0) }
             let playlist = Playlist(entries: try await control.entries(items), loops: loop ?? wall.config.loop)
-            let (timeline, at) = try await control.apply(.replacePlaylist(playlist), lead: edit.leadTime)
-            TimelineControl.describe(timeline, at: at, what: "load")
-            try await control.confirm(timeline, at: at)
+            try await control.carryOut("load", lead: edit.leadTime) { _, _ in .replacePlaylist(playlist) }
         }
     }
 }

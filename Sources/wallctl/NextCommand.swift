@@ -11,9 +11,7 @@ struct NextCommand: AsyncParsableCommand {
     func run() async throws {
         try await options.withWall { wall in
             let control = TimelineControl(wall: wall)
-            let (timeline, at) = try await control.apply(.next, lead: edit.leadTime)
-            TimelineControl.describe(timeline, at: at, what: "next")
-            try await control.confirm(timeline, at: at)
+            try await control.carryOut("next", lead: edit.leadTime) { _, _ in .next }
         }
     }
 }

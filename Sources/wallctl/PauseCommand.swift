@@ -17,9 +17,7 @@ struct PauseCommand: AsyncParsableCommand {
         try await options.withWall { wall in
             let control = TimelineControl(wall: wall)
             if try await control.hasTimeline() {
-                let (timeline, at) = try await control.apply(.pause, lead: edit.leadTime)
-                TimelineControl.describe(timeline, at: at, what: "pause")
-                return try await control.confirm(timeline, at: at)
+                return try await control.carryOut("pause", lead: edit.leadTime) { _, _ in .pause }
             }
             let starter = WallStart(wall: wall)
             let (now, slowest) = try await starter.masterNow()

@@ -11,9 +11,7 @@ struct PreviousCommand: AsyncParsableCommand {
     func run() async throws {
         try await options.withWall { wall in
             let control = TimelineControl(wall: wall)
-            let (timeline, at) = try await control.apply(.previous, lead: edit.leadTime)
-            TimelineControl.describe(timeline, at: at, what: "previous")
-            try await control.confirm(timeline, at: at)
+            try await control.carryOut("previous", lead: edit.leadTime) { _, _ in .previous }
         }
     }
 }

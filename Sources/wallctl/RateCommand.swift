@@ -28,9 +28,7 @@ struct RateCommand: AsyncParsableCommand {
         guard let parsed else { return }
         try await options.withWall { wall in
             let control = TimelineControl(wall: wall)
-            let (timeline, at) = try await control.apply(.rate(parsed), lead: edit.leadTime)
-            TimelineControl.describe(timeline, at: at, what: "rate")
-            try await control.confirm(timeline, at: at)
+            try await control.carryOut("rate", lead: edit.leadTime) { _, _ in .rate(parsed) }
         }
     }
 }

@@ -20,9 +20,7 @@ struct ResumeCommand: AsyncParsableCommand {
         try await options.withWall { wall in
             let control = TimelineControl(wall: wall)
             if try await control.hasTimeline() {
-                let (timeline, at) = try await control.apply(.resume, lead: edit.leadTime)
-                TimelineControl.describe(timeline, at: at, what: "resume")
-                return try await control.confirm(timeline, at: at)
+                return try await control.carryOut("resume", lead: edit.leadTime) { _, _ in .resume }
             }
             let positions = try await wall.everyNode { client throws(ControlError) in
                 try await client.status().status.player.position

@@ -32,11 +32,9 @@ struct SeekCommand: AsyncParsableCommand {
             let target = MediaTime(seconds: seconds, preferredTimescale: 1_000_000)
             let control = TimelineControl(wall: wall)
             if try await control.hasTimeline() {
-                let (timeline, at) = try await control.apply(lead: edit.leadTime) { timeline, at in
+                return try await control.carryOut("seek", lead: edit.leadTime) { timeline, at in
                     .seek(entry: entry ?? timeline.position(at: at).entryIndex, itemTime: target)
                 }
-                TimelineControl.describe(timeline, at: at, what: "seek")
-                return try await control.confirm(timeline, at: at)
             }
             _ = try await wall.everyNode { client throws(ControlError) in
                 try await client.command(ControlPath.seek, PositionRequest(itemTime: target))

@@ -45,14 +45,9 @@ struct TimelineControl {
         return known.first ?? 0
     }
 
-    /// Applies `edit` at a host time `lead` ahead to the wall's timeline and sends the result.
-    func apply(_ edit: TimelineEdit, lead: MediaTime) async throws -> (timeline: Timeline, at: MediaTime) {
-        try await apply(lead: lead) { _, _ in edit }
-    }
-
-    /// Applies the edit `make` chooses (from the timeline and the edit's host time) and sends the
-    /// result.
-    func apply(lead: MediaTime, _ make: (Timeline, MediaTime) throws -> TimelineEdit) async throws -> (
+    /// Applies the edit `make` chooses (from the timeline and the edit's host time, a lead ahead)
+    /// and sends the result.
+    private func apply(lead: MediaTime, _ make: (Timeline, MediaTime) throws -> TimelineEdit) async throws -> (
         timeline: Timeline, at: MediaTime
     ) {
         guard let timeline = try await current().timeline else {
@@ -67,6 +62,15 @@ struct TimelineControl {
         }
         try await send(edited)
         return (edited, at)
+    }
+
+    /// Applies the edit `make` chooses, reports it as `what`, and confirms every node follows it.
+    func carryOut(
+        _ what: String, lead: MediaTime, _ make: (Timeline, MediaTime) throws -> TimelineEdit
+    ) async throws {
+        let (timeline, at) = try await apply(lead: lead, make)
+        Self.describe(timeline, at: at, what: what)
+        try await confirm(timeline, at: at)
     }
 
     /// Whether any selected node holds a timeline: then transport commands edit it.

@@ -61,13 +61,6 @@ final class StreamGroups: @unchecked Sendable {
         }
     }
 
-    /// The timing of the group the video (or else the audio) is in.
-    var currentTiming: GroupTiming? {
-        state.withLock { state in
-            (state.current[.video] ?? state.current[.audio]).map { state.timings[$0] }
-        }
-    }
-
     /// A STREAM_START with `groupID` reached the `kind` output.
     func streamStarted(_ kind: Kind, groupID: UInt32?) {
         state.withLock { state in

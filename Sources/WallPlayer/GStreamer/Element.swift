@@ -42,6 +42,15 @@ extension GObjectRef where Pointee == GstElement {
         gst_element_get_state(pointer, nil, nil, timeout.clockTime ?? 0)
     }
 
+    /// Settles a pending change only while it may still be typefinding (below PAUSED): the one
+    /// teardown playbin3 deadlocks in. A pipeline that got past PAUSED and then wedged (a sink
+    /// waiting on a clock that jumped, a queue stopped by an error) would hold its teardown for the
+    /// whole timeout, and a node rejoining the wall with it.
+    func settleIfTypefinding() {
+        guard currentState.rawValue < GST_STATE_PAUSED.rawValue else { return }
+        settle()
+    }
+
     /// The current state, without waiting for a pending change.
     var currentState: GstState {
         var current = GST_STATE_VOID_PENDING

@@ -169,7 +169,7 @@ final class PlaybackPipeline: @unchecked Sendable {
 
     /// Stops every thread and drops the bus hook; the pipeline cannot be used afterwards.
     func shutdown() {
-        playbin.settle()
+        playbin.settleIfTypefinding()
         playbin.setState(GST_STATE_NULL)
         box.presented.stop()
         gst_bus_set_sync_handler(bus.pointer, nil, nil, nil)

@@ -128,6 +128,61 @@ enum MediaInspector {
         return (previous.map { seconds($0.pts) }, seconds(found.pts))
     }
 
+    /// A compressed packet of a media file, as its container stores it.
+    struct Packet: Sendable, Equatable {
+        /// The presentation time in the track's own timeline (edit lists not applied).
+        let timestamp: MediaTime
+        let duration: MediaTime
+        let data: [UInt8]
+    }
+
+    /// The packets of the file's `ordinal`-th audio track whose presentation times, in the track's
+    /// own timeline (edit lists not applied, as GStreamer's demuxer stamps them), lie in `range`.
+    ///
+    /// Calls `av_seek_frame` a second before the range and reads on from there: a few packets
+    /// whatever the file's size. Empty when the file cannot be read.
+    static func audioPackets(path: String, ordinal: Int, in range: Range<MediaTime>, limit: Int = 64) -> [Packet] {
+        guard (try? checkRegularFile(path)) != nil else { return [] }
+        let deadline = InputDeadline(after: readTimeout)
+        var context = avformat_alloc_context()
+        context?.pointee.interrupt_callback = deadline.callback
+        var options: OpaquePointer?
+        av_dict_set(&options, "ignore_editlist", "1", 0)
+        defer { av_dict_free(&options) }
+        guard avformat_open_input(&context, path, nil, &options) >= 0, let context else { return [] }
+        defer {
+            var closing: UnsafeMutablePointer<AVFormatContext>? = context
+            avformat_close_input(&closing)
+            withExtendedLifetime(deadline) {}
+        }
+        let audio = (0..<Int(context.pointee.nb_streams)).filter {
+            context.pointee.streams[$0]?.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_AUDIO
+        }
+        guard audio.indices.contains(ordinal), let stream = context.pointee.streams[audio[ordinal]] else { return [] }
+        let index = Int32(audio[ordinal])
+        let base = stream.pointee.time_base
+        guard base.num > 0, base.den > 0, let packet = av_packet_alloc() else { return [] }
+        var owned: UnsafeMutablePointer<AVPacket>? = packet
+        defer { av_packet_free(&owned) }
+        let from = (range.lowerBound - MediaTime(value: 1, timescale: 1))
+            .multiplied(byRatio: Int64(base.den), Int64(base.num)).convertScale(1, method: .towardNegativeInfinity).value
+        _ = av_seek_frame(context, index, max(0, from), AVSEEK_FLAG_BACKWARD)
+        var found: [Packet] = []
+        let nopts = lockstep_av_nopts_value()
+        while found.count < limit, av_read_frame(context, packet) >= 0 {
+            defer { av_packet_unref(packet) }
+            guard packet.pointee.stream_index == index, packet.pointee.pts != nopts else { continue }
+            let timestamp = time(packet.pointee.pts, numerator: base.num, denominator: base.den)
+            if timestamp >= range.upperBound { break }
+            guard timestamp >= range.lowerBound, let bytes = packet.pointee.data else { continue }
+            found.append(
+                Packet(
+                    timestamp: timestamp, duration: time(packet.pointee.duration, numerator: base.num, denominator: base.den),
+                    data: Array(UnsafeBufferPointer(start: bytes, count: Int(packet.pointee.size)))))
+        }
+        return found
+    }
+
     /// Refuses anything but a readable regular file, before anything opens it for reading.
     ///
     /// Opening a FIFO blocks until a writer comes, and reading a character device such as

@@ -165,6 +165,7 @@ final class PlaybackPipeline: @unchecked Sendable {
         lockstep_signal_connect(
             playbin.raw, "about-to-finish", unsafeBitCast(aboutToFinishTrampoline, to: GCallback.self),
             Unmanaged.passRetained(box).toOpaque(), releaseClosureBox)
+        AudioTail.watch(playbin)
     }
 
     /// Stops every thread and drops the bus hook; the pipeline cannot be used afterwards.

@@ -2,7 +2,7 @@
 SWIFT ?= swift
 BUILD_FLAGS ?=
 
-.PHONY: setup build test check-release demo clean format bench-clock bench-wall bench-memory
+.PHONY: setup build test check-release demo clean format bench-clock bench-wall bench-timeline bench-memory
 
 setup:
 	@scripts/setup.sh
@@ -32,6 +32,12 @@ bench-clock: setup
 bench-wall: setup
 	$(SWIFT) build -c release $(BUILD_FLAGS)
 	bench/wall --bin "$$($(SWIFT) build -c release --show-bin-path)" --verbose
+
+# Four nodes following a playlist that loops every 10 s, one node killed every 150 s, network clock
+# against the shared system clock, release build (about 25 minutes); see docs/BENCHMARKS.md.
+bench-timeline: setup
+	$(SWIFT) build -c release $(BUILD_FLAGS)
+	bench/wall --timeline --nodes 4 --minutes 10 --bin "$$($(SWIFT) build -c release --show-bin-path)"
 
 # One node looping a 4 s clip for an hour, release build: resident memory and descriptors must stay
 # flat after the first minute; see docs/BENCHMARKS.md.

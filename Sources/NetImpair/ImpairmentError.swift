@@ -7,6 +7,8 @@ public enum ImpairmentError: Error, Hashable, CustomStringConvertible {
     case invalidPercentage(name: String, value: Double)
     /// A time that is negative or not a number.
     case invalidTime(name: String, value: MediaTime)
+    /// A mean loss burst under one datagram.
+    case invalidBurst(value: Double)
     /// The listen address cannot be resolved or bound.
     case cannotListen(endpoint: String, underlying: NetworkError)
     /// The forward address cannot be resolved.
@@ -22,6 +24,8 @@ public enum ImpairmentError: Error, Hashable, CustomStringConvertible {
             return "\(name) must be a percentage from 0 to 100, got \(value)"
         case .invalidTime(let name, let value):
             return "\(name) must be zero or more, got \(value)"
+        case .invalidBurst(let value):
+            return "the mean loss burst must be 1 datagram or more, got \(value)"
         case .cannotListen(let endpoint, let underlying):
             return "the impairment proxy cannot listen on \(endpoint): \(underlying)"
         case .cannotForward(let endpoint, let underlying):

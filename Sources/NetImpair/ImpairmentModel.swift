@@ -1,7 +1,8 @@
+import Foundation
 import LockstepNet
 
 /// Decides, datagram by datagram, what the proxy does: the seeded random part of `Impairment`, with
-/// no sockets and no clock, so a seed gives the same decisions every time.
+/// no sockets and no clock (arrival times are given), so a seed gives the same decisions every time.
 struct ImpairmentModel: Sendable {
     /// What happens to one datagram.
     struct Decision: Hashable, Sendable {
@@ -10,37 +11,113 @@ struct ImpairmentModel: Sendable {
         var reordered = false
     }
 
-    private let delay: Int64
-    private let jitter: Int64
+    /// One direction's state: its own random stream, correlation, stall and loss channel.
+    private struct Path: Sendable {
+        var random: SplitMix64
+        let delay: Int64
+        var previousJitter = 0.0
+        var stalledUntil = Int64.min
+        var losing = false
+    }
+
+    /// Lomax shape of the pareto tail: heavy (no moments past the third), mean 1/(shape−1).
+    static let paretoShape = 3.0
+
+    private let impairment: Impairment
+    private let jitter: Double
+    private let correlation: Double
+    private let stall: Int64
+    private let stallChance: Double
     private let loss: Double
+    /// Gilbert channel: chance to start losing, and to stop, per datagram.
+    private let startLosing: Double
+    private let stopLosing: Double
     private let reorder: Double
     private let duplicate: Double
-    private var random: SplitMix64
+    private var toServer: Path
+    private var toClient: Path
 
     /// - Precondition: `impairment` is valid.
     init(impairment: Impairment, seed: UInt64) {
-        delay = impairment.delay.nanoseconds ?? 0
-        jitter = impairment.jitter.nanoseconds ?? 0
+        self.impairment = impairment
+        jitter = Double(impairment.jitter.nanoseconds ?? 0)
+        correlation = impairment.correlationPercent / 100
+        stall = impairment.stall.nanoseconds ?? 0
+        stallChance = impairment.stallPercent / 100
         loss = impairment.lossPercent / 100
+        stopLosing = 1 / impairment.lossBurst
+        startLosing = loss < 1 ? loss * stopLosing / (1 - loss) : 1
         reorder = impairment.reorderPercent / 100
         duplicate = impairment.duplicatePercent / 100
-        random = SplitMix64(seed: seed)
+        let delay = impairment.delay.nanoseconds ?? 0
+        toServer = Path(random: SplitMix64(seed: seed), delay: delay)
+        toClient = Path(
+            random: SplitMix64(seed: seed ^ 0x5DEE_CE66_D1CE_4E5B),
+            delay: impairment.replyDelay.flatMap(\.nanoseconds) ?? delay)
     }
 
-    mutating func decide() -> Decision {
-        if chance(loss) { return Decision(departures: []) }
-        if chance(reorder) { return Decision(departures: [0], reordered: true) }
-        var departures = [heldFor()]
-        if chance(duplicate) { departures.append(heldFor()) }
+    /// The decision for a datagram arriving at `arrival` (ns, any monotonic origin) toward the
+    /// server (`toServer`) or back to a client.
+    mutating func decide(toServer: Bool = true, at arrival: Int64 = 0) -> Decision {
+        if toServer { return decide(&self.toServer, at: arrival) }
+        return decide(&self.toClient, at: arrival)
+    }
+
+    private func decide(_ path: inout Path, at arrival: Int64) -> Decision {
+        if stallChance > 0, stall > 0, path.stalledUntil < arrival, chance(stallChance, &path) {
+            path.stalledUntil = arrival + stall
+        }
+        if isLost(&path) { return Decision(departures: []) }
+        if chance(reorder, &path) { return Decision(departures: [0], reordered: true) }
+        var departures = [heldFor(&path, at: arrival)]
+        if chance(duplicate, &path) { departures.append(heldFor(&path, at: arrival)) }
         return Decision(departures: departures)
     }
 
-    private mutating func heldFor() -> Int64 {
-        guard jitter > 0 else { return delay }
-        return max(0, delay + Int64.random(in: -jitter...jitter, using: &random))
+    private func isLost(_ path: inout Path) -> Bool {
+        guard loss > 0 else { return false }
+        guard impairment.lossBurst > 1 else { return chance(loss, &path) }
+        path.losing = path.losing ? !chance(stopLosing, &path) : chance(startLosing, &path)
+        return path.losing
     }
 
-    private mutating func chance(_ probability: Double) -> Bool {
-        probability > 0 && Double.random(in: 0..<1, using: &random) < probability
+    private func heldFor(_ path: inout Path, at arrival: Int64) -> Int64 {
+        var hold = path.delay
+        if jitter > 0 {
+            let fresh = jitterTerm(&path.random)
+            let term = correlation > 0 ? correlation * path.previousJitter + (1 - correlation) * fresh : fresh
+            path.previousJitter = term
+            hold = max(0, hold + Int64((term * jitter).rounded()))
+        }
+        // Behind a stall, a datagram leaves when the path clears, at the earliest.
+        if path.stalledUntil > arrival { hold = max(hold, path.stalledUntil - arrival) }
+        return hold
+    }
+
+    /// A jitter term in units of `jitter`.
+    private func jitterTerm(_ random: inout SplitMix64) -> Double {
+        switch impairment.distribution {
+        case .uniform: return Double.random(in: -1...1, using: &random)
+        case .normal: return Self.normal(&random)
+        case .pareto: return Self.pareto(&random)
+        case .paretonormal: return 0.25 * Self.normal(&random) + 0.75 * Self.pareto(&random)
+        }
+    }
+
+    /// A standard normal value (Box–Muller).
+    static func normal(_ random: inout SplitMix64) -> Double {
+        let u = Double.random(in: Double.leastNonzeroMagnitude..<1, using: &random)
+        let v = Double.random(in: 0..<1, using: &random)
+        return (-2 * log(u)).squareRoot() * cos(2 * Double.pi * v)
+    }
+
+    /// A Lomax (Pareto II) value of shape `paretoShape` scaled to mean 1: never negative, heavy tail.
+    static func pareto(_ random: inout SplitMix64) -> Double {
+        let u = Double.random(in: 0..<1, using: &random)
+        return (paretoShape - 1) * (pow(1 - u, -1 / paretoShape) - 1)
+    }
+
+    private func chance(_ probability: Double, _ path: inout Path) -> Bool {
+        probability > 0 && Double.random(in: 0..<1, using: &path.random) < probability
     }
 }

@@ -213,12 +213,15 @@ private struct Relay {
                 return
             }
         }
-        let decision = model.decide()
+        let decision = model.decide(toServer: direction == .toServer, at: arrival)
         proxy.update { statistics in
             statistics.received[direction, default: 0] += 1
             if decision.departures.isEmpty { statistics.lost[direction, default: 0] += 1 }
             if decision.reordered { statistics.reordered[direction, default: 0] += 1 }
             if decision.departures.count > 1 { statistics.duplicated[direction, default: 0] += 1 }
+            if !decision.reordered, let hold = decision.departures.first {
+                statistics.held[direction, default: .init()].record(hold)
+            }
         }
         let bytes = Array(UnsafeRawBufferPointer(rebasing: buffer[..<datagram.count]))
         for departure in decision.departures {

@@ -17,15 +17,17 @@ public struct ImpairmentStatistics: Sendable, Hashable, CustomStringConvertible 
     public var duplicated: [Direction: Int] = [:]
     public var sendFailures = 0
     public var droppedTooManyClients = 0
+    /// How long the model held each datagram that was not lost or reordered.
+    public var held: [Direction: Times] = [:]
     /// How late held datagrams actually left, after their deadline.
-    public var lateness: [Direction: Lateness] = [:]
+    public var lateness: [Direction: Times] = [:]
     /// Whether the proxy thread got real-time scheduling.
     public var realtimeScheduling = false
 
     public init() {}
 
-    /// Departure lateness over the most recent datagrams.
-    public struct Lateness: Sendable, Hashable {
+    /// Times (holds, departure lateness) over the most recent datagrams.
+    public struct Times: Sendable, Hashable {
         private var recent = RecentValues<Int64>(capacity: 100_000)
 
         public init() {}
@@ -51,7 +53,12 @@ public struct ImpairmentStatistics: Sendable, Hashable, CustomStringConvertible 
         }
         var text = "to server: \(counts(.toServer)); to client: \(counts(.toClient))"
         for direction in Direction.allCases {
-            let late = lateness[direction, default: Lateness()]
+            let hold = held[direction, default: Times()]
+            text += "; \(direction.rawValue) held p50 \(microseconds(hold.quantile(0.5))), "
+            text += "p99 \(microseconds(hold.quantile(0.99))), max \(microseconds(hold.quantile(1)))"
+        }
+        for direction in Direction.allCases {
+            let late = lateness[direction, default: Times()]
             text += "; \(direction.rawValue) departure lateness p50 \(microseconds(late.quantile(0.5))), "
             text += "p99 \(microseconds(late.quantile(0.99))), max \(microseconds(late.quantile(1)))"
         }

@@ -16,7 +16,11 @@ final class NodeMetrics: Sendable {
     private let presented: Counter
     private let late: Counter
     private let dropped: Counter
-    private let reported = Mutex((presented: UInt64(0), late: UInt64(0), dropped: UInt64(0)))
+    private let timelineVersion: Gauge
+    private let timelineInStep: Gauge
+    private let timelineOffset: Gauge
+    private let rejoins: Counter
+    private let reported = Mutex((presented: UInt64(0), late: UInt64(0), dropped: UInt64(0), rejoins: 0))
 
     init(node: String) {
         let labels = [("node", node)]
@@ -41,6 +45,20 @@ final class NodeMetrics: Sendable {
         dropped = registry.makeCounter(
             descriptor: Self.metric("frames_dropped_total", "Frames the video sink dropped as too late"), labels: labels
         )
+        timelineVersion = registry.makeGauge(
+            descriptor: Self.metric("timeline_version", "Version of the timeline the node follows (0: none)"),
+            labels: labels)
+        timelineInStep = registry.makeGauge(
+            descriptor: Self.metric("timeline_in_step", "1 while the frames presented are where the timeline says"),
+            labels: labels)
+        timelineOffset = registry.makeGauge(
+            descriptor: Self.metric(
+                "timeline_offset_seconds", "How far behind the timeline the last judged frame was (negative: ahead)"),
+            labels: labels)
+        rejoins = registry.makeCounter(
+            descriptor: Self.metric(
+                "timeline_rejoins_total", "Times the node found itself off the timeline and started again in step"),
+            labels: labels)
     }
 
     /// A metric in the `lockstep` namespace, its unit (seconds, ppm, total) split off its name.
@@ -58,17 +76,23 @@ final class NodeMetrics: Sendable {
         playerRate.set(to: Double(status.player.rate))
         playing.set(to: status.player.timeControlStatus == "playing" ? 1 : 0)
         position.set(to: status.player.position.seconds)
+        let timeline = status.timeline
+        timelineVersion.set(to: Double(timeline?.version ?? 0))
+        timelineInStep.set(to: timeline?.inStep == true ? 1 : 0)
+        timelineOffset.set(to: timeline?.offset?.seconds ?? 0)
         let player = status.player
-        let (newPresented, newLate, newDropped) = reported.withLock { last in
-            defer { last = (player.framesPresented, player.framesLate, player.framesDropped) }
+        let rejoined = timeline?.rejoins ?? 0
+        let (newPresented, newLate, newDropped, newRejoins) = reported.withLock { last in
+            defer { last = (player.framesPresented, player.framesLate, player.framesDropped, rejoined) }
             return (
                 player.framesPresented &- last.presented, player.framesLate &- last.late,
-                player.framesDropped &- last.dropped
+                player.framesDropped &- last.dropped, max(0, rejoined - last.rejoins)
             )
         }
         presented.increment(by: Int64(newPresented))
         late.increment(by: Int64(newLate))
         dropped.increment(by: Int64(newDropped))
+        rejoins.increment(by: Int64(newRejoins))
         return registry.emitToString()
     }
 }

@@ -35,7 +35,7 @@ public struct DriftPlot: Sendable {
             #"<rect x="0" y="0" width="\#(width)" height="\#(height)" fill="\#(Ink.background)"/>"#,
             #"<text x="\#(frame.left)" y="22" font-size="16" font-weight="bold">"#
                 + #"\#(Self.escape(title))</text>"#,
-            #"<text x="\#(frame.left)" y="40" fill="\#(report.verdict.passed ? Ink.pass : Ink.fail)">"#
+            #"<text x="\#(frame.left)" y="40" fill="\#(Ink.verdict(report.verdict.outcome))">"#
                 + #"\#(Self.escape(report.verdict.sentence))</text>"#,
         ]
         parts += axes(frame)
@@ -238,6 +238,15 @@ private enum Ink {
     static let threshold = "#2ca02c"
     static let pass = "#1a7f37"
     static let fail = "#b42318"
+    static let uncertain = "#b54708"
+
+    static func verdict(_ outcome: DriftVerdict.Outcome) -> String {
+        switch outcome {
+        case .pass: return pass
+        case .fail: return fail
+        case .uncertain: return uncertain
+        }
+    }
 }
 
 /// Where the plot area lies in the picture, and what it shows.

@@ -1,28 +1,51 @@
 import LockstepTime
 
-/// Whether the wall stayed in sync: pass when the worst pair's p99 skew is within the threshold.
+/// Whether the wall stayed in sync, judged on the worst pair's p99 skew with what the nodes' clocks
+/// may be off by added: the report never claims more than it knows.
+///
+/// The skew the nodes report is measured against each node's own estimate of the master clock, so
+/// it cannot see the error of those estimates: two nodes whose clocks are 0.4 ms apart present
+/// "in step" 0.4 ms apart. Each node bounds its own clock's error; a pair's clocks are at most the
+/// sum of the two bounds apart (the largest each reported during the run). So a pair is within the
+/// threshold only when its p99 skew plus that uncertainty is, and over it only when its p99 skew
+/// minus the uncertainty still is. Otherwise the report cannot tell, and says so: UNCERTAIN, naming
+/// the bound that stands in the way. Ground truth (`--ground-truth`) settles it.
 ///
 /// The p99 of the worst pair, rather than the mean or the wall's spread, because a viewer sees the
 /// seam between two neighbouring screens, and an occasional frame out of step there is what shows.
 public struct DriftVerdict: Sendable, Hashable, Codable {
+    public enum Outcome: String, Sendable, Hashable, Codable {
+        case pass = "PASS"
+        case fail = "FAIL"
+        case uncertain = "UNCERTAIN"
+    }
+
+    public var outcome: Outcome
+    /// True only for PASS.
     public var passed: Bool
     public var threshold: MediaTime
-    /// The pair with the largest p99 skew; nil when no frame was aligned.
+    /// The pair the verdict is about: the worst with its uncertainty added (PASS, UNCERTAIN), or
+    /// the one furthest over the threshold (FAIL); nil when no frame was aligned.
     public var worstPair: NodePair?
     public var worstPairP99: MediaTime?
+    /// How far apart that pair's clocks may be: the sum of their largest error bounds; nil when
+    /// a node of the pair reported none.
+    public var worstPairClockUncertainty: MediaTime?
     /// Of the worst pair, the node further from the wall (larger p99 |skew|): the one to look at.
     public var worstNode: String?
-    /// The verdict as a sentence, starting with PASS or FAIL.
+    /// The verdict as a sentence, starting with PASS, FAIL or UNCERTAIN.
     public var sentence: String
 
     public init(
-        passed: Bool, threshold: MediaTime, worstPair: NodePair?, worstPairP99: MediaTime?, worstNode: String?,
-        sentence: String
+        outcome: Outcome, threshold: MediaTime, worstPair: NodePair?, worstPairP99: MediaTime?,
+        worstPairClockUncertainty: MediaTime?, worstNode: String?, sentence: String
     ) {
-        self.passed = passed
+        self.outcome = outcome
+        self.passed = outcome == .pass
         self.threshold = threshold
         self.worstPair = worstPair
         self.worstPairP99 = worstPairP99
+        self.worstPairClockUncertainty = worstPairClockUncertainty
         self.worstNode = worstNode
         self.sentence = sentence
     }
@@ -30,24 +53,67 @@ public struct DriftVerdict: Sendable, Hashable, Codable {
     /// Judges the per-pair and per-node statistics of a run against `threshold`.
     static func judge(nodes: [NodeDrift], pairs: [PairDrift], threshold: MediaTime) -> DriftVerdict {
         let limit = threshold.millisecondsText
-        guard let worst = pairs.filter({ !$0.skew.isEmpty }).max(by: { $0.skew.p99 < $1.skew.p99 }) else {
+        let judged = pairs.filter { !$0.skew.isEmpty }
+        guard !judged.isEmpty else {
             return DriftVerdict(
-                passed: false, threshold: threshold, worstPair: nil, worstPairP99: nil, worstNode: nil,
+                outcome: .fail, threshold: threshold, worstPair: nil, worstPairP99: nil,
+                worstPairClockUncertainty: nil, worstNode: nil,
                 sentence: "FAIL: no frame was presented by every node, so there is nothing to judge.")
         }
+        let bound = { (id: String) in nodes.first { $0.node == id }?.clockErrorBound?.maximum }
+        let uncertainty = { (pair: PairDrift) -> MediaTime? in
+            guard let first = bound(pair.pair.first), let second = bound(pair.pair.second) else { return nil }
+            return first + second
+        }
         let skewOf = { (id: String) in nodes.first { $0.node == id }?.skew.p99 ?? .zero }
-        let node = skewOf(worst.pair.second) > skewOf(worst.pair.first) ? worst.pair.second : worst.pair.first
-        let p99 = worst.skew.p99
-        let passed = p99 <= threshold
-        let sentence =
-            passed
-            ? "PASS: every pair stays within the \(limit) ms threshold at p99; the worst, \(worst.pair), "
-                + "reaches \(p99.millisecondsText) ms."
-            : "FAIL: \(worst.pair) differ by \(p99.millisecondsText) ms at p99, "
-                + "\((p99 - threshold).millisecondsText) ms over the \(limit) ms threshold; \(node) is furthest "
-                + "from the wall (p99 |skew| \(skewOf(node).millisecondsText) ms)."
-        return DriftVerdict(
-            passed: passed, threshold: threshold, worstPair: worst.pair, worstPairP99: p99, worstNode: node,
-            sentence: sentence)
+        let furthest = { (pair: NodePair) in skewOf(pair.second) > skewOf(pair.first) ? pair.second : pair.first }
+        func verdict(_ outcome: Outcome, _ pair: PairDrift, _ sentence: String) -> DriftVerdict {
+            DriftVerdict(
+                outcome: outcome, threshold: threshold, worstPair: pair.pair, worstPairP99: pair.skew.p99,
+                worstPairClockUncertainty: uncertainty(pair), worstNode: furthest(pair.pair), sentence: sentence)
+        }
+
+        // Over the threshold whatever the clocks: FAIL.
+        let lowest = { (pair: PairDrift) in pair.skew.p99 - (uncertainty(pair) ?? .zero) }
+        if let over = judged.max(by: { lowest($0) < lowest($1) }), lowest(over) > threshold {
+            let p99 = over.skew.p99
+            let node = furthest(over.pair)
+            var sentence =
+                "FAIL: \(over.pair) differ by \(p99.millisecondsText) ms at p99, "
+                + "\((p99 - threshold).millisecondsText) ms over the \(limit) ms threshold"
+            if let clocks = uncertainty(over), clocks > .zero {
+                sentence += " (more than their clocks' \(clocks.millisecondsText) ms of uncertainty explains)"
+            }
+            sentence += "; \(node) is furthest from the wall (p99 |skew| \(skewOf(node).millisecondsText) ms)."
+            return verdict(.fail, over, sentence)
+        }
+        // A pair whose clocks' error is unknown cannot be vouched for.
+        if let unknown = judged.first(where: { uncertainty($0) == nil }) {
+            let silent = [unknown.pair.first, unknown.pair.second].filter { bound($0) == nil }
+            return verdict(
+                .uncertain, unknown,
+                "UNCERTAIN: \(unknown.pair) differ by \(unknown.skew.p99.millisecondsText) ms at p99 by their own "
+                    + "clocks, but \(silent.joined(separator: " and ")) reported no clock error bound, so how far "
+                    + "apart their clocks are is unknown; measure with --ground-truth.")
+        }
+        let highest = { (pair: PairDrift) in pair.skew.p99 + (uncertainty(pair) ?? .zero) }
+        let worst = judged.max { highest($0) < highest($1) }!
+        let clocks = uncertainty(worst) ?? .zero
+        let first = bound(worst.pair.first) ?? .zero
+        let second = bound(worst.pair.second) ?? .zero
+        let bounds = "error bounds \(first.millisecondsText) + \(second.millisecondsText) ms"
+        guard highest(worst) <= threshold else {
+            return verdict(
+                .uncertain, worst,
+                "UNCERTAIN: \(worst.pair) differ by \(worst.skew.p99.millisecondsText) ms at p99 by their own "
+                    + "clocks, but their clocks may be \(clocks.millisecondsText) ms apart (\(bounds)), so the "
+                    + "\(limit) ms threshold cannot be confirmed; measure with --ground-truth, or give the clocks a "
+                    + "quieter path to the master.")
+        }
+        return verdict(
+            .pass, worst,
+            "PASS: every pair stays within the \(limit) ms threshold at p99 with its clocks' uncertainty added; "
+                + "the worst, \(worst.pair), reaches \(worst.skew.p99.millisecondsText) ms + "
+                + "\(clocks.millisecondsText) ms (\(bounds)).")
     }
 }

@@ -16,10 +16,14 @@ struct DriftCommand: AsyncParsableCommand {
             Every node records, for each frame, when its sink presented it on the master clock; \
             wallctl collects those records, aligns the frames across nodes and reports the skew \
             (mean, p50, p95, p99, max), clock error bounds, late and dropped frames, and a verdict \
-            against --threshold. With --ground-truth ID=PORT for each node whose video sink sends its \
-            frames over UDP as it renders (udpsink sync=true, frame-code media), wallctl also receives \
-            those frames itself, stamps their arrival in the kernel and reports whether that ground \
-            truth confirms what the nodes say. Exits 0 when the verdict (and the ground truth) pass.
+            against --threshold. The nodes measure against their own estimates of the master clock, \
+            so a pair's skew is judged with the sum of the two clocks' error bounds added: PASS when \
+            even then it is within the threshold, FAIL when even without it it is over, UNCERTAIN \
+            otherwise. With --ground-truth ID=PORT for each node whose video sink sends its frames over \
+            UDP as it renders (udpsink sync=true, frame-code media), wallctl also receives those frames \
+            itself, stamps their arrival in the kernel and reports whether that ground truth confirms \
+            the threshold, which settles an UNCERTAIN verdict. Exits 0 on PASS (or UNCERTAIN that the \
+            ground truth confirms), 1 on FAIL or when the ground truth disagrees, 3 on UNCERTAIN.
             """)
 
     @OptionGroup var options: WallOptions
@@ -130,8 +134,15 @@ struct DriftCommand: AsyncParsableCommand {
             if let plot {
                 try write(Data(DriftPlot(report: report).svg().utf8), to: plot)
             }
-            let passed = report.verdict.passed && (truth?.verdict.confirmed ?? true)
-            if !passed { throw ExitCode(1) }
+            if let truth {
+                guard truth.verdict.confirmed, report.verdict.outcome != .fail else { throw ExitCode(1) }
+                return
+            }
+            switch report.verdict.outcome {
+            case .pass: return
+            case .fail: throw ExitCode(1)
+            case .uncertain: throw ExitCode(3)
+            }
         }
     }
 

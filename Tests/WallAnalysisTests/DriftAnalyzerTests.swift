@@ -227,12 +227,64 @@ final class DriftAnalyzerTests: XCTestCase {
         wall.skew = ["b": { _ in 412_000 }]
         var analyzer = try DriftAnalyzer(nodes: wall.nodes)
         try wall.feed(0..<100, to: &analyzer)
+        try bound(&analyzer, 0.05, wall.nodes)
         let verdict = analyzer.report().verdict
         XCTAssertTrue(verdict.passed)
+        XCTAssertEqual(verdict.outcome, .pass)
+        XCTAssertEqual(verdict.worstPair, NodePair("a", "b"))
+        XCTAssertEqual(verdict.worstPairClockUncertainty, .ms(0.1))
+        XCTAssertEqual(
+            verdict.sentence,
+            "PASS: every pair stays within the 1.000 ms threshold at p99 with its clocks' uncertainty added; "
+                + "the worst, a–b, reaches 0.412 ms + 0.100 ms (error bounds 0.050 + 0.050 ms).")
+    }
+
+    func testVerdict_whenTheClocksMayBeFurtherApartThanTheThresholdAllows_isUncertain() throws {
+        var wall = SyntheticWall(nodes: ["a", "b", "c"])
+        wall.skew = ["b": { _ in 170_000 }]
+        var analyzer = try DriftAnalyzer(nodes: wall.nodes)
+        try wall.feed(0..<100, to: &analyzer)
+        try bound(&analyzer, 0.7, wall.nodes)
+        let verdict = analyzer.report().verdict
+        XCTAssertEqual(verdict.outcome, .uncertain)
+        XCTAssertFalse(verdict.passed, "a report that cannot vouch for the wall does not pass it")
         XCTAssertEqual(verdict.worstPair, NodePair("a", "b"))
         XCTAssertEqual(
             verdict.sentence,
-            "PASS: every pair stays within the 1.000 ms threshold at p99; the worst, a–b, reaches 0.412 ms.")
+            "UNCERTAIN: a–b differ by 0.170 ms at p99 by their own clocks, but their clocks may be 1.400 ms apart "
+                + "(error bounds 0.700 + 0.700 ms), so the 1.000 ms threshold cannot be confirmed; measure with "
+                + "--ground-truth, or give the clocks a quieter path to the master.")
+    }
+
+    func testVerdict_whenANodeReportsNoClockBound_isUncertainNamingIt() throws {
+        var wall = SyntheticWall(nodes: ["a", "b"])
+        wall.skew = ["b": { _ in 100_000 }]
+        var analyzer = try DriftAnalyzer(nodes: wall.nodes)
+        try wall.feed(0..<100, to: &analyzer)
+        try bound(&analyzer, 0.05, ["a"])
+        let verdict = analyzer.report().verdict
+        XCTAssertEqual(verdict.outcome, .uncertain)
+        XCTAssertNil(verdict.worstPairClockUncertainty)
+        XCTAssertTrue(verdict.sentence.contains("b reported no clock error bound"), verdict.sentence)
+    }
+
+    func testVerdict_whenOverTheThresholdBeyondTheClocksUncertainty_fails() throws {
+        var wall = SyntheticWall(nodes: ["a", "b"])
+        wall.skew = ["b": { _ in 1_700_000 }]
+        var analyzer = try DriftAnalyzer(nodes: wall.nodes)
+        try wall.feed(0..<100, to: &analyzer)
+        try bound(&analyzer, 0.2, wall.nodes)
+        let verdict = analyzer.report().verdict
+        XCTAssertEqual(verdict.outcome, .fail)
+        XCTAssertTrue(verdict.sentence.hasPrefix("FAIL: a–b differ by 1.700 ms at p99, 0.700 ms over"), verdict.sentence)
+        XCTAssertTrue(verdict.sentence.contains("more than their clocks' 0.400 ms of uncertainty explains"))
+        // Over the threshold, but within what the clocks may be off by: the report cannot tell.
+        try bound(&analyzer, 0.5, wall.nodes)
+        XCTAssertEqual(analyzer.report().verdict.outcome, .uncertain)
+    }
+
+    private func bound(_ analyzer: inout DriftAnalyzer, _ milliseconds: Double, _ nodes: [String]) throws {
+        for node in nodes { try analyzer.recordClockErrorBound(.ms(milliseconds), for: node) }
     }
 
     func testVerdict_whenPairExceedsThreshold_failsNamingPairNodeAndExcess() throws {
@@ -242,6 +294,7 @@ final class DriftAnalyzerTests: XCTestCase {
         try wall.feed(0..<100, to: &analyzer)
         let verdict = analyzer.report().verdict
         XCTAssertFalse(verdict.passed)
+        XCTAssertEqual(verdict.outcome, .fail, "without bounds, over the threshold whatever the clocks")
         XCTAssertEqual(verdict.worstNode, "c")
         XCTAssertEqual(verdict.worstPairP99, .ms(1.7))
         XCTAssertEqual(
@@ -257,6 +310,7 @@ final class DriftAnalyzerTests: XCTestCase {
         var analyzer = try DriftAnalyzer(
             nodes: wall.nodes, configuration: DriftAnalyzer.Configuration(threshold: .ms(0.5)))
         try wall.feed(0..<1_000, to: &analyzer)
+        try bound(&analyzer, 0.02, wall.nodes)
         let report = analyzer.report()
         XCTAssertTrue(report.verdict.passed, report.verdict.sentence)
         XCTAssertEqual(report.pairs[1].skew.maximum, .ms(5))

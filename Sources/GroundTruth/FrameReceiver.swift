@@ -29,12 +29,15 @@ public final class FrameReceiver: Sendable {
     /// Every frame received, in arrival order, until `stop()`.
     public let arrivals: AsyncStream<FrameArrival>
 
-    /// Binds `count` UDP sockets on 127.0.0.1 (ports chosen by the kernel when `ports` is nil).
-    public init(count: Int, ports requested: [UInt16]? = nil) throws(NetworkError) {
+    /// Binds `count` UDP sockets on `address` (127.0.0.1 by default; its port is ignored), on the
+    /// given ports or ports the kernel chooses.
+    public init(count: Int, ports requested: [UInt16]? = nil, address: SocketAddress = .ipv4Loopback(port: 0))
+        throws(NetworkError)
+    {
         var sockets: [UDPSocket] = []
         var bound: [UInt16] = []
         for index in 0..<count {
-            let socket = try UDPSocket.bound(to: .ipv4Loopback(port: requested.map { $0[index] } ?? 0))
+            let socket = try UDPSocket.bound(to: address.withPort(requested.map { $0[index] } ?? 0))
             try socket.enableReceiveTimestamps()
             sockets.append(socket)
             bound.append(socket.localAddress?.port ?? 0)

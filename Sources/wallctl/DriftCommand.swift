@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import GroundTruth
+import LockstepNet
 import LockstepTime
 import Synchronization
 import WallAnalysis
@@ -47,6 +48,13 @@ struct DriftCommand: AsyncParsableCommand {
             valueName: "id=port"))
     var groundTruth: [String] = []
 
+    @Option(
+        name: .customLong("ground-truth-bind"),
+        help: ArgumentHelp(
+            "The address of this machine the --ground-truth ports listen on (default 127.0.0.1; 0.0.0.0 for any).",
+            valueName: "address"))
+    var groundTruthBind = "127.0.0.1"
+
     @Option(help: "Seconds between polls of the nodes' frame records.")
     var poll: Double = 0.25
 
@@ -59,6 +67,16 @@ struct DriftCommand: AsyncParsableCommand {
         }
         guard poll.isFinite, poll >= 0.01, poll <= 5 else { throw ValidationError("--poll must be 0.01 to 5 seconds") }
         _ = try groundTruthPorts()
+        _ = try groundTruthAddress()
+    }
+
+    /// `--ground-truth-bind` as a socket address (its port unused).
+    private func groundTruthAddress() throws -> SocketAddress {
+        guard let address = SocketAddress(numericHost: groundTruthBind, port: 0) else {
+            throw ValidationError(
+                "--ground-truth-bind takes a numeric IPv4 or IPv6 address of this machine, got \"\(groundTruthBind)\"")
+        }
+        return address
     }
 
     /// `--ground-truth` as node id → UDP port.
@@ -87,7 +105,9 @@ struct DriftCommand: AsyncParsableCommand {
                 configuration: DriftAnalyzer.Configuration(
                     threshold: MediaTime(seconds: threshold / 1000, preferredTimescale: 1_000_000)))
             var comparison = truthPorts.isEmpty ? nil : try GroundTruthComparison(nodes: ids)
-            let collector = try truthPorts.isEmpty ? nil : TruthCollector(wall: wall, ports: truthPorts)
+            let truthAddress = try groundTruthAddress()
+            let collector =
+                try truthPorts.isEmpty ? nil : TruthCollector(wall: wall, ports: truthPorts, address: truthAddress)
 
             /// Notes every node's status (clock error bound, late and dropped counters) in the report.
             func recordStatuses() async throws -> [String: NodeStatus] {
@@ -127,7 +147,15 @@ struct DriftCommand: AsyncParsableCommand {
             let truth = comparison?.report()
 
             Output.line(report.table())
-            if let truth { Output.line(truth.table()) }
+            if let truth {
+                Output.line(truth.table())
+                for node in truth.nodes where node.arrivals == 0 {
+                    let port = truthPorts.first { $0.node == node.node }?.port ?? 0
+                    Output.line(
+                        "ground truth: no datagram arrived from \(node.node) on \(truthAddress.withPort(port)): is its "
+                            + "video sink a udpsink sending frame-code frames to this machine, port \(port)?")
+                }
+            }
             if let json {
                 try write(try DriftReports(drift: report, groundTruth: truth).jsonData(), to: json)
             }
@@ -165,8 +193,13 @@ final class TruthCollector: Sendable {
     private let received = Buffer()
     private let reader: Task<Void, Never>
 
-    init(wall: Wall, ports: [(node: String, port: UInt16)]) throws {
-        receiver = try FrameReceiver(count: ports.count, ports: ports.map(\.port))
+    init(wall: Wall, ports: [(node: String, port: UInt16)], address: SocketAddress) throws {
+        do {
+            receiver = try FrameReceiver(count: ports.count, ports: ports.map(\.port), address: address)
+        } catch {
+            throw ControlError.config(
+                "cannot listen for ground truth on \(address.host) ports \(ports.map { String($0.port) }.joined(separator: ", ")): \(error)")
+        }
         var nodeOfPort: [UInt16: (id: String, width: Int, height: Int)] = [:]
         for (node, port) in ports {
             let output = wall.config.node(node)?.output

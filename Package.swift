@@ -144,7 +144,8 @@ let package = Package(
         .testTarget(name: "LockstepNetTests", dependencies: ["LockstepNet"]),
         .testTarget(name: "WallTimelineTests", dependencies: ["WallTimeline", "LockstepTime"]),
         .testTarget(
-            name: "SyncClockTests", dependencies: ["SyncClock", "LockstepNet", "TestSupport", "LockstepTime"]
+            name: "SyncClockTests",
+            dependencies: ["SyncClock", "LockstepNet", "NetImpair", "TestSupport", "LockstepTime"]
         ),
         .testTarget(name: "NetImpairTests", dependencies: ["NetImpair", "LockstepNet", "LockstepTime"]),
         .testTarget(name: "LockstepCLITests", dependencies: ["LockstepCLI", "LockstepTime"]),

@@ -1,6 +1,7 @@
 import LockstepNet
 import LockstepTime
 
+@testable import NetImpair
 @testable import SyncClock
 
 /// A clock as a function of true time: `offset + t·(1 + drift)`, in nanoseconds.
@@ -56,6 +57,8 @@ struct ClockSimulation {
     var master: SimulatedClock
     var toServer = SimulatedPath()
     var toClient = SimulatedPath()
+    /// When set, the network is `wallctl impair`'s model instead of `toServer` and `toClient`.
+    var impairment: ImpairmentModel?
     /// Server time between the kernel receive stamp and the send stamp.
     var turnaround: ClosedRange<Int64> = 5_000...80_000
     var serverIdentity: UInt64 = 0xA
@@ -154,7 +157,7 @@ struct ClockSimulation {
             return size
         }
         engine.recordRequest(sentAt: local)
-        guard serverAnswers, let up = toServer.delay(using: &random) else { return }
+        guard serverAnswers, let up = delay(toServer: true, at: now) else { return }
         let arrival = now + up
         let departure = arrival + Int64.random(in: turnaround, using: &random)
         var responder = TimeResponder(
@@ -175,7 +178,9 @@ struct ClockSimulation {
                 return outcome
             }
         }
-        guard case .reply(let format, let count) = outcome, let down = toClient.delay(using: &random) else { return }
+        guard case .reply(let format, let count) = outcome, let down = delay(toServer: false, at: departure) else {
+            return
+        }
         if forgedShift != 0 { forge(&reply, format: format) }
         inFlight.append((departure + down, Array(reply[..<count])))
         if duplicateProbability > 0, Double.random(in: 0..<1, using: &random) < duplicateProbability,
@@ -183,6 +188,14 @@ struct ClockSimulation {
         {
             inFlight.append((departure + again, Array(reply[..<count])))
         }
+    }
+
+    /// One direction's delay for a datagram leaving at true time `time`; nil when it is lost.
+    private mutating func delay(toServer: Bool, at time: Int64) -> Int64? {
+        guard impairment != nil else {
+            return toServer ? self.toServer.delay(using: &random) : toClient.delay(using: &random)
+        }
+        return impairment!.decide(toServer: toServer, at: time).departures.first
     }
 
     private func forge(_ reply: inout [UInt8], format: WireFormat) {

@@ -180,6 +180,8 @@ for command in "" run probe play; do
 done
 
 # One file, without a wall.
+check 0 10 "wallnode --version" "$wallnode" --version
+check 0 10 "wallctl --version" "$wallctl" --version
 check 0 30 "wallnode probe" "$wallnode" probe "$work/clip.mp4"
 check 0 30 "wallnode probe --json" "$wallnode" probe "$work/clip.mp4" --json
 check 0 60 "wallnode play (to the end, fakesink)" "$wallnode" play "$work/clip.mp4" \
@@ -269,6 +271,10 @@ check 0 90 "wallctl resume" "$wallctl" resume "${config[@]}" --timeout 40
 check 0 60 "wallctl seek" "$wallctl" seek 1.5 "${config[@]}" --timeout 20
 check 0 90 "wallctl resume (after seek)" "$wallctl" resume "${config[@]}" --timeout 40
 check 0 60 "wallctl drift" "$wallctl" drift "${config[@]}" --duration 2 --threshold 100 --timeout 20
+check 0 60 "wallctl drift --json -" "$wallctl" drift "${config[@]}" --duration 2 --threshold 100 --timeout 20 --json -
+if ! grep -q '"verdict"' "$work/check-$checks.log"; then
+    fail "wallctl drift --json -: no JSON report on standard output"
+fi
 check 0 60 "wallctl snapshot" "$wallctl" snapshot "${config[@]}" --out "$work/wall.png" --timeout 20
 if [[ "$(head -c 8 "$work/wall.png" 2>/dev/null | od -An -tx1 | tr -d ' \n')" != 89504e470d0a1a0a ]]; then
     fail "wallctl snapshot: $work/wall.png is no PNG"

@@ -25,9 +25,11 @@ public struct DriftPlot: Sendable {
 
     /// The SVG document, UTF-8 text starting with the XML declaration.
     public func svg() -> String {
+        // The verdict's sentence, wrapped to the picture's width (about 6.5 px a character at 12 px).
+        let verdictLines = Self.wrap(report.verdict.sentence, columns: max(40, Int(Double(width - 72 - 16) / 6.5)))
         let frame = PlotFrame(
-            left: 72, top: 56, right: Double(width) - 200, bottom: Double(height) - 52,
-            xRange: timeRange(), yLimit: skewLimit())
+            left: 72, top: 56 + 16 * Double(verdictLines.count - 1), right: Double(width) - 200,
+            bottom: Double(height) - 52, xRange: timeRange(), yLimit: skewLimit())
         var parts: [String] = [
             #"<?xml version="1.0" encoding="UTF-8"?>"#,
             #"<svg xmlns="http://www.w3.org/2000/svg" width="\#(width)" height="\#(height)" "#
@@ -35,9 +37,12 @@ public struct DriftPlot: Sendable {
             #"<rect x="0" y="0" width="\#(width)" height="\#(height)" fill="\#(Ink.background)"/>"#,
             #"<text x="\#(frame.left)" y="22" font-size="16" font-weight="bold">"#
                 + #"\#(Self.escape(title))</text>"#,
-            #"<text x="\#(frame.left)" y="40" fill="\#(Ink.verdict(report.verdict.outcome))">"#
-                + #"\#(Self.escape(report.verdict.sentence))</text>"#,
         ]
+        for (index, line) in verdictLines.enumerated() {
+            parts.append(
+                #"<text x="\#(frame.left)" y="\#(40 + 16 * index)" fill="\#(Ink.verdict(report.verdict.outcome))">"#
+                    + #"\#(Self.escape(line))</text>"#)
+        }
         parts += axes(frame)
         parts += thresholdBand(frame)
         parts.append(#"<g clip-path="url(#plot-area)">"#)
@@ -230,6 +235,23 @@ public struct DriftPlot: Sendable {
 }
 
 /// The plot's colours besides the nodes'.
+extension DriftPlot {
+    /// `text` in lines of at most `columns` characters, broken between words.
+    static func wrap(_ text: String, columns: Int) -> [String] {
+        var lines: [String] = []
+        var line = ""
+        for word in text.split(separator: " ") {
+            if !line.isEmpty, line.count + 1 + word.count > columns {
+                lines.append(line)
+                line = ""
+            }
+            line += line.isEmpty ? String(word) : " " + word
+        }
+        if !line.isEmpty || lines.isEmpty { lines.append(line) }
+        return lines
+    }
+}
+
 private enum Ink {
     static let background = "#ffffff"
     static let axis = "#333333"

@@ -1,3 +1,4 @@
+import LockstepCLI
 import LockstepTime
 import Prometheus
 import Synchronization
@@ -20,6 +21,7 @@ final class NodeMetrics: Sendable {
     private let timelineInStep: Gauge
     private let timelineOffset: Gauge
     private let rejoins: Counter
+    private let buildInfo: Gauge
     private let reported = Mutex((presented: UInt64(0), late: UInt64(0), dropped: UInt64(0), rejoins: 0))
 
     init(node: String) {
@@ -55,6 +57,10 @@ final class NodeMetrics: Sendable {
             descriptor: Self.metric(
                 "timeline_offset_seconds", "How far behind the timeline the last judged frame was (negative: ahead)"),
             labels: labels)
+        buildInfo = registry.makeGauge(
+            descriptor: Self.metric("build_info", "Always 1; the labels say which Lockstep this node runs"),
+            labels: labels + [("version", LockstepVersion.current)])
+        buildInfo.set(to: 1)
         rejoins = registry.makeCounter(
             descriptor: Self.metric(
                 "timeline_rejoins_total", "Times the node found itself off the timeline and started again in step"),

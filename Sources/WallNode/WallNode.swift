@@ -1,4 +1,5 @@
 import ArgumentParser
+import LockstepCLI
 
 /// `wallnode`: one screen of a Lockstep video wall.
 @main
@@ -6,5 +7,6 @@ struct WallNode: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "wallnode",
         abstract: "Plays one screen of a Lockstep video wall.",
+        version: LockstepVersion.current,
         subcommands: [Run.self, Probe.self, Play.self])
 }

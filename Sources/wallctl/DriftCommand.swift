@@ -35,10 +35,10 @@ struct DriftCommand: AsyncParsableCommand {
     @Option(help: "Skew threshold for the verdict, in milliseconds.")
     var threshold: Double = 1
 
-    @Option(help: "Write the reports as JSON to this file.")
+    @Option(help: "Write the reports as JSON to this file (-: standard output, the tables then on stderr).")
     var json: String?
 
-    @Option(help: "Write a plot of skew over time per node to this SVG file.")
+    @Option(help: "Write a plot of skew over time per node to this SVG file (-: standard output).")
     var plot: String?
 
     @Option(
@@ -59,6 +59,9 @@ struct DriftCommand: AsyncParsableCommand {
     var poll: Double = 0.25
 
     func validate() throws {
+        guard !(json == "-" && plot == "-") else {
+            throw ValidationError("--json - and --plot - cannot both write to standard output")
+        }
         guard duration.isFinite, duration > 0 else {
             throw ValidationError("--duration must be a positive number of seconds")
         }
@@ -146,12 +149,15 @@ struct DriftCommand: AsyncParsableCommand {
             let report = analyzer.report()
             let truth = comparison?.report()
 
-            Output.line(report.table())
+            // With --json - (or --plot -) standard output carries the data, and the tables go to stderr.
+            let dataOnStandardOutput = json == "-" || plot == "-"
+            let say = { (text: String) in dataOnStandardOutput ? Output.note(text) : Output.line(text) }
+            say(report.table())
             if let truth {
-                Output.line(truth.table())
+                say(truth.table())
                 for node in truth.nodes where node.arrivals == 0 {
                     let port = truthPorts.first { $0.node == node.node }?.port ?? 0
-                    Output.line(
+                    say(
                         "ground truth: no datagram arrived from \(node.node) on \(truthAddress.withPort(port)): is its "
                             + "video sink a udpsink sending frame-code frames to this machine, port \(port)?")
                 }
@@ -174,7 +180,13 @@ struct DriftCommand: AsyncParsableCommand {
         }
     }
 
+    /// Writes `data` to the file at `path`, or to standard output when `path` is "-".
     private func write(_ data: Data, to path: String) throws {
+        if path == "-" {
+            FileHandle.standardOutput.write(data)
+            if data.last != UInt8(ascii: "\n") { FileHandle.standardOutput.write(Data("\n".utf8)) }
+            return
+        }
         do {
             try data.write(to: URL(fileURLWithPath: path))
         } catch {

@@ -9,4 +9,10 @@ enum Output {
         print(text)
         fflush(nil)
     }
+
+    /// A line on standard error: what a command says while its standard output carries data.
+    static func note(_ text: String) {
+        let bytes = Array((text + "\n").utf8)
+        bytes.withUnsafeBytes { _ = write(2, $0.baseAddress, $0.count) }
+    }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import LockstepCLI
 
 /// The wall controller's command line.
 @main
@@ -6,6 +7,7 @@ struct WallCtl: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "wallctl",
         abstract: "Control a Lockstep video wall and its master clock.",
+        version: LockstepVersion.current,
         subcommands: [
             PlayCommand.self, PauseCommand.self, ResumeCommand.self, SeekCommand.self, NextCommand.self,
             PreviousCommand.self, GoToCommand.self, RateCommand.self, LoadCommand.self, StartCommand.self, StopCommand.self,

@@ -88,6 +88,22 @@ final class ReportRenderingTests: XCTestCase {
         XCTAssertTrue(elements.contains { $0.name == "text" && $0.text == "no frame was aligned on every node" })
     }
 
+    func testSVG_keepsTheVerdictInsideThePicture_wrappedBetweenWords() throws {
+        var wall = SyntheticWall(nodes: ["a-rather-long-node-name", "another-long-node-name"])
+        wall.skew = ["another-long-node-name": { _ in 1_700_000 }]
+        var analyzer = try DriftAnalyzer(nodes: wall.nodes)
+        try wall.feed(0..<100, to: &analyzer)
+        let report = analyzer.report()
+        let plot = DriftPlot(report: report, width: 480, height: 240)
+        let verdict = try parse(plot.svg()).filter { $0.name == "text" && $0.attributes["y"].map { Int($0) ?? 0 } ?? 0 >= 40 }
+            .prefix { $0.attributes["fill"] != nil }.map(\.text)
+        XCTAssertGreaterThan(verdict.count, 1, "a long verdict takes several lines")
+        XCTAssertEqual(verdict.joined(separator: " "), report.verdict.sentence, "nothing lost or reordered")
+        for line in verdict { XCTAssertLessThanOrEqual(Double(line.count) * 6.5, 480 - 72, "\(line)") }
+        XCTAssertEqual(DriftPlot.wrap("one two three", columns: 7), ["one two", "three"])
+        XCTAssertEqual(DriftPlot.wrap("", columns: 7), [""])
+    }
+
     func testTickStep_isOneTwoOrFiveTimesAPowerOfTen() {
         XCTAssertEqual(DriftPlot.tickStep(for: 3, count: 8), 0.5)
         XCTAssertEqual(DriftPlot.tickStep(for: 50, count: 8), 10)

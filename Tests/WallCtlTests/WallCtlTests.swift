@@ -44,8 +44,21 @@ final class WallCtlTests: XCTestCase {
         try assertFails(impair + ["--stall", "-3"], saying: "stall must be zero or more")
         try assertFails(impair + ["--reply-delay", "nan"], saying: "reply delay must be zero or more")
         try assertFails(
+            ["drift", "--config", "/dev/null", "--duration", "1", "--json", "-", "--plot", "-"],
+            saying: "--json - and --plot - cannot both write to standard output")
+        try assertFails(
             ["drift", "--config", "/dev/null", "--duration", "1", "--ground-truth-bind", "my-laptop"],
             saying: "--ground-truth-bind takes a numeric IPv4 or IPv6 address of this machine, got \"my-laptop\"")
+    }
+
+    func testVersion_isPrintedByBothExecutables() throws {
+        for product in ["wallctl", "wallnode"] {
+            let result = try ChildProcess.run(ChildProcess.product(product), ["--version"])
+            XCTAssertEqual(result.status, 0, product)
+            XCTAssertTrue(
+                result.output.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ".").count == 3,
+                "\(product) --version: \(result.output)")
+        }
     }
 
     func testServe_whenThePortIsInUse_saysSo() throws {

@@ -34,7 +34,8 @@ let package = Package(
 
         .systemLibrary(
             name: "CGStreamer",
-            pkgConfig: "gstreamer-1.0 gstreamer-base-1.0 gstreamer-app-1.0 gstreamer-video-1.0 gstreamer-net-1.0",
+            pkgConfig:
+                "gstreamer-1.0 gstreamer-base-1.0 gstreamer-app-1.0 gstreamer-video-1.0 gstreamer-net-1.0 gstreamer-pbutils-1.0",
             providers: [.apt(["libgstreamer1.0-dev", "libgstreamer-plugins-base1.0-dev"])]
         ),
         .systemLibrary(
@@ -151,7 +152,8 @@ let package = Package(
         .testTarget(name: "LockstepCLITests", dependencies: ["LockstepCLI", "LockstepTime"]),
         .testTarget(name: "WallCtlTests", dependencies: ["wallctl", "TestSupport"]),
         .testTarget(
-            name: "WallPlayerTests", dependencies: ["WallPlayer", "GroundTruth", "LockstepTime", "TestSupport"]
+            name: "WallPlayerTests",
+            dependencies: ["WallPlayer", "CGStreamer", "GroundTruth", "LockstepTime", "TestSupport"]
         ),
         .testTarget(name: "WallProtocolTests", dependencies: ["WallProtocol", "LockstepTime", "TestSupport"]),
         .testTarget(

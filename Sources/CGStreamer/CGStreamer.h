@@ -5,4 +5,5 @@
 #include <gst/app/gstappsrc.h>
 #include <gst/video/video.h>
 #include <gst/net/gstnet.h>
+#include <gst/pbutils/pbutils.h>
 #endif

@@ -274,6 +274,17 @@ extension Player {
             logger.warning("error from a replaced item ignored", metadata: ["gst.error": "\(GStreamer.consume(error))"])
         case GST_MESSAGE_ERROR:
             handleError(pointer, from: source, pipeline: pipeline)
+        case GST_MESSAGE_ELEMENT where gst_is_missing_plugin_message(pointer) != 0:
+            // decodebin3 posts this and carries on without the stream (a video it cannot decode
+            // then "plays" with no picture): the item fails, naming what is missing.
+            guard load == loadsStarted.load(ordering: .sequentiallyConsistent) else { return }
+            let raw = gst_missing_plugin_message_get_description(pointer)
+            let description = raw.map { String(cString: $0) } ?? "plugin"
+            g_free(raw)
+            let error = PlayerError.missingPlugin(
+                description: description, package: MissingPlugins.debianPackage(for: description))
+            logger.error("missing GStreamer plugin", metadata: ["gst.missing": "\(description)"])
+            failLoadedItem(with: error, pipeline: pipeline)
         case GST_MESSAGE_WARNING:
             var warning: UnsafeMutablePointer<GError>?
             gst_message_parse_warning(pointer, &warning, nil)
@@ -340,10 +351,15 @@ extension Player {
             ? .unsupportedCodec("\(reason) (\(elementName))")
             : .playbackFailed(element: elementName, reason: reason, debug: detail)
         logger.error("pipeline error", metadata: ["gst.element": "\(elementName)", "gst.error": "\(reason)"])
-        engine.pipelineFailed = true
         if let source, pipeline.isOutputElement(source) {
             fail(error)
         }
+        failLoadedItem(with: error, pipeline: pipeline)
+    }
+
+    /// The loaded item fails with `error`; the pipeline stops and is replaced at the next load.
+    private func failLoadedItem(with error: PlayerError, pipeline: PlaybackPipeline) {
+        engine.pipelineFailed = true
         if let item = engine.loadedItem, item.status != .failed {
             if item.status == .readyToPlay { item.post(.failedToPlayToEndTime(error)) }
             item.markFailed(error)

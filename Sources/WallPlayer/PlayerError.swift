@@ -20,6 +20,9 @@ public enum PlayerError: Error, Hashable, CustomStringConvertible {
     case noPlayableTrack(path: String, found: [String])
     /// GStreamer has no decoder (or demuxer) for part of the media.
     case unsupportedCodec(String)
+    /// No installed GStreamer plugin handles part of the media: what is missing (GStreamer's own
+    /// description, e.g. "AV1 decoder") and the Debian package that has one, where there is one.
+    case missingPlugin(description: String, package: String?)
     /// The URL's scheme is not one WallPlayer plays.
     case unsupportedURL(String)
 
@@ -66,6 +69,9 @@ public enum PlayerError: Error, Hashable, CustomStringConvertible {
             return "\(path) has no playable audio or video track (\(what))"
         case .unsupportedCodec(let detail):
             return "unsupported codec or format: \(detail)"
+        case .missingPlugin(let description, let package):
+            let remedy = package.map { "; on Debian it is in \($0) (apt-get install \($0))" } ?? ""
+            return "no installed GStreamer plugin provides a \(description)\(remedy)"
         case .unsupportedURL(let url):
             return "unsupported URL \(url): only file paths and file://, http(s):// URLs play"
         case .missingElement(let factory):

@@ -1,3 +1,4 @@
+import CGStreamer
 import Foundation
 import LockstepTime
 import TestSupport
@@ -51,6 +52,26 @@ final class PlayerStatusTests: XCTestCase {
         }
         XCTAssertEqual(role, "video")
         XCTAssertEqual(description, "no-such-element-anywhere")
+    }
+
+    /// GStreamer goes on without a stream it has no decoder for (a video then "plays" with no
+    /// picture); the item fails instead, naming what is missing and the package that has it. The
+    /// H.264 decoder is hidden for the test (rank NONE: decodebin3 does not use it).
+    func testItem_whenNoPluginDecodesItsVideo_failsNamingTheDecoderAndThePackage() async throws {
+        let url = try TestMedia.frameCode(seconds: 1)
+        gst_init(nil, nil)
+        let feature = try XCTUnwrap(gst_registry_lookup_feature(gst_registry_get(), "avdec_h264"))
+        let rank = gst_plugin_feature_get_rank(feature)
+        gst_plugin_feature_set_rank(feature, guint(GST_RANK_NONE.rawValue))
+        defer {
+            gst_plugin_feature_set_rank(feature, rank)
+            gst_object_unref(UnsafeMutableRawPointer(feature))
+        }
+        guard case .missingPlugin(let description, let package)? = try await failure(for: url) else {
+            return XCTFail("wrong error")
+        }
+        XCTAssertTrue(description.contains("H.264"), description)
+        XCTAssertEqual(package, "gstreamer1.0-libav")
     }
 
     func testStatusStreams_startWithCurrentValueAndStayOrdered() async throws {

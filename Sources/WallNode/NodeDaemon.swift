@@ -1,8 +1,13 @@
 import LockstepCLI
 import Logging
+import NIOCore
 import ServiceLifecycle
 import WallControl
 import WallPlayer
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// One screen of the wall: the clock follower, the player, the frame log and the control API,
 /// run together as a service group that shuts down cleanly on SIGTERM or SIGINT.
@@ -66,6 +71,11 @@ struct NodeDaemon {
             ])
         do {
             try await group.run()
+        } catch let error as IOError where [EADDRINUSE, EADDRNOTAVAIL, EACCES].contains(error.errnoCode) {
+            // The control server's bind: NIO names the system call, not the address.
+            try? await peers.shutdown()
+            throw NodeError.cannotListen(
+                address: "\(settings.control)", reason: String(cString: strerror(error.errnoCode)))
         } catch {
             try? await peers.shutdown()
             throw error

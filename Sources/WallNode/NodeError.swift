@@ -10,6 +10,8 @@ enum NodeError: Error, CustomStringConvertible {
     case invalidOption(option: String, reason: String)
     /// Something the config names cannot be used (a token file, a certificate).
     case config(String)
+    /// The control API cannot listen on its address (in use, not this machine's, a privileged port).
+    case cannotListen(address: String, reason: String)
     case clockNotLocked(state: String, waited: MediaTime)
     case nothingLoaded
     case mediaFailed(PlayerError)
@@ -31,6 +33,8 @@ enum NodeError: Error, CustomStringConvertible {
             return "--\(option): \(reason)"
         case .config(let reason):
             return reason
+        case .cannotListen(let address, let reason):
+            return "cannot listen for control requests on \(address): \(reason)"
         case .clockNotLocked(let state, let waited):
             return "the clock is not locked to the master (state \(state) after waiting \(waited.seconds) s)"
         case .nothingLoaded:
@@ -65,7 +69,7 @@ enum NodeError: Error, CustomStringConvertible {
         case .unknownNode, .invalidOption, .config, .rejected: return 422
         case .clockNotLocked, .nothingLoaded: return 409
         case .mediaFailed, .noVideoTrack, .playerRefused, .prerollFailed: return 422
-        case .clockFailed, .timedOut: return 503
+        case .clockFailed, .timedOut, .cannotListen: return 503
         case .timeline(.notNewer): return 409
         case .timeline: return 422
         case .timelineNotStored: return 500

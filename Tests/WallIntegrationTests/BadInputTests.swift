@@ -83,6 +83,46 @@ final class BadInputTests: XCTestCase {
             result.errors.contains("node \"nobody\" is not in the config (its nodes are only)"), result.errors)
     }
 
+    func testWallnode_whenItsControlAddressIsTaken_namesTheAddress() throws {
+        // Another port than the other tests' nodes use: their connections' TIME_WAIT stays behind.
+        let taken = control + 1
+        let occupant = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(occupant) }
+        var yes: Int32 = 1
+        setsockopt(occupant, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(taken).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(occupant, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard bound == 0, listen(occupant, 1) == 0 else { return XCTFail("cannot occupy port \(taken): errno \(errno)") }
+        let text = try String(contentsOf: config, encoding: .utf8)
+            .replacingOccurrences(of: "127.0.0.1:\(control)", with: "127.0.0.1:\(taken)")
+        let takenConfig = folder.appendingPathComponent("taken.yaml")
+        try text.write(to: takenConfig, atomically: true, encoding: .utf8)
+        let node = try ChildProcess(
+            ChildProcess.product("wallnode"), ["run", "--config", takenConfig.path, "--id", "only", "--use-local-clock"])
+        let deadline = Date().addingTimeInterval(20)
+        var finished = node.finishIfExited()
+        while finished == nil, Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.1)
+            finished = node.finishIfExited()
+        }
+        guard let result = finished else {
+            node.signal(SIGKILL)
+            _ = node.finish()
+            return XCTFail("wallnode kept running on a control address it cannot have")
+        }
+        XCTAssertNotEqual(result.status, 0)
+        XCTAssertTrue(
+            result.errors.contains("cannot listen for control requests on 127.0.0.1:\(taken): Address already in use"),
+            result.errors)
+    }
+
     func testWallctl_whenConfigMissing_saysSo() throws {
         let result = try ChildProcess.run(
             ChildProcess.product("wallctl"), ["status", "--config", "/nonexistent/wall.yaml"])

@@ -64,6 +64,7 @@ final class GaplessAudioTests: XCTestCase {
         XCTAssertNil(AudioTail.missing(sentUntil: ms(2005), stop: ms(2021), rate: -1), "reverse play reads backwards")
         XCTAssertNil(AudioTail.missing(sentUntil: nil, stop: ms(2021), rate: 1), "nothing sent since a flush")
         XCTAssertNil(AudioTail.missing(sentUntil: ms(2005), stop: nil, rate: 1), "an open segment")
+        XCTAssertNil(AudioTail.missing(sentUntil: ms(1500), stop: ms(2021), rate: 1), "stopped early from downstream")
     }
 
     func testAudioPackets_readsTheTrackTimelineWithoutTheEditList() throws {

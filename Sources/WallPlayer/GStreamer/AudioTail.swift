@@ -21,11 +21,17 @@ import Synchronization
 enum AudioTail {
     /// Shortfalls under this are rounding, not missing packets.
     static let tolerance = MediaTime(value: 100, timescale: 1_000_000)
+    /// The most qtdemux leaves out: the packets within the priming the edit list skips (1024 or
+    /// 2048 samples, at most 46 ms at 44.1 kHz). A larger shortfall is not that bug (the stream was
+    /// stopped early from downstream, at a bounded item's end), and nothing is put back.
+    static let largest = MediaTime(value: 50, timescale: 1_000)
 
     /// The track-timeline range whose packets are missing when a forward segment ending at `stop`
     /// received audio up to `sentUntil`; nil when nothing is.
     static func missing(sentUntil: MediaTime?, stop: MediaTime?, rate: Double) -> Range<MediaTime>? {
-        guard rate > 0, let sentUntil, let stop, stop - sentUntil > tolerance else { return nil }
+        guard rate > 0, let sentUntil, let stop, stop - sentUntil > tolerance, stop - sentUntil <= largest else {
+            return nil
+        }
         // A packet stamped a nanosecond early by rounding still counts as the next one.
         return (sentUntil - MediaTime(value: 1, timescale: 1_000_000))..<stop
     }

@@ -53,7 +53,7 @@ let package = Package(
 
         // MARK: Libraries
 
-        .target(name: "LockstepTime"),
+        .target(name: "LockstepTime", dependencies: [.product(name: "Logging", package: "swift-log")]),
         .target(name: "LockstepNet", dependencies: ["CLockstepNetShims", "LockstepTime"]),
         .target(
             name: "SyncClock",
@@ -149,7 +149,9 @@ let package = Package(
             dependencies: ["SyncClock", "LockstepNet", "NetImpair", "TestSupport", "LockstepTime"]
         ),
         .testTarget(name: "NetImpairTests", dependencies: ["NetImpair", "LockstepNet", "LockstepTime"]),
-        .testTarget(name: "LockstepCLITests", dependencies: ["LockstepCLI", "LockstepTime"]),
+        .testTarget(
+            name: "LockstepCLITests",
+            dependencies: ["LockstepCLI", "LockstepTime", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "WallCtlTests", dependencies: ["wallctl", "TestSupport"]),
         .testTarget(
             name: "WallPlayerTests",

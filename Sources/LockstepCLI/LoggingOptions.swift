@@ -6,26 +6,33 @@ public import Logging
 public struct LoggingOptions: ParsableArguments, Sendable {
     /// How log records are written to standard error.
     public enum Format: String, ExpressibleByArgument, Sendable, CaseIterable {
-        /// One JSON object per line: for journald, Loki, jq.
+        /// One JSON object per line: for journald, Loki, jq. Numbers and booleans logged as such
+        /// (`.stringConvertible`) are JSON numbers and booleans.
         case json
+        /// logfmt (`key=value`, values with spaces, quotes or `=` quoted): for Loki, Grafana, lnav.
+        case logfmt
         /// A readable line per record.
         case text
     }
 
     @Option(
         name: .customLong("log-level"),
-        help: "Least severe log level written: trace, debug, info, notice, warning, error.")
-    public var level: Logger.Level = .info
+        help: "Least severe log level written: trace, debug, info, notice, warning, error (default: info for daemons, notice for commands).")
+    public var level: Logger.Level?
 
-    @Option(name: .customLong("log-format"), help: "Log record format: json or text.")
-    public var format: Format = .json
+    @Option(
+        name: .customLong("log-format"),
+        help: "Log record format: json, logfmt or text (default: json for daemons, text for commands).")
+    public var format: Format?
 
     public init() {}
 
-    /// Bootstraps swift-log once for the process (`LoggingSystem.bootstrap`).
-    public func bootstrap() {
-        let level = self.level
-        let format = self.format
+    /// Bootstraps swift-log once for the process (`LoggingSystem.bootstrap`), with the level and
+    /// format given on the command line or else these defaults: a daemon logs for journald at info, a
+    /// command run at a terminal says only what needs attention.
+    public func bootstrap(defaultLevel: Logger.Level = .info, defaultFormat: Format = .json) {
+        let level = self.level ?? defaultLevel
+        let format = self.format ?? defaultFormat
         LoggingSystem.bootstrap { label in
             var handler = StructuredLogHandler(label: label, format: format)
             handler.logLevel = level
@@ -59,19 +66,60 @@ public struct StructuredLogHandler: LogHandler {
         if let extra = event.metadata { all.merge(extra) { _, new in new } }
         let time = Date().formatted(
             .iso8601.year().month().day().timeZone(separator: .omitted).time(includingFractionalSeconds: true))
-        let line: String
+        let line = Self.line(
+            format: format, time: time, level: event.level, label: label, message: "\(event.message)", metadata: all)
+        FileHandle.standardError.write(Data((line + "\n").utf8))
+    }
+
+    /// One record as `format` writes it, metadata sorted by key.
+    static func line(
+        format: LoggingOptions.Format, time: String, level: Logger.Level, label: String, message: String,
+        metadata: Logger.Metadata
+    ) -> String {
+        let fields = metadata.sorted { $0.key < $1.key }
         switch format {
         case .json:
-            var fields: [(String, String)] = [
-                ("time", time), ("level", "\(event.level)"), ("label", label), ("message", "\(event.message)"),
-            ]
-            fields += all.sorted { $0.key < $1.key }.map { ($0.key, "\($0.value)") }
-            line = "{" + fields.map { "\(Self.quote($0.0)):\(Self.quote($0.1))" }.joined(separator: ",") + "}"
+            let head = [("time", time), ("level", "\(level)"), ("label", label), ("message", message)]
+                .map { "\(quote($0.0)):\(quote($0.1))" }
+            return "{" + (head + fields.map { "\(quote($0.key)):\(json($0.value))" }).joined(separator: ",") + "}"
+        case .logfmt:
+            let head = [("time", time), ("level", "\(level)"), ("label", label), ("msg", message)]
+            return (head + fields.map { ($0.key, "\($0.value)") }).map { "\($0.0)=\(logfmtValue($0.1))" }
+                .joined(separator: " ")
         case .text:
-            let details = all.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
-            line = "\(time) \(event.level) \(label): \(event.message)" + (details.isEmpty ? "" : " \(details)")
+            let details = fields.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+            return "\(time) \(level) \(label): \(message)" + (details.isEmpty ? "" : " \(details)")
         }
-        FileHandle.standardError.write(Data((line + "\n").utf8))
+    }
+
+    /// A metadata value as JSON: numbers and booleans logged as values stay numbers and booleans,
+    /// lists and dictionaries nest, everything else is a string.
+    static func json(_ value: Logger.Metadata.Value) -> String {
+        switch value {
+        case .string(let text):
+            return quote(text)
+        case .stringConvertible(let convertible):
+            switch convertible {
+            case let flag as Bool: return flag ? "true" : "false"
+            case let number as any BinaryInteger: return "\(number)"
+            case let number as Double where number.isFinite: return "\(number)"
+            case let number as Float where number.isFinite: return "\(number)"
+            default: return quote(convertible.description)
+            }
+        case .array(let values):
+            return "[" + values.map(json).joined(separator: ",") + "]"
+        case .dictionary(let values):
+            return "{" + values.sorted { $0.key < $1.key }.map { "\(quote($0.key)):\(json($0.value))" }
+                .joined(separator: ",") + "}"
+        }
+    }
+
+    /// A logfmt value: bare when it is one word, otherwise quoted with `"` and `\` escaped (the
+    /// rules go-logfmt and Loki's parser follow).
+    static func logfmtValue(_ text: String) -> String {
+        let needsQuotes =
+            text.isEmpty || text.unicodeScalars.contains { $0 == " " || $0 == "=" || $0 == "\"" || $0.value < 0x20 }
+        return needsQuotes ? quote(text) : text
     }
 
     /// A JSON string literal.

@@ -242,7 +242,7 @@ public final class SyncClockClient: Sendable {
             "clock client started",
             metadata: [
                 "clock.server": "\(server)", "clock.format": "\(configuration.format)", "clock.local": "\(clock)",
-                "clock.authenticated": "\(configuration.key != nil)",
+                "clock.authenticated": .value(configuration.key != nil),
             ])
         await stopSignal.wait()
         stop()
@@ -367,9 +367,9 @@ public final class SyncClockClient: Sendable {
             logger.info(
                 "clock accepted a new master timeline",
                 metadata: [
-                    "clock.server": "\(server)", "clock.timeline": "\(status.timeline)",
+                    "clock.server": "\(server)", "clock.timeline": .value(status.timeline),
                     "clock.master": "\(status.master?.description ?? "GStreamer server")",
-                    "clock.timeline_resets": "\(status.counters.timelineResets)",
+                    "clock.timeline_resets": .value(status.counters.timelineResets),
                     "clock.held_back":
                         "\(status.counters.rejectedInconsistent + status.counters.suspectTimelineChanges)",
                 ])
@@ -380,9 +380,9 @@ public final class SyncClockClient: Sendable {
                 "clock state changed",
                 metadata: [
                     "clock.server": "\(server)", "clock.state": "\(status.state)", "clock.previous": "\(previous.0)",
-                    "clock.offset_ns": "\(status.offset.nanoseconds ?? 0)",
-                    "clock.error_bound_ns": "\(status.errorBound.nanoseconds ?? -1)",
-                    "clock.timeline": "\(status.timeline)",
+                    "clock.offset_ns": .nanoseconds(status.offset),
+                    "clock.error_bound_ns": .nanoseconds(status.errorBound),
+                    "clock.timeline": .value(status.timeline),
                 ])
             previous.0 = status.state
         }

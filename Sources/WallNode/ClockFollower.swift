@@ -55,7 +55,7 @@ final class ClockFollower: Sendable {
                 player.masterClock = created
                 logger.info(
                     "following the master clock",
-                    metadata: ["clock.timeline": "\(status.timeline)", "clock.offset": "\(status.offset)"])
+                    metadata: ["clock.timeline": .value(status.timeline), "clock.offset_ns": .nanoseconds(status.offset)])
             }
         }
         if settings.serveClock {

@@ -111,8 +111,8 @@ extension NodeController {
         logger.info(
             "timeline adopted",
             metadata: [
-                "timeline.version": "\(timeline.version)", "timeline.segments": "\(timeline.segments.count)",
-                "timeline.epoch": "\(timeline.epoch)",
+                "timeline.version": .value(timeline.version), "timeline.segments": .value(timeline.segments.count),
+                "timeline.epoch": .value(timeline.epoch),
             ])
     }
 
@@ -140,7 +140,7 @@ extension NodeController {
         do {
             try adopt(timeline)
             logger.info(
-                "timeline taken from a peer", metadata: ["timeline.peer": "\(peer)", "timeline.version": "\(timeline.version)"])
+                "timeline taken from a peer", metadata: ["timeline.peer": "\(peer)", "timeline.version": .value(timeline.version)])
         } catch {
             logger.warning("a peer's timeline refused", metadata: ["timeline.peer": "\(peer)", "error": "\(error)"])
         }
@@ -235,7 +235,7 @@ extension NodeController {
             following.timeline = stored
             logger.info(
                 "stored timeline loaded",
-                metadata: ["timeline.file": "\(settings.timelineFile)", "timeline.version": "\(stored.version)"])
+                metadata: ["timeline.file": "\(settings.timelineFile)", "timeline.version": .value(stored.version)])
         } catch {
             following.problem = "the stored timeline cannot be used: \(error)"
             logger.error("stored timeline unusable", metadata: ["timeline.error": "\(error)"])
@@ -263,7 +263,7 @@ extension NodeController {
             let moved = timeline.reanchored(onto: epoch)
             logger.warning(
                 "the master's time started over: the timeline now holds from master time zero of its new timeline",
-                metadata: ["timeline.epoch": "\(epoch)", "timeline.version": "\(moved.version)"])
+                metadata: ["timeline.epoch": .value(epoch), "timeline.version": .value(moved.version)])
             do {
                 try adopt(moved)
             } catch {
@@ -332,7 +332,7 @@ extension NodeController {
                 if player.items().count >= 2 {
                     following.plan?.pausedPosition = timeline.position(at: segment.from)
                 }
-                logger.info("pause scheduled", metadata: ["timeline.at": "\(segment.from)"])
+                logger.info("pause scheduled", metadata: ["timeline.at_ns": .nanoseconds(segment.from)])
                 return
             } catch {
                 logger.warning("the player refused a scheduled pause; anchoring", metadata: ["error": "\(error)"])
@@ -372,7 +372,7 @@ extension NodeController {
         following.offFrames = 0
         following.lastFrame = nil
         following.judged = nil
-        logger.info("resume scheduled", metadata: ["timeline.at": "\(segment.from)"])
+        logger.info("resume scheduled", metadata: ["timeline.at_ns": .nanoseconds(segment.from)])
         return true
     }
 
@@ -438,7 +438,7 @@ extension NodeController {
             following.lead = MediaTime.minimum(following.lead + following.lead, Self.maximumLead)
             logger.warning(
                 "anchor ready too late; trying again further ahead",
-                metadata: ["timeline.late_by": "\(now + Self.minimumStartLead - presentAt)", "timeline.lead": "\(following.lead)"])
+                metadata: ["timeline.late_by_ns": .nanoseconds(now + Self.minimumStartLead - presentAt), "timeline.lead_ns": .nanoseconds(following.lead)])
             following.plan = nil
             return
         }
@@ -451,9 +451,9 @@ extension NodeController {
         logger.info(
             "anchored",
             metadata: [
-                "timeline.version": "\(version)", "timeline.entry": "\(position.entryIndex)",
-                "timeline.pass": "\(position.pass)", "timeline.item_time": "\(position.itemTime)",
-                "timeline.at": "\(at)", "timeline.in": "\(at - now)",
+                "timeline.version": .value(version), "timeline.entry": .value(position.entryIndex),
+                "timeline.pass": .value(position.pass), "timeline.item_time_ns": .nanoseconds(position.itemTime),
+                "timeline.at_ns": .nanoseconds(at), "timeline.in_ns": .nanoseconds(at - now),
             ])
         settle(
             FollowPlan(segmentFrom: segment.from, anchor: at, state: .playing, lastQueued: lastQueued),
@@ -572,7 +572,7 @@ extension NodeController {
         following.lastFrame = nil
         logger.warning(
             "off the timeline; rejoining where the wall is",
-            metadata: ["timeline.reason": "\(reason)", "timeline.rejoins": "\(following.rejoins)"])
+            metadata: ["timeline.reason": "\(reason)", "timeline.rejoins": .value(following.rejoins)])
         return true
     }
 

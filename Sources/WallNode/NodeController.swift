@@ -77,7 +77,7 @@ actor NodeController {
         guard let current = player.currentItem else { throw .nothingLoaded }
         try await waitUntilReady(current)
         loadedMedia = path
-        logger.info("media loaded", metadata: ["node.media": "\(path)", "media.duration": "\(current.duration)"])
+        logger.info("media loaded", metadata: ["node.media": "\(path)", "media.duration_ns": .nanoseconds(current.duration)])
     }
 
     /// Seeks exactly to `itemTime` and prerolls there, with the clock locked.
@@ -97,7 +97,7 @@ actor NodeController {
             throw .prerollFailed(item.error.map { "\($0)" } ?? "a newer command came first")
         }
         prerolledAt = itemTime
-        logger.info("prerolled", metadata: ["node.item_time": "\(itemTime)"])
+        logger.info("prerolled", metadata: ["node.item_time_ns": .nanoseconds(itemTime)])
     }
 
     /// Starts at `request.hostTime` on the master clock with `request.itemTime`.
@@ -124,8 +124,8 @@ actor NodeController {
         logger.info(
             "start scheduled",
             metadata: [
-                "start.host_time": "\(request.hostTime)", "start.item_time": "\(request.itemTime)",
-                "start.in": "\(presentAt - now)", "start.rate": "\(request.rate)",
+                "start.host_time_ns": .nanoseconds(request.hostTime), "start.item_time_ns": .nanoseconds(request.itemTime),
+                "start.in_ns": .nanoseconds(presentAt - now), "start.rate": .value(request.rate),
             ])
     }
 

@@ -175,7 +175,7 @@ extension Player {
         engine.prerollRetries += 1
         logger.warning(
             "the pipeline did not preroll; rebuilding it",
-            metadata: ["player.item": "\(item)", "player.retry": "\(engine.prerollRetries)"])
+            metadata: ["player.item": "\(item)", "player.retry": .value(engine.prerollRetries)])
         // Whoever waits for this preroll waits for the new pipeline's instead.
         let waiting = engine.prerollHandlers
         let queued = engine.queuedSeek
@@ -496,7 +496,7 @@ extension Player {
             return
         }
         guard item.canPlay(atRate: newRate) else {
-            logger.warning("rate not supported by the item", metadata: ["player.rate": "\(newRate)"])
+            logger.warning("rate not supported by the item", metadata: ["player.rate": .value(newRate)])
             rateStream.update(0)
             setTimeControl(.paused)
             return

@@ -19,7 +19,7 @@ extension Player {
         completionHandler: (@Sendable (Bool) -> Void)? = nil
     ) {
         guard time.isNumeric, toleranceBefore >= .zero, toleranceAfter >= .zero else {
-            logger.warning("seek with an unusable time ignored", metadata: ["seek.time": "\(time)"])
+            logger.warning("seek with an unusable time ignored", metadata: ["seek.time_ns": .nanoseconds(time)])
             if let completionHandler { deliver(on: nil) { completionHandler(false) } }
             return
         }
@@ -99,7 +99,7 @@ extension Player {
         if !pipeline.playbin.seek(
             to: destination, rate: engine.segmentRate, flags: GST_SEEK_FLAG_ACCURATE, stop: stop)
         {
-            logger.warning("seek refused by the pipeline", metadata: ["seek.time": "\(request.target)"])
+            logger.warning("seek refused by the pipeline", metadata: ["seek.time_ns": .nanoseconds(request.target)])
             engine.pendingSeek = nil
             if let completion = request.completion { deliver(on: request.queue) { completion(false) } }
         }

@@ -110,7 +110,7 @@ extension Player {
         let now = clock.now()
         let hostTime = start.hostTime.isNumeric ? start.hostTime : now + Self.unscheduledStartDelay
         guard let base = (hostTime - latency).clockTime else {
-            logger.error("scheduled start before the clock's zero", metadata: ["start.host_time": "\(hostTime)"])
+            logger.error("scheduled start before the clock's zero", metadata: ["start.host_time_ns": .nanoseconds(hostTime)])
             cancelScheduledStart()
             rateStream.update(0)
             setTimeControl(.paused)
@@ -121,12 +121,12 @@ extension Player {
         engine.runningTimeZero = nil
         setTimebase(Timebase(hostTime: hostTime, itemTime: start.itemTime, rate: Double(start.rate)))
         if hostTime < now {
-            logger.warning("scheduled start is late", metadata: ["start.late_by": "\(now - hostTime)"])
+            logger.warning("scheduled start is late", metadata: ["start.late_by_ns": .nanoseconds(now - hostTime)])
         }
         logger.debug(
             "start armed",
             metadata: [
-                "start.host_time": "\(hostTime)", "start.item_time": "\(start.itemTime)", "start.rate": "\(start.rate)",
+                "start.host_time_ns": .nanoseconds(hostTime), "start.item_time_ns": .nanoseconds(start.itemTime), "start.rate": .value(start.rate),
             ])
         let playAt = hostTime - Self.scheduledStartLead
         if playAt <= now {

@@ -102,6 +102,9 @@ struct ImpairCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Seed of the random decisions, to repeat a run exactly.", valueName: "n"))
     var seed: UInt64 = 1
 
+    @OptionGroup(title: "Logging")
+    var logging: LoggingOptions
+
     var impairment: Impairment {
         Impairment(
             delay: Self.milliseconds(delay), replyDelay: replyDelay.map(Self.milliseconds),
@@ -119,7 +122,7 @@ struct ImpairCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
+        logging.bootstrap(defaultLevel: .info, defaultFormat: .text)
         let proxy = ImpairmentProxy(listen: listen, forward: forward, impairment: impairment, seed: seed)
         let bound = try proxy.start()
         Output.line("wallctl: relaying \(bound) → \(forward) with \(impairment)")

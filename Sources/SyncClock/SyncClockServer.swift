@@ -72,6 +72,8 @@ public final class SyncClockServer: Sendable {
         var started = false
         var stopping = false
         var listeners: [Listener] = []
+        /// Receive loops that ended on an error: their address is no longer answered.
+        var failedListeners = 0
     }
 
     /// The rate limiter, and what it dropped since the server last logged about it.
@@ -116,6 +118,12 @@ public final class SyncClockServer: Sendable {
     /// What the server has received and answered so far.
     public var statistics: ServerStatistics { counters.withLock { $0 } }
 
+    /// Whether every address the server bound is still answered: false before start, after stop,
+    /// and once a receive loop has ended on an error (a supervisor's watchdog asks this).
+    public var isServing: Bool {
+        state.withLock { $0.started && !$0.stopping && !$0.listeners.isEmpty && $0.failedListeners == 0 }
+    }
+
     /// The addresses the server listens on, with the ports actually bound.
     public var boundAddresses: [SocketAddress] { state.withLock { $0.listeners.map(\.address) } }
 
@@ -157,8 +165,8 @@ public final class SyncClockServer: Sendable {
                 "clock.addresses": "\(listeners.map(\.address.description).joined(separator: " "))",
                 "clock.timescale": "\(configuration.timescale)", "clock.master": "\(masterIdentity)",
                 "clock.rate_limit": "\(configuration.rateLimit?.description ?? "none")",
-                "clock.authenticated": "\(configuration.key != nil)",
-                "clock.gstreamer": "\(configuration.answersGStreamer)",
+                "clock.authenticated": .value(configuration.key != nil),
+                "clock.gstreamer": .value(configuration.answersGStreamer),
             ])
         return listeners.map(\.address)
     }
@@ -254,6 +262,7 @@ public final class SyncClockServer: Sendable {
                 }
             } catch {
                 logger.error("clock server receive failed", metadata: ["clock.error": "\(error)"])
+                state.withLock { $0.failedListeners += 1 }
                 return
             }
         }
@@ -306,7 +315,7 @@ extension SyncClockServer {
             logger.info(
                 "clock server dropping replies over its rate limit",
                 metadata: [
-                    "clock.dropped": "\(report)", "clock.source": "\(source.host)",
+                    "clock.dropped": .value(report), "clock.source": "\(source.host)",
                     "clock.rate_limit": "\(configuration.rateLimit?.description ?? "none")",
                 ])
         }

@@ -24,7 +24,8 @@ enum ControlServer {
     ///   open connections a new one gets a 503, and past its `accepted` the node stops accepting
     ///   (the rest wait in the kernel's backlog) instead of spinning on EMFILE.
     static func application(
-        controller: NodeController, frames: FrameLog, metrics: NodeMetrics, fileLimit: UInt64, logger: Logger
+        controller: NodeController, frames: FrameLog, metrics: NodeMetrics, fileLimit: UInt64, logger: Logger,
+        onServerRunning: @escaping @Sendable () async -> Void = {}
     ) throws(NodeError) -> some ApplicationProtocol {
         let settings = controller.settings
         let router = Router()
@@ -127,6 +128,7 @@ enum ControlServer {
             configuration: ApplicationConfiguration(
                 address: .hostname(address.host, port: Int(address.port)), serverName: "wallnode",
                 availableConnectionsDelegate: MaximumAvailableConnections(connections.accepted, logger: logger)),
+            onServerRunning: { _ in await onServerRunning() },
             logger: logger)
     }
 

@@ -35,9 +35,18 @@ struct NodeDaemon {
         let frames = FrameLog(displayLatency: settings.displayLatency)
         let controller = NodeController(
             settings: settings, player: player, clock: clock, frames: frames, logger: logger)
+        // Under systemd (Type=notify) the node is started once its control API answers, and restarted
+        // when its controller stops answering for a watchdog interval.
+        let notifier = ServiceNotifier.fromEnvironment()
+        let readiness = "node \(settings.id) of \(settings.wallName), control on \(settings.control)"
+        let (serving, servingStarted) = AsyncStream.makeStream(of: Void.self)
         let application = try ControlServer.application(
             controller: controller, frames: frames, metrics: NodeMetrics(node: settings.id), fileLimit: fileLimit,
-            logger: Logger(label: "lockstep.control"))
+            logger: Logger(label: "lockstep.control"),
+            onServerRunning: {
+                notifier.ready(status: readiness)
+                servingStarted.finish()
+            })
         // The other nodes, where this one finds the wall's timeline when it has none (or an older one).
         let peers: ControlConnection
         do {
@@ -53,6 +62,14 @@ struct NodeDaemon {
                 .init(service: TaskService("frames") { await frames.record(from: player) }),
                 .init(service: TaskService("timeline") { await controller.followTimeline() }),
                 .init(service: TaskService("peers") { await controller.askPeers(peers.clients) }),
+                .init(
+                    service: TaskService("watchdog") {
+                        for await _ in serving {}
+                        await notifier.keepWatchdogFed {
+                            _ = await controller.status()
+                            return true
+                        }
+                    }, successTerminationBehavior: .ignore),
                 .init(service: application),
             ],
             gracefulShutdownSignals: [.sigterm, .sigint],
@@ -65,7 +82,7 @@ struct NodeDaemon {
                 "node.id": "\(settings.id)", "node.wall": "\(settings.wallName)",
                 "node.control": "\(settings.control)", "clock.server": "\(settings.clock)",
                 "node.media": "\(settings.media)", "video.sink": "\(settings.video.sinkDescription)",
-                "node.file_limit": "\(fileLimit)", "control.token": "\(settings.controlToken == nil ? "none" : "required")",
+                "node.file_limit": .value(fileLimit), "control.token": "\(settings.controlToken == nil ? "none" : "required")",
                 "control.tls": "\(settings.controlTLS == nil ? "off" : "on")",
                 "node.state_file": "\(settings.timelineFile)",
             ])
@@ -80,6 +97,7 @@ struct NodeDaemon {
             try? await peers.shutdown()
             throw error
         }
+        notifier.stopping()
         try? await peers.shutdown()
         await controller.stop()
         logger.info("node stopped")

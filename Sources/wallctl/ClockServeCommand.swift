@@ -59,6 +59,9 @@ struct ClockServeCommand: AsyncParsableCommand {
         help: "Do not answer GStreamer's 16-byte format (unauthenticated even with --key-file).")
     var noGStreamer = false
 
+    @OptionGroup(title: "Logging")
+    var logging: LoggingOptions
+
     @OptionGroup(title: "Test options")
     var simulatedClock: SimulatedClockOptions
 
@@ -74,7 +77,7 @@ struct ClockServeCommand: AsyncParsableCommand {
     func run() async throws {
         let clock = try simulatedClock.apply()
         let key = try keyFile.map { path throws(SyncClockError) in try ClockKey(contentsOfFile: path) }
-        LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
+        logging.bootstrap(defaultLevel: .info, defaultFormat: .text)
         var configuration = SyncClockServer.Configuration(
             timescale: realtime ? .realtime : .localClock,
             rateLimit: rateLimit > 0 ? ReplyRateLimit(repliesPerSecond: rateLimit, burst: rateBurst) : nil, key: key,
@@ -91,7 +94,14 @@ struct ClockServeCommand: AsyncParsableCommand {
         Output.line(
             "wallctl: \(key == nil ? "no key" : "Lockstep requests authenticated with a \(key!)"); "
                 + "GStreamer format \(gstreamer); rate limit \(configuration.rateLimit?.description ?? "none")")
+        // Under systemd (Type=notify) the unit is up once the sockets are bound, and restarted when a
+        // receive loop has died.
+        let notifier = ServiceNotifier.fromEnvironment()
+        notifier.ready(status: "serving \(served) on \(addresses.map(\.description).joined(separator: ", "))")
+        let watchdog = Task { await notifier.keepWatchdogFed { server.isServing } }
         _ = await Termination.wait(seconds: nil)
+        notifier.stopping()
+        watchdog.cancel()
         server.stop()
         Output.line("wallctl: stopped; \(server.statistics)")
     }

@@ -15,9 +15,13 @@ public final class ChildProcess {
 
     /// Starts `executable` with `arguments`; its standard input is a pipe that closes when this object
     /// goes, and the child is terminated then if it still runs, so it cannot outlive the test.
-    public init(_ executable: String, _ arguments: [String]) throws {
+    /// `environment` is added to this process's environment.
+    public init(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws {
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         process.standardOutput = output
         process.standardInput = input
         process.standardError = errors

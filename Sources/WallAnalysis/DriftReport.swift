@@ -8,10 +8,10 @@ import LockstepTime
 /// milliseconds.
 public struct DriftReport: Sendable, Hashable, Codable {
     /// The running time of the first and last frame every node presented; nil before any.
-    public var firstRunningTime: MediaTime?
-    public var lastRunningTime: MediaTime?
+    @OptionalNanosecondsCoded public var firstRunningTime: MediaTime?
+    @OptionalNanosecondsCoded public var lastRunningTime: MediaTime?
     /// The running time between the first and the last aligned frame.
-    public var duration: MediaTime
+    @NanosecondsCoded public var duration: MediaTime
     /// Frames every node presented.
     public var framesAligned: Int
     /// Frames that some node did not present (or did not deliver) within the settle window.
@@ -24,6 +24,11 @@ public struct DriftReport: Sendable, Hashable, Codable {
     public var spread: TimeStatistics
     public var verdict: DriftVerdict
     public var series: SkewSeries
+
+    enum CodingKeys: String, CodingKey {
+        case framesAligned, framesIncomplete, nodes, pairs, spread, verdict, series
+        case firstRunningTime = "firstRunningTimeNs", lastRunningTime = "lastRunningTimeNs", duration = "durationNs"
+    }
 
     public init(
         firstRunningTime: MediaTime?, lastRunningTime: MediaTime?, duration: MediaTime, framesAligned: Int,
@@ -51,7 +56,7 @@ public struct NodeDrift: Sendable, Hashable, Codable {
     /// |skew| over the aligned frames: how far the node is from the wall, either way.
     public var skew: TimeStatistics
     /// The mean signed skew: positive when the node presents after the wall, on average.
-    public var meanSignedSkew: MediaTime
+    @NanosecondsCoded public var meanSignedSkew: MediaTime
     /// `presentedAt - dueAt` over every frame it presented (signed: negative is early).
     public var lateness: TimeStatistics
     /// The node's clock error bound, when it reported one.
@@ -68,6 +73,11 @@ public struct NodeDrift: Sendable, Hashable, Codable {
     public var ignoredRecords: Int
     /// Records without a numeric running time or presentation time.
     public var unusableRecords: Int
+
+    enum CodingKeys: String, CodingKey {
+        case node, framesPresented, skew, lateness, clockErrorBound, lateFrames, droppedFrames, missingFrames, undeliveredRecords, ignoredRecords, unusableRecords
+        case meanSignedSkew = "meanSignedSkewNs"
+    }
 
     public init(
         node: String, framesPresented: Int, skew: TimeStatistics, meanSignedSkew: MediaTime,
@@ -96,7 +106,12 @@ public struct PairDrift: Sendable, Hashable, Codable {
     /// |first - second| over the aligned frames.
     public var skew: TimeStatistics
     /// The mean of `first - second`: positive when the first node presents after the second.
-    public var meanSignedSkew: MediaTime
+    @NanosecondsCoded public var meanSignedSkew: MediaTime
+
+    enum CodingKeys: String, CodingKey {
+        case pair, skew
+        case meanSignedSkew = "meanSignedSkewNs"
+    }
 
     public init(pair: NodePair, skew: TimeStatistics, meanSignedSkew: MediaTime) {
         self.pair = pair
@@ -108,9 +123,13 @@ public struct PairDrift: Sendable, Hashable, Codable {
 /// How far a node's clock may be from the master's, as the node itself estimated it.
 public struct ClockErrorBoundSummary: Sendable, Hashable, Codable {
     /// The worst bound seen during the analysis.
-    public var maximum: MediaTime
+    @NanosecondsCoded public var maximum: MediaTime
     /// The latest bound seen.
-    public var last: MediaTime
+    @NanosecondsCoded public var last: MediaTime
+
+    enum CodingKeys: String, CodingKey {
+        case maximum = "maximumNs", last = "lastNs"
+    }
 
     public init(maximum: MediaTime, last: MediaTime) {
         self.maximum = maximum

@@ -23,18 +23,23 @@ public struct DriftVerdict: Sendable, Hashable, Codable {
     public var outcome: Outcome
     /// True only for PASS.
     public var passed: Bool
-    public var threshold: MediaTime
+    @NanosecondsCoded public var threshold: MediaTime
     /// The pair the verdict is about: the worst with its uncertainty added (PASS, UNCERTAIN), or
     /// the one furthest over the threshold (FAIL); nil when no frame was aligned.
     public var worstPair: NodePair?
-    public var worstPairP99: MediaTime?
+    @OptionalNanosecondsCoded public var worstPairP99: MediaTime?
     /// How far apart that pair's clocks may be: the sum of their largest error bounds; nil when
     /// a node of the pair reported none.
-    public var worstPairClockUncertainty: MediaTime?
+    @OptionalNanosecondsCoded public var worstPairClockUncertainty: MediaTime?
     /// Of the worst pair, the node further from the wall (larger p99 |skew|): the one to look at.
     public var worstNode: String?
     /// The verdict as a sentence, starting with PASS, FAIL or UNCERTAIN.
     public var sentence: String
+
+    enum CodingKeys: String, CodingKey {
+        case outcome, passed, worstPair, worstNode, sentence
+        case threshold = "thresholdNs", worstPairP99 = "worstPairP99Ns", worstPairClockUncertainty = "worstPairClockUncertaintyNs"
+    }
 
     public init(
         outcome: Outcome, threshold: MediaTime, worstPair: NodePair?, worstPairP99: MediaTime?,

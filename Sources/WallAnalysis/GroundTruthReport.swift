@@ -73,14 +73,19 @@ public struct GroundTruthVerdict: Sendable, Hashable, Codable {
     public var skewWithinThreshold: Bool
     /// The p99 disagreement is within `agreementThreshold`.
     public var agreementWithinThreshold: Bool
-    public var skewThreshold: MediaTime
-    public var agreementThreshold: MediaTime
+    @NanosecondsCoded public var skewThreshold: MediaTime
+    @NanosecondsCoded public var agreementThreshold: MediaTime
     /// The pair with the largest ground-truth p99 skew; nil when no frame was matched.
     public var worstPair: NodePair?
-    public var worstPairP99: MediaTime?
-    public var disagreementP99: MediaTime?
+    @OptionalNanosecondsCoded public var worstPairP99: MediaTime?
+    @OptionalNanosecondsCoded public var disagreementP99: MediaTime?
     /// The verdict as a sentence, starting with CONFIRMED or NOT CONFIRMED.
     public var sentence: String
+
+    enum CodingKeys: String, CodingKey {
+        case confirmed, skewWithinThreshold, agreementWithinThreshold, worstPair, sentence
+        case skewThreshold = "skewThresholdNs", agreementThreshold = "agreementThresholdNs", worstPairP99 = "worstPairP99Ns", disagreementP99 = "disagreementP99Ns"
+    }
 
     public init(
         confirmed: Bool, skewWithinThreshold: Bool, agreementWithinThreshold: Bool, skewThreshold: MediaTime,

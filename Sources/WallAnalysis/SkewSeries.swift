@@ -7,9 +7,14 @@ import LockstepTime
 /// minute-long one and its size stays flat.
 public struct SkewSeries: Sendable, Hashable, Codable {
     /// How much running time each point covers.
-    public var bucketDuration: MediaTime
+    @NanosecondsCoded public var bucketDuration: MediaTime
     /// One series per node, in the wall's order.
     public var nodes: [NodeSkewSeries]
+
+    enum CodingKeys: String, CodingKey {
+        case nodes
+        case bucketDuration = "bucketDurationNs"
+    }
 
     public init(bucketDuration: MediaTime, nodes: [NodeSkewSeries]) {
         self.bucketDuration = bucketDuration
@@ -32,15 +37,20 @@ public struct NodeSkewSeries: Sendable, Hashable, Codable {
 /// A node's skew (its `presentedAt` minus the wall's median) over one bucket of running time.
 public struct SkewPoint: Sendable, Hashable, Codable {
     /// The running time at which the bucket starts.
-    public var time: MediaTime
+    @NanosecondsCoded public var time: MediaTime
     /// How many aligned frames the bucket holds.
     public var frames: Int
     /// The mean signed skew: positive when the node presents after the wall.
-    public var meanSkew: MediaTime
-    public var minimumSkew: MediaTime
-    public var maximumSkew: MediaTime
+    @NanosecondsCoded public var meanSkew: MediaTime
+    @NanosecondsCoded public var minimumSkew: MediaTime
+    @NanosecondsCoded public var maximumSkew: MediaTime
     /// The largest |skew|: the worst moment that the mean smooths away.
-    public var maximumMagnitude: MediaTime
+    @NanosecondsCoded public var maximumMagnitude: MediaTime
+
+    enum CodingKeys: String, CodingKey {
+        case frames
+        case time = "timeNs", meanSkew = "meanSkewNs", minimumSkew = "minimumSkewNs", maximumSkew = "maximumSkewNs", maximumMagnitude = "maximumMagnitudeNs"
+    }
 
     public init(
         time: MediaTime, frames: Int, meanSkew: MediaTime, minimumSkew: MediaTime, maximumSkew: MediaTime,

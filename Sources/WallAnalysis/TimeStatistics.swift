@@ -8,12 +8,17 @@ import LockstepTime
 /// at most 0.1 % above the true one, and exact when the values are all alike.
 public struct TimeStatistics: Sendable, Hashable, Codable {
     public var count: Int
-    public var mean: MediaTime
-    public var minimum: MediaTime
-    public var p50: MediaTime
-    public var p95: MediaTime
-    public var p99: MediaTime
-    public var maximum: MediaTime
+    @NanosecondsCoded public var mean: MediaTime
+    @NanosecondsCoded public var minimum: MediaTime
+    @NanosecondsCoded public var p50: MediaTime
+    @NanosecondsCoded public var p95: MediaTime
+    @NanosecondsCoded public var p99: MediaTime
+    @NanosecondsCoded public var maximum: MediaTime
+
+    enum CodingKeys: String, CodingKey {
+        case count
+        case mean = "meanNs", minimum = "minimumNs", p50 = "p50Ns", p95 = "p95Ns", p99 = "p99Ns", maximum = "maximumNs"
+    }
 
     public init(
         count: Int, mean: MediaTime, minimum: MediaTime, p50: MediaTime, p95: MediaTime, p99: MediaTime,

@@ -36,7 +36,7 @@ extension WallNode {
             throws
         {
             let report = ProbeReport(
-                file: file, format: format, duration: duration.isNumeric ? duration.seconds : nil,
+                file: file, format: format, durationNs: duration.nanoseconds,
                 tracks: tracks.map(ProbeReport.Track.init),
                 metadata: Dictionary(metadata.map { ($0.key, $0.value) }, uniquingKeysWith: { first, _ in first }))
             let encoder = JSONEncoder()
@@ -59,7 +59,8 @@ extension WallNode {
     }
 }
 
-/// The JSON of `wallnode probe --json`.
+/// The JSON of `wallnode probe --json`; times in integer nanoseconds, as everywhere
+/// (`NanosecondsCoded`).
 struct ProbeReport: Encodable {
     struct Track: Encodable {
         let id: Int32
@@ -70,8 +71,8 @@ struct ProbeReport: Encodable {
         let frameRate: Double?
         let sampleRate: Int?
         let channels: Int?
-        let start: Double?
-        let duration: Double?
+        let startNs: Int64?
+        let durationNs: Int64?
         let language: String?
 
         init(_ track: AssetTrack) {
@@ -83,15 +84,15 @@ struct ProbeReport: Encodable {
             frameRate = track.nominalFrameRate > 0 ? Double(track.nominalFrameRate) : nil
             sampleRate = track.sampleRate > 0 ? track.sampleRate : nil
             channels = track.channelCount > 0 ? track.channelCount : nil
-            start = track.timeRange.start.isNumeric ? track.timeRange.start.seconds : nil
-            duration = track.timeRange.duration.isNumeric ? track.timeRange.duration.seconds : nil
+            startNs = track.timeRange.start.nanoseconds
+            durationNs = track.timeRange.duration.nanoseconds
             language = track.languageCode
         }
     }
 
     let file: String
     let format: String
-    let duration: Double?
+    let durationNs: Int64?
     let tracks: [Track]
     let metadata: [String: String]
 }

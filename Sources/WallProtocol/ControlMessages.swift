@@ -39,16 +39,21 @@ public struct TimelineReport: Sendable, Hashable, Codable {
     public var entry: Int
     public var pass: Int
     /// The item time the timeline calls for now.
-    public var itemTime: MediaTime
+    @NanosecondsCoded public var itemTime: MediaTime
     /// Whether the last frames this node presented were where the timeline says (nil until a
     /// frame was judged).
     public var inStep: Bool?
     /// How far behind the timeline the node's last frame was (negative: ahead).
-    public var offset: MediaTime?
+    @OptionalNanosecondsCoded public var offset: MediaTime?
     /// Times the node found itself off the timeline and started again where the wall is.
     public var rejoins: Int
     /// Why the node does not follow the timeline right now, if it does not.
     public var problem: String?
+
+    enum CodingKeys: String, CodingKey {
+        case version, state, entry, pass, inStep, rejoins, problem
+        case itemTime = "itemTimeNs", offset = "offsetNs"
+    }
 
     public init(
         version: UInt64, state: String, entry: Int, pass: Int, itemTime: MediaTime, inStep: Bool?, offset: MediaTime?,
@@ -73,7 +78,8 @@ public struct MediaDurationsRequest: Sendable, Hashable, Codable {
     public init(media: [String]) { self.media = media }
 }
 
-/// The lengths of this node's files for each requested media, in order.
+/// The lengths of this node's files for each requested media, in order: exact `MediaTime`s, as the
+/// timeline keeps them (see `NanosecondsCoded`).
 public struct MediaDurationsReply: Sendable, Hashable, Codable {
     public var node: String
     public var durations: [MediaTime]
@@ -88,11 +94,16 @@ public struct MediaDurationsReply: Sendable, Hashable, Codable {
 public struct NodeStatus: Sendable, Hashable, Codable {
     public var id: String
     /// The node's estimate of the master clock's time when it answered.
-    public var masterTime: MediaTime?
+    @OptionalNanosecondsCoded public var masterTime: MediaTime?
     public var clock: ClockReport
     public var player: PlayerReport
     /// The timeline the node follows, if any.
     public var timeline: TimelineReport?
+
+    enum CodingKeys: String, CodingKey {
+        case id, clock, player, timeline
+        case masterTime = "masterTimeNs"
+    }
 
     public init(
         id: String, masterTime: MediaTime?, clock: ClockReport, player: PlayerReport, timeline: TimelineReport? = nil
@@ -111,15 +122,20 @@ public struct ClockReport: Sendable, Hashable, Codable {
     public var state: String
     public var server: String
     /// The master time minus the local time.
-    public var offset: MediaTime?
+    @OptionalNanosecondsCoded public var offset: MediaTime?
     /// How far the node's master time may be from the true one.
-    public var errorBound: MediaTime?
-    public var roundTrip: MediaTime?
+    @OptionalNanosecondsCoded public var errorBound: MediaTime?
+    @OptionalNanosecondsCoded public var roundTrip: MediaTime?
     public var ratePPM: Double?
     /// Whether the node serves the master clock itself.
     public var serving: Bool
     /// The master's timeline (epoch) the node follows, when the master names it.
     public var epoch: UInt64?
+
+    enum CodingKeys: String, CodingKey {
+        case state, server, ratePPM, serving, epoch
+        case offset = "offsetNs", errorBound = "errorBoundNs", roundTrip = "roundTripNs"
+    }
 
     public init(
         state: String, server: String, offset: MediaTime? = nil, errorBound: MediaTime? = nil,
@@ -150,7 +166,7 @@ public struct PlayerReport: Sendable, Hashable, Codable {
     public var timeControlStatus: String
     public var waitingReason: String?
     public var rate: Float
-    public var position: MediaTime
+    @NanosecondsCoded public var position: MediaTime
     /// Whether the first frame sits in the sink, ready for an exact start.
     public var prerolled: Bool
     public var framesPresented: UInt64
@@ -159,6 +175,12 @@ public struct PlayerReport: Sendable, Hashable, Codable {
     /// How the render thread is scheduled ("SCHED_FIFO 50", "normal (...)").
     public var renderThread: String
     public var error: String?
+
+    enum CodingKeys: String, CodingKey {
+        case status, media, itemStatus, timeControlStatus, waitingReason, rate, prerolled, framesPresented, framesLate
+        case framesDropped, renderThread, error
+        case position = "positionNs"
+    }
 
     public init(
         status: String, media: String?, itemStatus: String?, timeControlStatus: String, waitingReason: String?,
@@ -190,15 +212,21 @@ public struct LoadRequest: Sendable, Hashable, Codable {
 
 /// `POST /preroll` and `POST /seek`: go to an item time exactly and preroll there.
 public struct PositionRequest: Sendable, Hashable, Codable {
-    public var itemTime: MediaTime
+    @NanosecondsCoded public var itemTime: MediaTime
+    enum CodingKeys: String, CodingKey { case itemTime = "itemTimeNs" }
     public init(itemTime: MediaTime) { self.itemTime = itemTime }
 }
 
 /// `POST /start`: at `hostTime` on the master clock, present `itemTime` and play at `rate`.
 public struct StartRequest: Sendable, Hashable, Codable {
     public var rate: Float
-    public var itemTime: MediaTime
-    public var hostTime: MediaTime
+    @NanosecondsCoded public var itemTime: MediaTime
+    @NanosecondsCoded public var hostTime: MediaTime
+
+    enum CodingKeys: String, CodingKey {
+        case rate
+        case itemTime = "itemTimeNs", hostTime = "hostTimeNs"
+    }
 
     public init(rate: Float, itemTime: MediaTime, hostTime: MediaTime) {
         self.rate = rate
@@ -209,7 +237,8 @@ public struct StartRequest: Sendable, Hashable, Codable {
 
 /// `POST /pause`: pause at `hostTime` on the master clock, or at once.
 public struct PauseRequest: Sendable, Hashable, Codable {
-    public var hostTime: MediaTime?
+    @OptionalNanosecondsCoded public var hostTime: MediaTime?
+    enum CodingKeys: String, CodingKey { case hostTime = "hostTimeNs" }
     public init(hostTime: MediaTime? = nil) { self.hostTime = hostTime }
 }
 
@@ -231,18 +260,24 @@ public struct FrameRecord: Sendable, Hashable, Codable {
     /// Numbers every record of a node, from 1, without gaps.
     public var sequence: UInt64
     /// The frame's timestamp in its item.
-    public var presentationTimestamp: MediaTime
+    @NanosecondsCoded public var presentationTimestamp: MediaTime
     /// The frame's running time in the node's pipeline: the same on every node started together,
     /// but a node that rejoins a timeline starts its own anew.
-    public var runningTime: MediaTime
+    @NanosecondsCoded public var runningTime: MediaTime
     /// The master-clock time at which the sink presented it (after its clock wait).
-    public var presentedAt: MediaTime
+    @NanosecondsCoded public var presentedAt: MediaTime
     /// The master-clock time at which it was due.
-    public var dueAt: MediaTime
+    @NanosecondsCoded public var dueAt: MediaTime
     /// The master-clock time the frame stands for on the wall: when its light is due to leave the
     /// screen (`dueAt` plus the node's display latency). The same frame has the same wall time on
     /// every node, however each started; nil from nodes that do not say.
-    public var wallTime: MediaTime?
+    @OptionalNanosecondsCoded public var wallTime: MediaTime?
+
+    enum CodingKeys: String, CodingKey {
+        case sequence
+        case presentationTimestamp = "presentationTimestampNs", runningTime = "runningTimeNs"
+        case presentedAt = "presentedAtNs", dueAt = "dueAtNs", wallTime = "wallTimeNs"
+    }
 
     public init(
         sequence: UInt64, presentationTimestamp: MediaTime, runningTime: MediaTime, presentedAt: MediaTime,
@@ -265,7 +300,12 @@ public struct FramesReply: Sendable, Hashable, Codable {
     /// Records after the one asked for that the node no longer holds (the reader fell behind).
     public var missed: UInt64
     /// The node's clock error bound when it answered.
-    public var clockErrorBound: MediaTime?
+    @OptionalNanosecondsCoded public var clockErrorBound: MediaTime?
+
+    enum CodingKeys: String, CodingKey {
+        case node, records, missed
+        case clockErrorBound = "clockErrorBoundNs"
+    }
 
     public init(node: String, records: [FrameRecord], missed: UInt64, clockErrorBound: MediaTime?) {
         self.node = node

@@ -46,7 +46,7 @@ public enum RequestChecks {
     }
 
     /// An item time: numeric, not negative, and before the item's end when its duration is known.
-    public static func itemTime(_ time: MediaTime, field: String = "itemTime", duration: MediaTime?)
+    public static func itemTime(_ time: MediaTime, field: String = "itemTimeNs", duration: MediaTime?)
         throws(RequestRejection)
     {
         try numeric(time, field: field)
@@ -63,7 +63,7 @@ public enum RequestChecks {
     /// A master-clock host time for something scheduled: numeric, at least `minimumLead` after
     /// `now`, and no further ahead than `horizon`.
     public static func hostTime(
-        _ time: MediaTime, field: String = "hostTime", now: MediaTime, minimumLead: MediaTime, horizon: MediaTime
+        _ time: MediaTime, field: String = "hostTimeNs", now: MediaTime, minimumLead: MediaTime, horizon: MediaTime
     ) throws(RequestRejection) {
         try numeric(time, field: field)
         guard time >= now + minimumLead else {
@@ -114,7 +114,7 @@ public enum RequestChecks {
 
     private static func numeric(_ time: MediaTime, field: String) throws(RequestRejection) {
         guard time.isNumeric else {
-            throw RequestRejection(field: field, reason: "must be a number of seconds, got \(time)")
+            throw RequestRejection(field: field, reason: "must be a whole number of nanoseconds, got \(time)")
         }
     }
 }

@@ -14,7 +14,7 @@ struct ClockProbeCommand: AsyncParsableCommand {
         discussion: """
             Prints one line per estimate and a summary at the end, or with --json one JSON object per \
             line: localNs (this process's clock), masterNs (the estimated master time at localNs), \
-            errorBoundNs, rttNs, rateppm, state and more. Exits non-zero if the clock never locked.
+            errorBoundNs, roundTripNs, ratePPM, state and more. Exits non-zero if the clock never locked.
             """
     )
 
@@ -49,6 +49,9 @@ struct ClockProbeCommand: AsyncParsableCommand {
             valueName: "ms"))
     var sampleInterval: Double?
 
+    @OptionGroup(title: "Logging")
+    var logging: LoggingOptions
+
     @OptionGroup(title: "Test options")
     var simulatedClock: SimulatedClockOptions
 
@@ -68,11 +71,7 @@ struct ClockProbeCommand: AsyncParsableCommand {
     func run() async throws {
         let clock = try simulatedClock.apply()
         let key = try keyFile.map { path throws(SyncClockError) in try ClockKey(contentsOfFile: path) }
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = .notice
-            return handler
-        }
+        logging.bootstrap(defaultLevel: .notice, defaultFormat: .text)
         let client = SyncClockClient(
             server: server,
             configuration: SyncClockClient.Configuration(format: gst ? .gstreamer : .lockstep, key: key),
@@ -172,9 +171,9 @@ struct ProbeRecord: Encodable {
     var localNs: Int64
     var masterNs: Int64
     var errorBoundNs: Int64?
-    var errorBoundGrowthppm: Double
-    var rttNs: Int64?
-    var rateppm: Double
+    var errorBoundGrowthPPM: Double
+    var roundTripNs: Int64?
+    var ratePPM: Double
     var state: ClockState
     var offsetNs: Int64
     var elapsedNs: Int64
@@ -190,9 +189,9 @@ struct ProbeRecord: Encodable {
         localNs = status.localTime.nanoseconds ?? 0
         masterNs = status.masterTime.nanoseconds ?? 0
         errorBoundNs = status.errorBound.nanoseconds
-        errorBoundGrowthppm = status.errorBoundGrowthPPM
-        rttNs = status.roundTrip.last.nanoseconds
-        rateppm = status.ratePPM
+        errorBoundGrowthPPM = status.errorBoundGrowthPPM
+        roundTripNs = status.roundTrip.last.nanoseconds
+        ratePPM = status.ratePPM
         state = status.state
         offsetNs = status.offset.nanoseconds ?? 0
         elapsedNs = localNs - start

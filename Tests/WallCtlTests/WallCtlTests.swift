@@ -94,11 +94,11 @@ final class WallCtlTests: XCTestCase {
         while let record = probe.readJSON() { records.append(record) }
         XCTAssertEqual(probe.finish().status, 0)
         XCTAssertGreaterThan(records.count, 8)
-        for key in ["localNs", "masterNs", "errorBoundNs", "rttNs", "rateppm", "state"] {
+        for key in ["localNs", "masterNs", "errorBoundNs", "roundTripNs", "ratePPM", "state"] {
             XCTAssertNotNil(records.last?[key], "\(key) in \(records.last ?? [:])")
         }
         XCTAssertEqual(records.last?["state"] as? String, "locked")
-        let rate = try XCTUnwrap(records.last?["rateppm"] as? Double)
+        let rate = try XCTUnwrap(records.last?["ratePPM"] as? Double)
         XCTAssertEqual(rate, 100, accuracy: 50)
 
         server.signal(SIGINT)

@@ -42,15 +42,15 @@ final class BadInputTests: XCTestCase {
 
         var reply = try await post("/start", "{\"rate\": 1}")
         XCTAssertEqual(reply.code, 400)
-        XCTAssertTrue(reply.text.contains("missing itemTime"), reply.text)
+        XCTAssertTrue(reply.text.contains("missing itemTimeNs"), reply.text)
 
         reply = try await post("/preroll", "not json at all")
         XCTAssertEqual(reply.code, 400)
         XCTAssertTrue(reply.text.contains("malformed PositionRequest"), reply.text)
 
-        reply = try await post("/seek", #"{"itemTime": {"value": 1, "timescale": 0}}"#)
+        reply = try await post("/seek", #"{"itemTimeNs": 1.5}"#)
         XCTAssertEqual(reply.code, 400)
-        XCTAssertTrue(reply.text.contains("timescale must be positive"), reply.text)
+        XCTAssertTrue(reply.text.contains("itemTimeNs: must be a whole number of nanoseconds"), reply.text)
 
         reply = try await get("/frames?after=yesterday")
         XCTAssertEqual(reply.code, 400)
@@ -58,7 +58,7 @@ final class BadInputTests: XCTestCase {
 
         reply = try await post(
             "/start",
-            #"{"rate": 1, "itemTime": {"value": 0, "timescale": 1}, "hostTime": {"value": 1, "timescale": 1}}"#)
+            #"{"rate": 1, "itemTimeNs": 0, "hostTimeNs": 1000000000}"#)
         XCTAssertEqual(reply.code, 409)
         XCTAssertTrue(reply.text.contains("no media is loaded"), reply.text)
 

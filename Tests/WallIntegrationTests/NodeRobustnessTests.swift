@@ -73,7 +73,7 @@ final class NodeRobustnessTests: XCTestCase {
         try await node.waitUntilAnswering()
 
         let node = self.node
-        let preroll = Task { try? await node.post("/preroll", #"{"itemTime": {"value": 0, "timescale": 1}}"#) }
+        let preroll = Task { try? await node.post("/preroll", #"{"itemTimeNs": 0}"#) }
         defer { preroll.cancel() }
         try await Task.sleep(for: .milliseconds(500))
         XCTAssertTrue(wallnode.process.isRunning)

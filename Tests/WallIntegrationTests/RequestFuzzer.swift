@@ -93,7 +93,7 @@ struct RequestFuzzer {
     /// Any command, even a valid one, without the token or from a web page: always refused.
     private mutating func credentialsOnly() -> FuzzRequest {
         let commands = [
-            ("/stop", ""), ("/pause", "{}"), ("/load", "{}"), ("/seek", #"{"itemTime": {"value": 0, "timescale": 1}}"#),
+            ("/stop", ""), ("/pause", "{}"), ("/load", "{}"), ("/seek", #"{"itemTimeNs": 0}"#),
         ]
         let (path, body) = pick(commands)
         return FuzzRequest(
@@ -130,18 +130,18 @@ struct RequestFuzzer {
             body = pick([#"{"media": \#(badMedia())}"#, brokenJSON(), #"{"media": \#(badMedia()), "extra": 1}"#])
         case 1:
             path = pick(["/preroll", "/seek"])
-            body = pick([#"{"itemTime": \#(badTime(forItem: true))}"#, brokenJSON(), "{}", "[]", "null"])
+            body = pick([#"{"itemTimeNs": \#(badTime(forItem: true))}"#, brokenJSON(), "{}", "[]", "null"])
         case 2:
             path = "/start"
             let rate = int(2) == 0 ? badRate() : pick(["1", "1.0", "-1", "2"])
-            let itemTime = int(2) == 0 ? badTime(forItem: true) : #"{"value": 0, "timescale": 1}"#
+            let itemTime = int(2) == 0 ? badTime(forItem: true) : #"0"#
             body = pick([
-                #"{"rate": \#(rate), "itemTime": \#(itemTime), "hostTime": \#(badTime(forItem: false))}"#,
-                #"{"rate": \#(rate), "itemTime": \#(itemTime)}"#, brokenJSON(),
+                #"{"rate": \#(rate), "itemTimeNs": \#(itemTime), "hostTimeNs": \#(badTime(forItem: false))}"#,
+                #"{"rate": \#(rate), "itemTimeNs": \#(itemTime)}"#, brokenJSON(),
             ])
         case 3:
             path = "/pause"
-            body = pick([#"{"hostTime": \#(badTime(forItem: false))}"#, brokenJSON()])
+            body = pick([#"{"hostTimeNs": \#(badTime(forItem: false))}"#, brokenJSON()])
         default:
             path = pick(["/load", "/start", "/seek", "/pause"])
             body = "[" + String(repeating: "1,", count: 40_000) + "1]"  // over the 64 KiB body limit
@@ -164,14 +164,11 @@ struct RequestFuzzer {
     private mutating func badTime(forItem: Bool) -> String {
         let numeric =
             forItem
-            ? pick(["-1", "-9223372036854775808", "4", "1000", "9223372036854775807"])
-            : pick(["0", "-5", "9223372036854775807", "-9223372036854775808", "100000000000000"])
+            ? pick(["-1", "-9223372036854775808", "4000000000", "1000000000000", "9223372036854775807"])
+            : pick(["0", "-5000000000", "1", "9223372036854775807", "-9223372036854775808"])
         return pick([
-            #"{"value": \#(numeric), "timescale": 1}"#, #"{"value": 1, "timescale": 0}"#,
-            #"{"value": 1, "timescale": -1000}"#, #"{"value": 1, "timescale": 99999999999}"#,
-            #"{"value": 1.5, "timescale": 1}"#, #"{"value": "1", "timescale": 1}"#, #"{"value": 1}"#,
-            #"{"special": "\#(pick(["invalid", "indefinite", "+infinity", "-infinity", "never"]))"}"#, #""soon""#, "12",
-            "[]", "{}",
+            numeric, "1.5", "1e400", "-1e400", #""1""#, #"{"value": 1, "timescale": 1}"#, #""soon""#, "[]", "{}",
+            "99999999999999999999999",
         ])
     }
 

@@ -12,7 +12,7 @@ final class WallNodeCommandTests: XCTestCase {
         let result = try ChildProcess.run(ChildProcess.product("wallnode"), ["probe", clip.path, "--json"])
         XCTAssertEqual(result.status, 0, result.errors)
         let probe = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any])
-        XCTAssertEqual(probe["duration"] as? Double ?? 0, 3, accuracy: 1.0 / 30)
+        XCTAssertEqual((probe["durationNs"] as? Double ?? 0) / 1e9, 3, accuracy: 1.0 / 30)
         let tracks = try XCTUnwrap(probe["tracks"] as? [[String: Any]])
         XCTAssertEqual(tracks.map { $0["mediaType"] as? String }, ["video", "audio"])
         XCTAssertEqual(tracks.map { $0["codec"] as? String }, ["h264", "aac"])
@@ -74,9 +74,9 @@ final class WallNodeCommandTests: XCTestCase {
         let offset = try await withTimeout(20, "the follower locked to the serving node") {
             while true {
                 if let status = try? await Self.status(17822), let clock = status["clock"] as? [String: Any],
-                    clock["state"] as? String == "locked", let offset = clock["offset"] as? [String: Any]
+                    clock["state"] as? String == "locked", let offset = clock["offsetNs"] as? Double
                 {
-                    return Double(offset["value"] as? Int ?? 0) / Double(offset["timescale"] as? Int ?? 1)
+                    return offset / 1e9
                 }
                 try await Task.sleep(for: .milliseconds(200))
             }

@@ -4,12 +4,38 @@ import WallProtocol
 import XCTest
 
 final class ControlMessagesTests: XCTestCase {
-    func testStartRequest_roundTripsThroughJSON() throws {
+    func testStartRequest_roundTripsThroughJSONToTheNanosecond() throws {
         let request = StartRequest(
             rate: 1, itemTime: MediaTime(value: 1001, timescale: 30000),
             hostTime: MediaTime(nanoseconds: 3_600_000_000_123))
-        let decoded = try JSONDecoder().decode(StartRequest.self, from: JSONEncoder().encode(request))
-        XCTAssertEqual(decoded, request)
+        let data = try JSONEncoder().encode(request)
+        let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        XCTAssertEqual(object["itemTimeNs"] as? Int, 33_366_667, "1001/30000 s to the nearest nanosecond")
+        XCTAssertEqual(object["hostTimeNs"] as? Int, 3_600_000_000_123)
+        let decoded = try JSONDecoder().decode(StartRequest.self, from: data)
+        XCTAssertEqual(decoded.itemTime, MediaTime(nanoseconds: 33_366_667))
+        XCTAssertEqual(decoded.hostTime, request.hostTime)
+    }
+
+    /// docs/JSON.md: every time is an integer of nanoseconds under a key ending in Ns; an absent
+    /// optional time is left out, a time that is not a number is null.
+    func testStatus_timesArePlainNanosecondsUnderNsKeys() throws {
+        let status = NodeStatus(
+            id: "a", masterTime: MediaTime(nanoseconds: 5),
+            clock: ClockReport(state: "locked", server: "x", offset: MediaTime(value: -3, timescale: 2)),
+            player: PlayerReport(
+                status: "readyToPlay", media: nil, itemStatus: nil, timeControlStatus: "paused", waitingReason: nil,
+                rate: 0, position: .indefinite, prerolled: false, framesPresented: 0, framesLate: 0, framesDropped: 0,
+                renderThread: "normal", error: nil))
+        let object = try XCTUnwrap(
+            try JSONSerialization.jsonObject(with: JSONEncoder().encode(status)) as? [String: Any])
+        XCTAssertEqual(object["masterTimeNs"] as? Int, 5)
+        let clock = try XCTUnwrap(object["clock"] as? [String: Any])
+        XCTAssertEqual(clock["offsetNs"] as? Int, -1_500_000_000)
+        XCTAssertNil(clock["errorBoundNs"], "an absent bound is left out")
+        let player = try XCTUnwrap(object["player"] as? [String: Any])
+        XCTAssertTrue(player["positionNs"] is NSNull, "an indefinite position is null")
+        XCTAssertEqual(try JSONDecoder().decode(NodeStatus.self, from: JSONEncoder().encode(status)).clock, status.clock)
     }
 
     func testMediaSource_perNodeTemplateNamesEachNodesFile() {

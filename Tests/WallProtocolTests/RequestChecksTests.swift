@@ -26,11 +26,11 @@ final class RequestChecksTests: XCTestCase {
         XCTAssertNoThrow(try RequestChecks.itemTime(second * 9, duration: duration))
         XCTAssertNoThrow(try RequestChecks.itemTime(second * 1000, duration: .indefinite))
         XCTAssertThrowsError(try RequestChecks.itemTime(second * 1000, duration: duration)) { error in
-            XCTAssertEqual("\(error)", "itemTime: 1000.0 s is not within the item, which lasts 10.0 s")
+            XCTAssertEqual("\(error)", "itemTimeNs: 1000.0 s is not within the item, which lasts 10.0 s")
         }
         XCTAssertThrowsError(try RequestChecks.itemTime(-second, duration: duration))
         XCTAssertThrowsError(try RequestChecks.itemTime(.invalid, duration: duration)) { error in
-            XCTAssertTrue("\(error)".hasPrefix("itemTime: must be a number of seconds"), "\(error)")
+            XCTAssertTrue("\(error)".hasPrefix("itemTimeNs: must be a whole number of nanoseconds"), "\(error)")
         }
         XCTAssertThrowsError(try RequestChecks.itemTime(.positiveInfinity, duration: nil))
     }
@@ -48,7 +48,7 @@ final class RequestChecksTests: XCTestCase {
             XCTAssertThrowsError(
                 try RequestChecks.hostTime(far, now: now, minimumLead: lead, horizon: horizon), "\(far)"
             ) { error in
-                XCTAssertTrue("\(error)".hasPrefix("hostTime: "), "\(error)")
+                XCTAssertTrue("\(error)".hasPrefix("hostTimeNs: "), "\(error)")
             }
         }
     }

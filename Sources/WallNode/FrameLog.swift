@@ -18,12 +18,18 @@ final class FrameLog: Sendable {
     let capacity: Int
     /// This screen's display latency: a frame's wall time is when it is due plus this.
     let displayLatency: MediaTime
+    /// Told every frame's lateness (the node's metrics histogram).
+    private let observeLateness: @Sendable (MediaTime) -> Void
     private let state: Mutex<State>
 
     /// - Parameter capacity: frames kept: 8192 is 4.5 minutes at 30 fps.
-    init(capacity: Int = 8192, displayLatency: MediaTime = .zero) {
+    init(
+        capacity: Int = 8192, displayLatency: MediaTime = .zero,
+        observeLateness: @escaping @Sendable (MediaTime) -> Void = { _ in }
+    ) {
         self.capacity = capacity
         self.displayLatency = displayLatency
+        self.observeLateness = observeLateness
         state = Mutex(State(ring: Array(repeating: nil, count: capacity)))
     }
 
@@ -44,6 +50,7 @@ final class FrameLog: Sendable {
             state.next += 1
             if frame.lateness > Self.lateThreshold { state.late += 1 }
         }
+        observeLateness(frame.lateness)
     }
 
     /// The records after `sequence`, oldest first, at most `limit` (at least one); and how many

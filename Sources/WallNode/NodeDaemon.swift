@@ -32,7 +32,8 @@ struct NodeDaemon {
         player.realtimeRenderPriority = settings.realtimePriority
         player.pipelineLatency = settings.latency
         let clock = ClockFollower(settings: settings, player: player, logger: Logger(label: "lockstep.clock"))
-        let frames = FrameLog(displayLatency: settings.displayLatency)
+        let metrics = NodeMetrics(node: settings.id)
+        let frames = FrameLog(displayLatency: settings.displayLatency) { metrics.observeLateness($0) }
         let controller = NodeController(
             settings: settings, player: player, clock: clock, frames: frames, logger: logger)
         // Under systemd (Type=notify) the node is started once its control API answers, and restarted
@@ -41,7 +42,7 @@ struct NodeDaemon {
         let readiness = "node \(settings.id) of \(settings.wallName), control on \(settings.control)"
         let (serving, servingStarted) = AsyncStream.makeStream(of: Void.self)
         let application = try ControlServer.application(
-            controller: controller, frames: frames, metrics: NodeMetrics(node: settings.id), fileLimit: fileLimit,
+            controller: controller, frames: frames, metrics: metrics, fileLimit: fileLimit,
             logger: Logger(label: "lockstep.control"),
             onServerRunning: {
                 notifier.ready(status: readiness)

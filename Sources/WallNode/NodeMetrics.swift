@@ -4,13 +4,30 @@ import Prometheus
 import Synchronization
 import WallProtocol
 
-/// The node's `/metrics` in Prometheus text format, from its status at each scrape.
+/// The node's `/metrics` in Prometheus text format, from its status at each scrape, plus the
+/// presentation lateness of every frame (observed as it is presented) and the process's figures.
+/// Families are written sorted by name, so two scrapes diff cleanly; quantities are in base units
+/// (seconds, bytes, ratios).
 final class NodeMetrics: Sendable {
+    /// Lateness buckets, seconds: early frames, the scheduler's wake-up floor (~0.1–0.4 ms on this
+    /// class of machine), a millisecond (late by `FrameLog.lateThreshold`), a frame period at 30 and 60 fps.
+    static let latenessBuckets: [Double] = [
+        -0.001, -0.0001, 0, 0.0001, 0.00025, 0.0005, 0.001, 0.002, 0.005, 0.0167, 0.0334, 0.1,
+    ]
+
     private let registry = PrometheusCollectorRegistry()
     private let clockLocked: Gauge
     private let clockErrorBound: Gauge
     private let clockOffset: Gauge
     private let clockRate: Gauge
+    private let clockRoundTrip: Gauge
+    private let realtimeGranted: Gauge
+    private let lateness: ValueHistogram
+    private let processCPU: Counter
+    private let processResident: Gauge
+    private let processOpenDescriptors: Gauge
+    private let processMaximumDescriptors: Gauge
+    private let processStart: Gauge
     private let playerRate: Gauge
     private let playing: Gauge
     private let position: Gauge
@@ -22,7 +39,8 @@ final class NodeMetrics: Sendable {
     private let timelineOffset: Gauge
     private let rejoins: Counter
     private let buildInfo: Gauge
-    private let reported = Mutex((presented: UInt64(0), late: UInt64(0), dropped: UInt64(0), rejoins: 0))
+    private let reported = Mutex(
+        (presented: UInt64(0), late: UInt64(0), dropped: UInt64(0), rejoins: 0, cpuSeconds: 0.0))
 
     init(node: String) {
         let labels = [("node", node)]
@@ -34,7 +52,38 @@ final class NodeMetrics: Sendable {
         clockOffset = registry.makeGauge(
             descriptor: Self.metric("clock_offset_seconds", "Master time minus local time"), labels: labels)
         clockRate = registry.makeGauge(
-            descriptor: Self.metric("clock_rate_ppm", "Master clock rate relative to the local clock"), labels: labels)
+            descriptor: Self.metric(
+                "clock_rate_ratio", "Master clock rate relative to the local clock, minus 1 (1e-6 is 1 ppm)"),
+            labels: labels)
+        clockRoundTrip = registry.makeGauge(
+            descriptor: Self.metric("clock_round_trip_seconds", "Latest round trip to the master clock"),
+            labels: labels)
+        realtimeGranted = registry.makeGauge(
+            descriptor: Self.metric(
+                "realtime_priority_granted", "1 when the render thread runs at SCHED_FIFO (CAP_SYS_NICE granted)"),
+            labels: labels)
+        lateness = registry.makeValueHistogram(
+            descriptor: Self.metric(
+                "presentation_lateness_seconds", "When each frame was presented after it was due (negative: early)"),
+            labels: labels, buckets: Self.latenessBuckets)
+        processCPU = registry.makeCounter(
+            descriptor: MetricNameDescriptor(
+                metricName: "process_cpu", unitName: "seconds_total", helpText: "User and system CPU time"),
+            labels: labels)
+        processResident = registry.makeGauge(
+            descriptor: MetricNameDescriptor(
+                metricName: "process_resident_memory", unitName: "bytes", helpText: "Resident memory"),
+            labels: labels)
+        processOpenDescriptors = registry.makeGauge(
+            descriptor: MetricNameDescriptor(metricName: "process_open_fds", helpText: "Open file descriptors"),
+            labels: labels)
+        processMaximumDescriptors = registry.makeGauge(
+            descriptor: MetricNameDescriptor(metricName: "process_max_fds", helpText: "The descriptor limit"),
+            labels: labels)
+        processStart = registry.makeGauge(
+            descriptor: MetricNameDescriptor(
+                metricName: "process_start_time", unitName: "seconds", helpText: "Start time, seconds since the epoch"),
+            labels: labels)
         playerRate = registry.makeGauge(descriptor: Self.metric("player_rate", "Playback rate"), labels: labels)
         playing = registry.makeGauge(
             descriptor: Self.metric("player_playing", "1 while frames are presented"), labels: labels)
@@ -69,16 +118,24 @@ final class NodeMetrics: Sendable {
 
     /// A metric in the `lockstep` namespace, its unit (seconds, ppm, total) split off its name.
     private static func metric(_ name: String, _ help: String) -> MetricNameDescriptor {
-        let unit = ["seconds", "ppm", "total"].first { name.hasSuffix("_\($0)") } ?? ""
+        let unit = ["seconds", "ratio", "total"].first { name.hasSuffix("_\($0)") } ?? ""
         let base = unit.isEmpty ? name : String(name.dropLast(unit.count + 1))
         return MetricNameDescriptor(namespace: "lockstep", metricName: base, unitName: unit, helpText: help)
     }
 
-    func render(status: NodeStatus) -> String {
+    /// One frame's lateness, as the frame log records it.
+    func observeLateness(_ time: MediaTime) {
+        guard time.isNumeric else { return }
+        lateness.record(time.seconds)
+    }
+
+    func render(status: NodeStatus, process: ProcessSample? = .current()) -> String {
         clockLocked.set(to: status.clock.isLocked ? 1 : 0)
         clockErrorBound.set(to: status.clock.errorBound?.seconds ?? .infinity)
         clockOffset.set(to: status.clock.offset?.seconds ?? 0)
-        clockRate.set(to: status.clock.ratePPM ?? 0)
+        clockRate.set(to: (status.clock.ratePPM ?? 0) / 1e6)
+        clockRoundTrip.set(to: status.clock.roundTrip?.seconds ?? .nan)
+        realtimeGranted.set(to: status.player.renderThread.hasPrefix("SCHED_FIFO") ? 1 : 0)
         playerRate.set(to: Double(status.player.rate))
         playing.set(to: status.player.timeControlStatus == "playing" ? 1 : 0)
         position.set(to: status.player.position.seconds)
@@ -88,17 +145,43 @@ final class NodeMetrics: Sendable {
         timelineOffset.set(to: timeline?.offset?.seconds ?? 0)
         let player = status.player
         let rejoined = timeline?.rejoins ?? 0
-        let (newPresented, newLate, newDropped, newRejoins) = reported.withLock { last in
-            defer { last = (player.framesPresented, player.framesLate, player.framesDropped, rejoined) }
+        let cpuSeconds = process?.cpuSeconds ?? 0
+        let (newPresented, newLate, newDropped, newRejoins, newCPU) = reported.withLock { last in
+            defer { last = (player.framesPresented, player.framesLate, player.framesDropped, rejoined, cpuSeconds) }
             return (
                 player.framesPresented &- last.presented, player.framesLate &- last.late,
-                player.framesDropped &- last.dropped, max(0, rejoined - last.rejoins)
+                player.framesDropped &- last.dropped, max(0, rejoined - last.rejoins),
+                max(0, cpuSeconds - last.cpuSeconds)
             )
+        }
+        processCPU.increment(by: newCPU)
+        if let process {
+            processResident.set(to: process.residentBytes)
+            processOpenDescriptors.set(to: process.openDescriptors)
+            processMaximumDescriptors.set(to: process.maximumDescriptors)
+            processStart.set(to: process.startTime)
         }
         presented.increment(by: Int64(newPresented))
         late.increment(by: Int64(newLate))
         dropped.increment(by: Int64(newDropped))
         rejoins.increment(by: Int64(newRejoins))
-        return registry.emitToString()
+        return Self.sortedByFamily(registry.emitToString())
+    }
+
+    /// The exposition with its families (each `# HELP`/`# TYPE` block with its samples) sorted by
+    /// name: the registry keeps them in a dictionary, whose order changes from scrape to scrape.
+    static func sortedByFamily(_ text: String) -> String {
+        var families: [(name: String, lines: [Substring])] = []
+        for line in text.split(separator: "\n", omittingEmptySubsequences: true) {
+            if line.hasPrefix("# HELP ") || line.hasPrefix("# TYPE ") {
+                let name = String(line.split(separator: " ", maxSplits: 3).dropFirst(2).first ?? "")
+                if families.last?.name != name { families.append((name, [])) }
+            } else if families.isEmpty {
+                families.append(("", []))
+            }
+            families[families.count - 1].lines.append(line)
+        }
+        return families.sorted { $0.name < $1.name }.map { $0.lines.joined(separator: "\n") }
+            .joined(separator: "\n") + "\n"
     }
 }

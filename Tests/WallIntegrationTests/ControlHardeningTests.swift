@@ -91,6 +91,40 @@ final class ControlHardeningTests: XCTestCase {
         XCTAssertEqual(try RawHTTP.request(port: control, "GET", "/status").status, 401)
     }
 
+    /// Issue 11's metrics: presentation lateness as a histogram of every frame, the clock's round
+    /// trip, real-time priority, the process's figures, in base units, families in a stable order.
+    func testMetrics_haveLatenessClockProcessFigures_inAStableOrder() async throws {
+        let node = try startNode()
+        defer { node.signal(SIGTERM) }
+        try await waitForNode()
+        try await play()
+        let first = try get("/metrics").body
+        let second = try get("/metrics").body
+        func families(_ text: String) -> [String] {
+            text.split(separator: "\n").filter { $0.hasPrefix("# TYPE ") }.map { String($0.split(separator: " ")[2]) }
+        }
+        XCTAssertEqual(families(first), families(first).sorted(), "families sorted by name")
+        XCTAssertEqual(families(first), families(second), "the same order at every scrape")
+        for family in [
+            "lockstep_presentation_lateness_seconds", "lockstep_clock_round_trip_seconds",
+            "lockstep_clock_rate_ratio", "lockstep_realtime_priority_granted", "lockstep_frames_late_total",
+            "lockstep_frames_dropped_total", "lockstep_clock_error_bound_seconds", "lockstep_build_info",
+            "process_cpu_seconds_total", "process_resident_memory_bytes", "process_open_fds", "process_max_fds",
+            "process_start_time_seconds",
+        ] {
+            XCTAssertTrue(families(second).contains(family), "\(family) missing from\n\(second)")
+        }
+        let observed = second.split(separator: "\n")
+            .first { $0.hasPrefix("lockstep_presentation_lateness_seconds_count{") }
+            .flatMap { Double($0.split(separator: " ").last ?? "") }
+        let presented = try framesPresented()
+        XCTAssertGreaterThanOrEqual(observed ?? 0, 10, "every presented frame's lateness is observed:\n\(second)")
+        XCTAssertLessThanOrEqual(observed ?? .infinity, Double(presented), "no frame counted twice")
+        let resident = second.split(separator: "\n").first { $0.hasPrefix("process_resident_memory_bytes{") }
+            .flatMap { Double($0.split(separator: " ").last ?? "") }
+        XCTAssertGreaterThan(resident ?? 0, 1_000_000, "a node's resident memory is megabytes")
+    }
+
     func testControl_overTLS_servesTheConfiguredCertificate() async throws {
         let certificate = folder.appendingPathComponent("control.crt").path
         let key = folder.appendingPathComponent("control.key").path

@@ -92,7 +92,7 @@ let package = Package(
         .target(name: "GroundTruth", dependencies: ["LockstepNet", "LockstepTime"]),
         .target(
             name: "WallProtocol",
-            dependencies: ["LockstepNet", "LockstepTime", .product(name: "Yams", package: "Yams")]
+            dependencies: ["CCrypto", "LockstepNet", "LockstepTime", .product(name: "Yams", package: "Yams")]
         ),
         .target(
             name: "WallAnalysis",

@@ -100,6 +100,11 @@ public struct NodeClient: Sendable {
         return reply.durations
     }
 
+    /// `GET /check`: the node's version, config digest and sinks.
+    public func check() async throws(ControlError) -> NodeCheck {
+        try await get(ControlPath.check)
+    }
+
     /// `GET /frames?after=`.
     public func frames(after sequence: UInt64) async throws(ControlError) -> FramesReply {
         try await get("\(ControlPath.frames)?after=\(sequence)&limit=4096")

@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import HummingbirdCore
 import HummingbirdTLS
+import LockstepCLI
 import LockstepTime
 import Logging
 import NIOCore
@@ -104,6 +105,13 @@ enum ControlServer {
             headers[.init("X-Frame-Height")!] = "\(frame.size.height)"
             return Response(
                 status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: frame.data)))
+        }
+        router.get(RouterPath(ControlPath.check)) { _, _ in
+            let sinks = [("video", settings.video.sinkDescription)] + (settings.audioSink.map { [("audio", $0)] } ?? [])
+            return json(
+                NodeCheck(
+                    node: settings.id, version: LockstepVersion.current, configSHA256: settings.wall.digest,
+                    sinks: sinks.map { SinkCheck(role: $0.0, description: $0.1, problem: sinkProblem($0.1, role: $0.0)) }))
         }
         router.get(RouterPath(ControlPath.metrics)) { _, _ in
             let text = metrics.render(status: await controller.status())

@@ -87,3 +87,15 @@ public struct VideoOutputSettings: Sendable, Hashable {
         return (left, right, top, bottom)
     }
 }
+
+/// Checks a sink description before a player needs it (`wallctl check`): nil when GStreamer can build
+/// it, otherwise why not ("no element \"kmssink\"", a bad property). The sink is built and dropped,
+/// never started: a node playing on its display keeps it.
+public func sinkProblem(_ description: String, role: String) -> String? {
+    do {
+        _ = try Element.parseBin(description, role: role)
+        return nil
+    } catch {
+        return "\(error)"
+    }
+}

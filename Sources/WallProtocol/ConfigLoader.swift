@@ -67,8 +67,9 @@ extension WallConfig {
         }
         guard let root else { throw .missing(file: file, line: nil, key: "name, clock, media, canvas and nodes") }
         let reader = ConfigReader(file: file)
-        let config = try reader.wall(root, baseDirectory: baseDirectory)
+        var config = try reader.wall(root, baseDirectory: baseDirectory)
         try reader.check(config, root: root)
+        config.digest = SHA256.hex(of: Array(text.utf8))
         return config
     }
 

@@ -28,6 +28,40 @@ public enum ControlPath {
     public static let timeline = "/timeline"
     /// POST `MediaDurationsRequest`: how long this node's files for the given media are.
     public static let mediaDurations = "/media/durations"
+    /// GET: `NodeCheck`, what `wallctl check` compares before a show.
+    public static let check = "/check"
+}
+
+/// `GET /check`: what a node runs with, for `wallctl check` to compare with the config.
+public struct NodeCheck: Sendable, Hashable, Codable {
+    public var node: String
+    /// The Lockstep version the node runs.
+    public var version: String
+    /// SHA-256 of the node's config text (`WallConfig.digest`).
+    public var configSHA256: String?
+    /// Each sink the node would play through, and whether GStreamer can build it.
+    public var sinks: [SinkCheck]
+
+    public init(node: String, version: String, configSHA256: String?, sinks: [SinkCheck]) {
+        self.node = node
+        self.version = version
+        self.configSHA256 = configSHA256
+        self.sinks = sinks
+    }
+}
+
+/// One sink of a node: its role (video, audio), its description, and why it cannot be built (nil
+/// when it can).
+public struct SinkCheck: Sendable, Hashable, Codable {
+    public var role: String
+    public var description: String
+    public var problem: String?
+
+    public init(role: String, description: String, problem: String?) {
+        self.role = role
+        self.description = description
+        self.problem = problem
+    }
 }
 
 /// Where a node is on its timeline, in `NodeStatus`.

@@ -6,6 +6,10 @@ import LockstepTime
 public struct WallConfig: Sendable, Hashable {
     /// A name for logs and reports.
     public var name: String
+    /// SHA-256 of the config's text, in hex (what `sha256sum` prints for its file), when it was read
+    /// from text: `wallctl check` compares it with every node's, so a node running an older copy of
+    /// the config is named before the show.
+    public var digest: String?
     /// The master clock every node follows (`HOST:PORT`).
     public var clock: String
     /// How long a node waits for its clock to lock before it reports that it cannot start.

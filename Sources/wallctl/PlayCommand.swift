@@ -57,10 +57,6 @@ struct PlayCommand: AsyncParsableCommand {
             let folder = FileManager.default.currentDirectoryPath
             return media.map { PlaylistItemConfig(media: $0.hasPrefix("/") ? $0 : folder + "/" + $0) }
         }
-        if !config.playlist.isEmpty { return config.playlist }
-        switch config.media {
-        case .shared(let path): return [PlaylistItemConfig(media: path)]
-        case .perNode(let template): return [PlaylistItemConfig(media: template)]
-        }
+        return config.playlistItems
     }
 }

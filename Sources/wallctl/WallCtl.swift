@@ -11,7 +11,8 @@ struct WallCtl: AsyncParsableCommand {
         subcommands: [
             PlayCommand.self, PauseCommand.self, ResumeCommand.self, SeekCommand.self, NextCommand.self,
             PreviousCommand.self, GoToCommand.self, RateCommand.self, LoadCommand.self, StartCommand.self, StopCommand.self,
-            StatusCommand.self, DriftCommand.self, SnapshotCommand.self, ClockCommand.self, ImpairCommand.self,
+            StatusCommand.self, CheckCommand.self, DriftCommand.self, SnapshotCommand.self, ClockCommand.self,
+            ImpairCommand.self,
         ]
     )
 }

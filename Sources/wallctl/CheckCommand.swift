@@ -1,0 +1,117 @@
+import ArgumentParser
+import Foundation
+import LockstepCLI
+import LockstepTime
+import WallControl
+import WallProtocol
+
+/// `wallctl check`: everything that can be known about a show before it starts.
+struct CheckCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "check",
+        abstract: "Check the config and every node before a show.",
+        discussion: """
+            Checks the config's tiles (overlapping screens and canvas pixels no screen shows are named, \
+            as warnings: blending projectors overlap and bezels leave strips on purpose), then asks every \
+            node at once: is it reachable, which Lockstep version does it run, is its config the same \
+            file (SHA-256), can GStreamer build its sinks, and does it have every media file the \
+            playlist names (each probed, with its duration). Exits 0 when nothing stands in the way \
+            of a show, 1 when something does (named per node).
+            """)
+
+    @OptionGroup var options: WallOptions
+
+    /// What one node answered.
+    private struct NodeFindings: Sendable {
+        var check: NodeCheck
+        /// Each playlist media with its duration on the node, or why the node cannot play it.
+        var media: [(name: String, outcome: Result<MediaTime, ControlError>)]
+    }
+
+    func run() async throws {
+        let problems = try await options.withWall { wall in
+            var problems = 0
+            let config = wall.config
+            Output.line("config \(options.config): \(config.nodes.count) nodes, SHA-256 \(config.digest ?? "-")")
+            reportLayout(TileLayout(config: config))
+            let names = config.playlistItems.map(\.media)
+            let results = await wall.eachNode { client throws(ControlError) in
+                let check = try await client.check()
+                var media: [(String, Result<MediaTime, ControlError>)] = []
+                for name in names {
+                    do throws(ControlError) {
+                        media.append((name, .success(try await client.mediaDurations([name]).first ?? .invalid)))
+                    } catch {
+                        media.append((name, .failure(error)))
+                    }
+                }
+                return NodeFindings(check: check, media: media)
+            }
+            for id in wall.clients.map(\.id) {
+                guard let result = results[id] else { continue }
+                switch result {
+                case .failure(let error):
+                    Output.line("node \(id): unreachable: \(error)")
+                    problems += 1
+                case .success(let findings):
+                    problems += report(id, findings, expectedDigest: config.digest)
+                }
+            }
+            return problems
+        }
+        if problems > 0 {
+            Output.line("check: \(problems) problem\(problems == 1 ? "" : "s") stand in the way of a show")
+            throw ExitCode(1)
+        }
+        Output.line("check: ready")
+    }
+
+    private func reportLayout(_ layout: TileLayout) {
+        for overlap in layout.overlaps {
+            let area = overlap.area
+            Output.line(
+                "warning: tiles \(overlap.first) and \(overlap.second) overlap in \(area.width)x\(area.height) "
+                    + "at (\(area.x), \(area.y)): both screens show those pixels")
+        }
+        if !layout.uncovered.isEmpty {
+            let share = Double(layout.uncoveredPixels) / Double(max(1, layout.canvasPixels)) * 100
+            let largest = layout.uncovered.prefix(4).map { "\($0.width)x\($0.height) at (\($0.x), \($0.y))" }
+            Output.line(
+                "warning: no screen shows \(layout.uncoveredPixels) canvas pixels (\(String(format: "%.1f", share)) %), "
+                    + "largest: \(largest.joined(separator: ", "))\(layout.uncovered.count > 4 ? ", ..." : "")")
+        }
+    }
+
+    /// Prints one node's findings; returns how many of them stand in the way of a show.
+    private func report(_ id: String, _ findings: NodeFindings, expectedDigest: String?) -> Int {
+        var problems: [String] = []
+        let check = findings.check
+        var lines = ["node \(id): Lockstep \(check.version)"]
+        if check.version != LockstepVersion.current {
+            lines.append("  note: wallctl is \(LockstepVersion.current)")
+        }
+        if check.configSHA256 != expectedDigest {
+            problems.append(
+                "its config differs from \(options.config) (SHA-256 \(check.configSHA256 ?? "unknown")): "
+                    + "copy the file and restart the node")
+        }
+        for sink in check.sinks {
+            if let problem = sink.problem {
+                problems.append("its \(sink.role) sink \"\(sink.description)\" cannot be built: \(problem)")
+            } else {
+                lines.append("  \(sink.role) sink \"\(sink.description)\": ok")
+            }
+        }
+        for (name, outcome) in findings.media {
+            switch outcome {
+            case .success(let duration):
+                lines.append("  media \(name): \(String(format: "%.3f", duration.seconds)) s")
+            case .failure(let error):
+                problems.append("media \(name): \(error)")
+            }
+        }
+        lines += problems.map { "  problem: \($0)" }
+        Output.line(lines.joined(separator: "\n"))
+        return problems.count
+    }
+}

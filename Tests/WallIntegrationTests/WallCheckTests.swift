@@ -1,0 +1,101 @@
+import Foundation
+import TestSupport
+import XCTest
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `wallctl check` against live nodes: what stands in the way of a show is named per node, and a
+/// wall with nothing in the way passes.
+final class WallCheckTests: XCTestCase {
+    private var folder: URL!
+
+    override func setUpWithError() throws {
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("lockstep-check-\(getpid())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    }
+
+    override func tearDownWithError() throws {
+        try? FileManager.default.removeItem(at: folder)
+    }
+
+    private func writeConfig(_ name: String, playlist: [String], sinkB: String, extra: String = "") throws -> String {
+        let path = folder.appendingPathComponent(name).path
+        try """
+        name: checked
+        clock: 127.0.0.1:15671
+        media: \(playlist[0])
+        playlist: [\(playlist.map { "{media: \"\($0)\"}" }.joined(separator: ", "))]
+        canvas: {width: 320, height: 180}
+        nodes:
+          - {id: a, control: "127.0.0.1:17891", tile: {x: 0, y: 0, width: 170, height: 180}, video-sink: fakesink}
+          - {id: b, control: "127.0.0.1:17892", tile: {x: 160, y: 0, width: 160, height: 180}, video-sink: "\(sinkB)"}
+        \(extra)
+        """.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    private func startNodes(_ config: String) throws -> [ChildProcess] {
+        let wallnode = ChildProcess.product("wallnode")
+        return try [
+            ChildProcess(
+                wallnode,
+                ["run", "--config", config, "--id", "a", "--serve-clock", "--state-directory", folder.appendingPathComponent("a").path]),
+            ChildProcess(
+                wallnode, ["run", "--config", config, "--id", "b", "--state-directory", folder.appendingPathComponent("b").path]),
+        ]
+    }
+
+    private func check(_ config: String) throws -> (status: Int32, output: String, errors: String) {
+        try ChildProcess.run(ChildProcess.product("wallctl"), ["check", "--config", config, "--timeout", "10"])
+    }
+
+    private func waitUntilAnswering(_ config: String) async throws {
+        try await withTimeout(20, "both nodes answer") {
+            while try ChildProcess.run(ChildProcess.product("wallctl"), ["status", "--config", config, "--timeout", "2"])
+                .status != 0
+            {
+                try await Task.sleep(for: .milliseconds(300))
+            }
+        }
+    }
+
+    func testCheck_namesEveryProblemPerNode() async throws {
+        let clip = try TestMedia.frameCode(seconds: 1).path
+        // Beside the clip, inside the media roots (the media's folder by default): only its absence is wrong.
+        let missing = URL(fileURLWithPath: clip).deletingLastPathComponent().appendingPathComponent("missing-\(getpid()).mp4").path
+        let config = try writeConfig("wall.yaml", playlist: [clip, missing], sinkB: "nosuchsink")
+        let nodes = try startNodes(config)
+        defer { for node in nodes { node.signal(SIGTERM) } }
+        try await waitUntilAnswering(config)
+
+        let result = try check(config)
+        XCTAssertEqual(result.status, 1, result.output + result.errors)
+        let output = result.output + result.errors
+        XCTAssertTrue(output.contains("warning: tiles a and b overlap in 10x180 at (160, 0)"), output)
+        XCTAssertTrue(output.contains("video sink \"fakesink\": ok"), output)
+        XCTAssertTrue(output.contains("its video sink \"nosuchsink\" cannot be built"), output)
+        XCTAssertTrue(output.contains("media \(clip): 1.000 s"), output)
+        XCTAssertEqual(output.components(separatedBy: "problem: media \(missing)").count - 1, 2, output)
+        XCTAssertTrue(output.contains("3 problems stand in the way of a show"), output)
+
+        // A copy of the config that differs (one more comment): both nodes are named.
+        let edited = try writeConfig("edited.yaml", playlist: [clip], sinkB: "fakesink", extra: "# edited")
+        let differs = try check(edited)
+        XCTAssertEqual(differs.status, 1)
+        XCTAssertEqual(
+            differs.output.components(separatedBy: "its config differs from \(edited)").count - 1, 2, differs.output)
+    }
+
+    func testCheck_whenNothingStandsInTheWay_isReady() async throws {
+        let clip = try TestMedia.frameCode(seconds: 1).path
+        let config = try writeConfig("ready.yaml", playlist: [clip], sinkB: "fakesink sync=true")
+        let nodes = try startNodes(config)
+        defer { for node in nodes { node.signal(SIGTERM) } }
+        try await waitUntilAnswering(config)
+        let result = try check(config)
+        XCTAssertEqual(result.status, 0, result.output + result.errors)
+        XCTAssertTrue(result.output.hasSuffix("check: ready"), result.output)
+    }
+}

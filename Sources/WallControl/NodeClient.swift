@@ -110,10 +110,22 @@ public struct NodeClient: Sendable {
         try await get("\(ControlPath.frames)?after=\(sequence)&limit=4096")
     }
 
-    /// `GET /snapshot`: the current frame as packed RGB.
-    public func snapshot(width: Int, height: Int) async throws(ControlError) -> (width: Int, height: Int, rgb: Data) {
-        let path = "\(ControlPath.snapshot)?width=\(width)&height=\(height)"
-        let (data, code) = try await send(.GET, path, body: nil)
+    /// One node's frame from `GET /snapshot`: packed RGB, and which frame it is.
+    public struct Snapshot: Sendable {
+        public var width: Int
+        public var height: Int
+        public var rgb: Data
+        /// The frame's time in its item.
+        public var presentationTimestamp: MediaTime?
+        /// The node's master-clock time when it copied the frame.
+        public var copiedAt: MediaTime?
+    }
+
+    /// `GET /snapshot`: the frame on screen now, or at master time `at` (the node waits for it).
+    public func snapshot(width: Int, height: Int, at: MediaTime? = nil) async throws(ControlError) -> Snapshot {
+        var path = "\(ControlPath.snapshot)?width=\(width)&height=\(height)"
+        if let at = at?.nanoseconds { path += "&atNs=\(at)" }
+        let (data, code, headers) = try await exchange(.GET, path, body: nil)
         guard code == 200 else {
             let reply = try? JSONDecoder().decode(ControlReply.self, from: data)
             throw .refused(node: id, command: path, reason: reply?.error ?? "HTTP \(code)")
@@ -121,7 +133,12 @@ public struct NodeClient: Sendable {
         guard data.count == width * height * 3 else {
             throw .protocolViolation(node: id, detail: "snapshot of \(data.count) bytes for \(width)x\(height) RGB")
         }
-        return (width, height, data)
+        func time(_ name: String) -> MediaTime? {
+            headers.first(name: name).flatMap { Int64($0) }.map { MediaTime(nanoseconds: $0) }
+        }
+        return Snapshot(
+            width: width, height: height, rgb: data,
+            presentationTimestamp: time(SnapshotHeader.presentationTimestamp), copiedAt: time(SnapshotHeader.copiedAt))
     }
 
     private func get<T: Decodable>(_ path: String) async throws(ControlError) -> T {
@@ -141,6 +158,13 @@ public struct NodeClient: Sendable {
     /// One request, whole reply read, within `timeout`. A 401 is an error of its own: the node did
     /// not take the token (or wants one), which no retry or other command changes.
     private func send(_ method: HTTPMethod, _ path: String, body: Data?) async throws(ControlError) -> (Data, Int) {
+        let (data, code, _) = try await exchange(method, path, body: body)
+        return (data, code)
+    }
+
+    private func exchange(_ method: HTTPMethod, _ path: String, body: Data?) async throws(ControlError)
+        -> (Data, Int, HTTPHeaders)
+    {
         var request = HTTPClientRequest(url: base + path)
         request.method = method
         if let authorization { request.headers.add(name: "Authorization", value: authorization) }
@@ -159,7 +183,7 @@ public struct NodeClient: Sendable {
             throw .unreachable(node: id, address: base, reason: Self.reason(error, timeout: timeout))
         }
         if response.status == .unauthorized { throw .unauthorized(node: id, tokenSent: authorization != nil) }
-        return (Data(bytes.readableBytesView), Int(response.status.code))
+        return (Data(bytes.readableBytesView), Int(response.status.code), response.headers)
     }
 
     /// A sentence for why a request got no answer: refused, timed out, or what TLS objected to.

@@ -96,13 +96,34 @@ enum ControlServer {
             } catch {
                 return json(ControlReply(ok: false, error: error.description, status: nil), status: .unprocessableContent)
             }
+            // At a master time: every node asked for the same one copies the frame on its screen then.
+            if let at = try signedParameter("atNs", in: request).map({ MediaTime(nanoseconds: $0) }) {
+                guard let clock = controller.clock.masterClock else {
+                    return json(
+                        ControlReply(ok: false, error: "atNs: no master clock yet", status: nil), status: .conflict)
+                }
+                let now = clock.now()
+                do throws(RequestRejection) {
+                    try RequestChecks.hostTime(
+                        at, field: "atNs", now: now, minimumLead: .zero, horizon: Self.snapshotHorizon)
+                } catch {
+                    return json(ControlReply(ok: false, error: error.description, status: nil), status: .unprocessableContent)
+                }
+                try await Task.sleep(for: .nanoseconds((at - now).nanoseconds ?? 0))
+            }
             guard let frame = try controller.player.copyCurrentVideoFrame(format: .rgb, size: size) else {
                 return json(ControlReply(ok: false, error: "no frame yet: load first", status: nil), status: .conflict)
             }
             var headers = HTTPFields()
             headers[.contentType] = "application/octet-stream"
-            headers[.init("X-Frame-Width")!] = "\(frame.size.width)"
-            headers[.init("X-Frame-Height")!] = "\(frame.size.height)"
+            headers[.init(SnapshotHeader.width)!] = "\(frame.size.width)"
+            headers[.init(SnapshotHeader.height)!] = "\(frame.size.height)"
+            if let pts = frame.presentationTimestamp.nanoseconds {
+                headers[.init(SnapshotHeader.presentationTimestamp)!] = "\(pts)"
+            }
+            if let copied = controller.clock.masterClock?.now().nanoseconds {
+                headers[.init(SnapshotHeader.copiedAt)!] = "\(copied)"
+            }
             return Response(
                 status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: frame.data)))
         }
@@ -212,6 +233,17 @@ enum ControlServer {
         @unknown default:
             return "\(error)"
         }
+    }
+
+    /// How far ahead a snapshot may be asked for.
+    static let snapshotHorizon = MediaTime(value: 10, timescale: 1)
+
+    private static func signedParameter(_ name: String, in request: Request) throws -> Int64? {
+        guard let text = request.uri.queryParameters.get(name) else { return nil }
+        guard let value = Int64(text) else {
+            throw HTTPError(.badRequest, message: "query parameter \(name) must be a whole number, got \"\(text)\"")
+        }
+        return value
     }
 
     private static func unsignedParameter(_ name: String, in request: Request) throws -> UInt64? {

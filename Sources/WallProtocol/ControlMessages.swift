@@ -19,7 +19,8 @@ public enum ControlPath {
     public static let stop = "/stop"
     /// GET `?after=SEQ`: `FramesReply`, the frames presented since.
     public static let frames = "/frames"
-    /// GET `?width=W&height=H`: the current frame as raw RGB (`SnapshotReply` headers).
+    /// GET `?width=W&height=H[&atNs=T]`: the frame on screen now, or at master time T, as raw RGB
+    /// (`SnapshotHeader`s say which).
     public static let snapshot = "/snapshot"
     /// GET: Prometheus text.
     public static let metrics = "/metrics"
@@ -30,6 +31,16 @@ public enum ControlPath {
     public static let mediaDurations = "/media/durations"
     /// GET: `NodeCheck`, what `wallctl check` compares before a show.
     public static let check = "/check"
+}
+
+/// The headers of a `GET /snapshot` reply: times in integer nanoseconds (docs/JSON.md).
+public enum SnapshotHeader {
+    public static let width = "X-Frame-Width"
+    public static let height = "X-Frame-Height"
+    /// The frame's time in its item.
+    public static let presentationTimestamp = "X-Frame-Presentation-Timestamp-Ns"
+    /// The node's master-clock time when it copied the frame.
+    public static let copiedAt = "X-Master-Time-Ns"
 }
 
 /// `GET /check`: what a node runs with, for `wallctl check` to compare with the config.

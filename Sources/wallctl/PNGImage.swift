@@ -2,12 +2,14 @@ internal import CZlib
 import Foundation
 import WallControl
 
-/// An 8-bit RGB picture, and its PNG encoding (signature, IHDR, one zlib IDAT, IEND).
+/// An 8-bit RGB picture, and its PNG encoding (signature, IHDR, tEXt, one zlib IDAT, IEND).
 struct PNGImage {
     let width: Int
     let height: Int
     /// Packed RGB, rows without padding.
     private(set) var pixels: Data
+    /// Text chunks (keyword, Latin-1 text): what the picture shows, for `exiftool` or `identify -verbose`.
+    var text: [(keyword: String, text: String)] = []
 
     init(width: Int, height: Int) {
         self.width = width
@@ -54,6 +56,9 @@ struct PNGImage {
         header.append(contentsOf: [8, 2, 0, 0, 0])  // 8 bits, RGB, deflate, no filter method, no interlace
         var file = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
         file.appendChunk("IHDR", header)
+        for (keyword, text) in self.text {
+            file.appendChunk("tEXt", Data(keyword.utf8.prefix(79)) + Data([0]) + Data(text.utf8))
+        }
         file.appendChunk("IDAT", compressed)
         file.appendChunk("IEND", Data())
         return file

@@ -29,7 +29,7 @@ final class WallCheckTests: XCTestCase {
         playlist: [\(playlist.map { "{media: \"\($0)\"}" }.joined(separator: ", "))]
         canvas: {width: 320, height: 180}
         nodes:
-          - {id: a, control: "127.0.0.1:17891", tile: {x: 0, y: 0, width: 170, height: 180}, video-sink: fakesink}
+          - {id: a, control: "127.0.0.1:17891", tile: {x: 0, y: 0, width: 170, height: 180}, video-sink: "fakesink sync=true"}
           - {id: b, control: "127.0.0.1:17892", tile: {x: 160, y: 0, width: 160, height: 180}, video-sink: "\(sinkB)"}
         \(extra)
         """.write(toFile: path, atomically: true, encoding: .utf8)
@@ -74,7 +74,7 @@ final class WallCheckTests: XCTestCase {
         XCTAssertEqual(result.status, 1, result.output + result.errors)
         let output = result.output + result.errors
         XCTAssertTrue(output.contains("warning: tiles a and b overlap in 10x180 at (160, 0)"), output)
-        XCTAssertTrue(output.contains("video sink \"fakesink\": ok"), output)
+        XCTAssertTrue(output.contains("video sink \"fakesink sync=true\": ok"), output)
         XCTAssertTrue(output.contains("its video sink \"nosuchsink\" cannot be built"), output)
         XCTAssertTrue(output.contains("media \(clip): 1.000 s"), output)
         XCTAssertEqual(output.components(separatedBy: "problem: media \(missing)").count - 1, 2, output)
@@ -97,5 +97,30 @@ final class WallCheckTests: XCTestCase {
         let result = try check(config)
         XCTAssertEqual(result.status, 0, result.output + result.errors)
         XCTAssertTrue(result.output.hasSuffix("check: ready"), result.output)
+    }
+
+    /// `wallctl snapshot` asks every node for the frame on its screen at one master time: a wall in
+    /// lockstep shows one frame time on every node, and the PNG says which.
+    func testSnapshot_showsOneMomentOfTheWall() async throws {
+        let clip = try TestMedia.frameCode(seconds: 4).path
+        let config = try writeConfig("snapshot.yaml", playlist: [clip], sinkB: "fakesink sync=true")
+        let nodes = try startNodes(config)
+        defer { for node in nodes { node.signal(SIGTERM) } }
+        try await waitUntilAnswering(config)
+        let wallctl = ChildProcess.product("wallctl")
+        let played = try ChildProcess.run(wallctl, ["play", "--config", config, "--timeout", "20"])
+        XCTAssertEqual(played.status, 0, played.output + played.errors)
+        try await Task.sleep(for: .seconds(1))
+        let png = folder.appendingPathComponent("wall.png").path
+        let result = try ChildProcess.run(
+            wallctl, ["snapshot", "--config", config, "--out", png, "--scale", "1", "--timeout", "10"])
+        XCTAssertEqual(result.status, 0, result.output + result.errors)
+        XCTAssertTrue(result.output.contains("one frame time on all 2 nodes"), result.output)
+        let copied = result.output.split(separator: "\n").filter { $0.contains("copied") }
+        XCTAssertEqual(copied.count, 2, result.output)
+        let data = try Data(contentsOf: URL(fileURLWithPath: png))
+        XCTAssertTrue(data.starts(with: [0x89, 0x50, 0x4E, 0x47]), "a PNG")
+        XCTAssertNotNil(data.range(of: Data("Lockstep master time ns".utf8)), "the PNG names its master time")
+        XCTAssertNotNil(data.range(of: Data("Lockstep frame b ns".utf8)), "and each node's frame")
     }
 }

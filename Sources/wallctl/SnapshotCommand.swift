@@ -41,7 +41,10 @@ struct SnapshotCommand: AsyncParsableCommand {
         try await options.withWall { wall in
             let canvas = wall.config.canvas
             let scale = self.scale
-            @Sendable func scaled(_ value: Int) -> Int { max(1, Int((Double(value) * scale).rounded())) }
+            // A position scales to 0 and up; a size to at least one pixel. (Clamping positions too put
+            // every tile at x, y = 1 for a tile at 0: a black top row and left column.)
+            @Sendable func position(_ value: Int) -> Int { Int((Double(value) * scale).rounded()) }
+            @Sendable func scaled(_ value: Int) -> Int { max(1, position(value)) }
             // The moment: the latest of the nodes' master times (each corrected by half its round
             // trip), plus the lead.
             let statuses = try await wall.everyNode { client throws(ControlError) in try await client.status() }
@@ -58,7 +61,7 @@ struct SnapshotCommand: AsyncParsableCommand {
             image.text.append(("Lockstep master time ns", "\(at.nanoseconds ?? 0)"))
             for (id, frame) in tiles.sorted(by: { $0.key < $1.key }) {
                 let tile = wall.config.node(id)!.tile
-                image.paste(frame.rgb, width: frame.width, height: frame.height, at: scaled(tile.x), y: scaled(tile.y))
+                image.paste(frame.rgb, width: frame.width, height: frame.height, at: position(tile.x), y: position(tile.y))
                 image.text.append(("Lockstep frame \(id) ns", "\(frame.presentationTimestamp?.nanoseconds ?? -1)"))
             }
             let data = try image.encoded()

@@ -122,5 +122,15 @@ final class WallCheckTests: XCTestCase {
         XCTAssertTrue(data.starts(with: [0x89, 0x50, 0x4E, 0x47]), "a PNG")
         XCTAssertNotNil(data.range(of: Data("Lockstep master time ns".utf8)), "the PNG names its master time")
         XCTAssertNotNil(data.range(of: Data("Lockstep frame b ns".utf8)), "and each node's frame")
+        // Every frame of the clip is one flat colour: the corner pixel of each tile is the tile's colour.
+        let raw = folder.appendingPathComponent("wall.rgb").path
+        let decoded = try ChildProcess.run(
+            "/usr/bin/ffmpeg", ["-v", "error", "-y", "-i", png, "-f", "rawvideo", "-pix_fmt", "rgb24", raw])
+        XCTAssertEqual(decoded.status, 0, decoded.errors)
+        let rgb = [UInt8](try Data(contentsOf: URL(fileURLWithPath: raw)))
+        XCTAssertEqual(rgb.count, 320 * 180 * 3)
+        func pixel(_ x: Int, _ y: Int) -> [UInt8] { Array(rgb[((y * 320 + x) * 3)..<((y * 320 + x) * 3 + 3)]) }
+        XCTAssertEqual(pixel(0, 0), pixel(5, 5), "tile a starts at the canvas's corner, not one pixel in")
+        XCTAssertEqual(pixel(170, 0), pixel(175, 5), "tile b's top row is its own")
     }
 }

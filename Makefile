@@ -1,8 +1,13 @@
 # Lockstep: `make demo` runs a local wall with its drift report; `make test` builds and runs every test.
 SWIFT ?= swift
 BUILD_FLAGS ?=
+# What users run: optimised, with the Swift runtime linked in, so a display machine needs only Debian's
+# GStreamer and FFmpeg runtime packages (README, "Installing").
+RELEASE_FLAGS = -c release --static-swift-stdlib $(BUILD_FLAGS)
+PREFIX ?= /usr/local
+DESTDIR ?=
 
-.PHONY: setup build test check-release demo clean format bench-clock bench-wall bench-timeline bench-memory
+.PHONY: setup build test release check-release install deb demo clean format bench-clock bench-wall bench-timeline bench-memory
 
 setup:
 	@scripts/setup.sh
@@ -13,12 +18,24 @@ build: setup
 test: build
 	$(SWIFT) test $(BUILD_FLAGS)
 
+release: setup
+	$(SWIFT) build $(RELEASE_FLAGS) --product wallctl
+	$(SWIFT) build $(RELEASE_FLAGS) --product wallnode
+
 # The release build, and every wallctl and wallnode command run against a live two-node wall on
-# loopback: optimised code can fail where the debug build the tests use does not.
-check-release: setup
-	$(SWIFT) build -c release --product wallctl $(BUILD_FLAGS)
-	$(SWIFT) build -c release --product wallnode $(BUILD_FLAGS)
-	scripts/smoke-release.sh "$$($(SWIFT) build -c release --show-bin-path)"
+# loopback: optimised code can fail where the debug build the tests use does not. Then the install,
+# run where the Swift toolchain is hidden.
+check-release: release
+	scripts/smoke-release.sh "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)"
+	scripts/check-install.sh "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)"
+
+# wallnode, wallctl, the systemd units and the lockstep user under $(DESTDIR)$(PREFIX).
+install: release
+	PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" scripts/install.sh "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)"
+
+# A Debian package of the same, in out/.
+deb: release
+	scripts/make-deb.sh "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)"
 
 demo: build
 	scripts/demo.sh
@@ -30,20 +47,20 @@ bench-clock: setup
 # 4 and 8 nodes through the network clock against the shared system clock, release build (about
 # 50 minutes); see docs/BENCHMARKS.md.
 bench-wall: setup
-	$(SWIFT) build -c release $(BUILD_FLAGS)
-	bench/wall --bin "$$($(SWIFT) build -c release --show-bin-path)" --verbose
+	$(SWIFT) build $(RELEASE_FLAGS)
+	bench/wall --bin "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)" --verbose
 
 # Four nodes following a playlist that loops every 10 s, one node killed every 150 s, network clock
 # against the shared system clock, release build (about 25 minutes); see docs/BENCHMARKS.md.
 bench-timeline: setup
-	$(SWIFT) build -c release $(BUILD_FLAGS)
-	bench/wall --timeline --nodes 4 --minutes 10 --bin "$$($(SWIFT) build -c release --show-bin-path)"
+	$(SWIFT) build $(RELEASE_FLAGS)
+	bench/wall --timeline --nodes 4 --minutes 10 --bin "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)"
 
 # One node looping a 4 s clip for an hour, release build: resident memory and descriptors must stay
 # flat after the first minute; see docs/BENCHMARKS.md.
 bench-memory: setup
-	$(SWIFT) build -c release $(BUILD_FLAGS)
-	bench/memory --bin "$$($(SWIFT) build -c release --show-bin-path)"
+	$(SWIFT) build $(RELEASE_FLAGS)
+	bench/memory --bin "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)"
 
 clean:
 	rm -rf .build

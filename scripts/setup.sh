@@ -13,12 +13,18 @@ packages=(
     libavutil-dev
     zlib1g-dev
     libssl-dev
+    # build: Foundation's networking, which the release build links statically (--static-swift-stdlib)
+    libcurl4-openssl-dev
     # run: GStreamer elements the player's pipelines use (playbin, videocrop, decoders, sinks)
     gstreamer1.0-tools
     gstreamer1.0-plugins-base
     gstreamer1.0-plugins-good
     gstreamer1.0-libav
     gstreamer1.0-x
+    # run: kmssink, the HLS and MPEG-TS demuxers and the bitstream parsers; the GL sink; ALSA output
+    gstreamer1.0-plugins-bad
+    gstreamer1.0-gl
+    gstreamer1.0-alsa
     # test: media generation (ffmpeg with libx264) and stock GStreamer net clock interop (python3-gi)
     ffmpeg
     python3-gi
@@ -28,6 +34,10 @@ packages=(
     # test: a TLS control API (a certificate made with openssl, fetched with curl)
     openssl
     curl
+    # test: systemd-analyze verify and security on the units; the install check (objdump, unshare)
+    systemd
+    binutils
+    util-linux
 )
 
 missing=()

@@ -169,7 +169,7 @@ scripts/make-media.sh framecode "$work/clip.mp4" 3 160x90
 read -r clock_port proxy_port control_a control_b closed_port <<<"$(free_ports 5)"
 
 # Help of everything: the parsers of every command, in the build under test.
-for command in "" play start pause resume seek next previous goto rate load stop status drift snapshot clock \
+for command in "" play start pause resume seek next previous goto rate load stop status check drift snapshot clock \
     "clock serve" "clock probe" impair; do
     # shellcheck disable=SC2086
     check 0 20 "wallctl $command --help" "$wallctl" $command --help
@@ -266,6 +266,7 @@ check 0 30 "wallctl status --json" "$wallctl" status "${config[@]}" --json --tim
 if [[ -s "$work/check-$checks.log" ]] && ! python3 -m json.tool "$work/check-$checks.log" >/dev/null; then
     fail "wallctl status --json: not JSON"
 fi
+check 0 60 "wallctl check" "$wallctl" check "${config[@]}" --timeout 20
 check 0 60 "wallctl pause" "$wallctl" pause "${config[@]}" --timeout 20
 check 0 90 "wallctl resume" "$wallctl" resume "${config[@]}" --timeout 40
 check 0 60 "wallctl seek" "$wallctl" seek 1.5 "${config[@]}" --timeout 20

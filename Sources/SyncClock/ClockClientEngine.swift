@@ -334,12 +334,16 @@ struct ClockClientEngine: Sendable {
     /// The status at local time `local`.
     func status(at local: Int64) -> ClockStatus {
         let (bound, growth) = servo.errorBound(atLocal: local)
+        let (guaranteed, guaranteedGrowth) = servo.errorBound(atLocal: local, guaranteed: true)
+        func time(_ bound: Double) -> MediaTime {
+            bound < 9e18 ? MediaTime(nanoseconds: Int64(bound.rounded(.up))) : .positiveInfinity
+        }
         let mapping = servo.mapping
         let offset = mapping.masterNanoseconds(atLocalNanoseconds: local) &- local
         return ClockStatus(
             state: servo.state, mapping: mapping, localTime: MediaTime(nanoseconds: local),
-            errorBound: bound < 9e18 ? MediaTime(nanoseconds: Int64(bound.rounded(.up))) : .positiveInfinity,
-            errorBoundGrowthPPM: growth / 1e3, ratePPM: servo.estimate?.ratePPM ?? 0,
+            errorBound: time(bound), errorBoundGrowthPPM: growth / 1e3, guaranteedErrorBound: time(guaranteed),
+            guaranteedErrorBoundGrowthPPM: guaranteedGrowth / 1e3, ratePPM: servo.estimate?.ratePPM ?? 0,
             offset: MediaTime(nanoseconds: offset), roundTrip: roundTrips.statistics, counters: counters,
             master: master,
             timeline: servo.timeline, format: configuration.format,

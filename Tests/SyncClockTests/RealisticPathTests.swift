@@ -29,6 +29,8 @@ final class RealisticPathTests: XCTestCase {
         var boundP99AfterTwenty: Int64
         /// Samples whose true error exceeded the guaranteed (asymmetry-inclusive) bound.
         var guaranteedViolations: Int
+        /// The last sample that was not locked within 100 µs, and the first three bound violations.
+        var notes = ""
 
         var containment: Double { bounded == 0 ? 1 : 1 - Double(boundViolations) / Double(bounded) }
         /// The bound's 99th percentile over the error's, after 20 s.
@@ -39,7 +41,7 @@ final class RealisticPathTests: XCTestCase {
                 + "after 30 s \(p99AfterThirty / 1000) µs, max \(maximumAfterTwenty / 1000) µs, "
                 + String(format: "bound contains %.3f %% (%d exceeded), bound p99 %d µs = %.1f × error p99",
                     100 * containment, boundViolations, boundP99AfterTwenty / 1000, boundRatio)
-                + ", guaranteed bound exceeded \(guaranteedViolations)"
+                + ", guaranteed bound exceeded \(guaranteedViolations)\(notes)"
         }
     }
 
@@ -86,6 +88,10 @@ final class RealisticPathTests: XCTestCase {
             lastBad.map { $0 + 1 < samples.count ? Double(samples[$0 + 1].time) / 1e9 : nil } ?? 0
         let late = samples.filter { $0.time >= 20 * Self.second }
         let bounded = samples.filter { $0.bound != nil }
+        var notes = lastBad.map { ", last bad at \(Double(samples[$0].time) / 1e9) s \(samples[$0])" } ?? ""
+        for sample in bounded.filter({ abs($0.error) > $0.bound ?? 0 }).prefix(3) {
+            notes += ", exceeded at \(Double(sample.time) / 1e9) s: \(sample.error) ns > \(sample.bound ?? 0) ns"
+        }
         return Outcome(
             lock: lock, p99AfterTwenty: p99(late.map { abs($0.error) }),
             p99AfterThirty: p99(samples.filter { $0.time >= 30 * Self.second }.map { abs($0.error) }),
@@ -93,12 +99,42 @@ final class RealisticPathTests: XCTestCase {
             boundViolations: bounded.filter { abs($0.error) > $0.bound ?? 0 }.count,
             boundP99AfterTwenty: p99(late.compactMap(\.bound)),
             guaranteedViolations: samples.filter { sample in sample.guaranteed.map { abs(sample.error) > $0 } ?? false }
-                .count)
+                .count, notes: notes)
     }
 
     static let paths = [
         ("uniform", uniform), ("congested", congested), ("bursty loss", burstyLoss), ("20 % loss", heavyLoss),
     ]
+
+    /// Issue 9's targets on every path, seeds 1-3, 45 s each (about 50 s in a debug build):
+    /// - the reported bound contains the true error for at least 99.9 % of samples, and the
+    ///   guaranteed (asymmetry-inclusive) bound always;
+    /// - uniform: p99 ≤ 50 µs after 30 s, locked within 100 µs from 2 s on;
+    /// - congested and 20 % loss: p99 ≤ 100 µs after 30 s; 20 % and bursty loss locked within 5 s.
+    /// Not yet met, and asserted at the level reached so a regression still fails: the congested path
+    /// locks within 5 s on seeds 1 and 3 but only after 27 s on seed 2 (the estimate's rate is off by
+    /// 2-4 ppm there while the window still holds the startup burst), and the bound is up to 7.5× the
+    /// true p99 where issue 9 asks for 4× (`ClockEstimator.Configuration.symmetricSlackFactor`).
+    func testIssue9Targets_onRealisticPaths() {
+        for (name, impairment) in Self.paths {
+            for seed: UInt64 in 1...3 {
+                let outcome = measure(impairment, seconds: 45, seed: seed)
+                print("realistic path \(name), seed \(seed): \(outcome)")
+                let context = "\(name), seed \(seed): \(outcome)"
+                XCTAssertGreaterThanOrEqual(outcome.containment, 0.999, "bound exceeded: \(context)")
+                XCTAssertEqual(outcome.guaranteedViolations, 0, "guaranteed bound exceeded: \(context)")
+                XCTAssertLessThanOrEqual(outcome.boundRatio, 8, "bound too wide: \(context)")
+                let (p99, lock): (Int64, Double) =
+                    switch name {
+                    case "uniform": (50_000, 2)
+                    case "congested": (100_000, 30)
+                    default: (100_000, 5)
+                    }
+                XCTAssertLessThanOrEqual(outcome.p99AfterThirty, p99, "p99 after 30 s: \(context)")
+                XCTAssertLessThanOrEqual(outcome.lock ?? .infinity, lock, "lock time: \(context)")
+            }
+        }
+    }
 
     /// `LOCKSTEP_MEASURE=1`: every path over seeds 1-4 for 60 s, printed (not asserted).
     func testMeasure_allPathsAndSeeds() throws {

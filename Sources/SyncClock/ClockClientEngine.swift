@@ -41,7 +41,11 @@ struct ClockClientEngine: Sendable {
 
     /// Requests in flight at most; beyond, the oldest counts as lost.
     static let maximumOutstanding = 256
-    /// Unanswered requests in a row after which polling slows to the maximum interval.
+    /// Unanswered requests in a row after which polling slows to the maximum interval, once the
+    /// silence has also lasted the servo's holdover timeout. Loss comes in bursts of datagrams, not
+    /// of time (`wallctl impair`'s Gilbert channel): slowing down after a few lost requests would
+    /// stretch a burst of five losses at 100 ms polls into seconds and put the clock in holdover, so
+    /// only a silence long enough to be a server that is down slows polling.
     static let silenceBeforeBackoff = 8
 
     let configuration: Configuration
@@ -62,6 +66,8 @@ struct ClockClientEngine: Sendable {
     private var nextPoll: Int64?
     private var samplesSinceLock = 0
     private var unansweredInARow = 0
+    /// The local send time of the last request that was answered.
+    private var lastAnswered: Int64?
 
     /// - Parameters:
     ///   - firstSequence: random in production, so a stray or forged reply cannot guess it.
@@ -150,11 +156,14 @@ struct ClockClientEngine: Sendable {
         let key = configuration.format == .lockstep ? UInt64(sequence) : UInt64(bitPattern: clientSend)
         outstanding[key] = Outstanding(sequence: sequence, nonce: preparedNonce, clientSend: clientSend)
         counters.requestsSent += 1
-        nextPoll = clientSend + currentPollInterval()
+        nextPoll = clientSend + currentPollInterval(at: clientSend)
     }
 
-    private func currentPollInterval() -> Int64 {
-        if unansweredInARow >= Self.silenceBeforeBackoff { return configuration.maximumPollInterval }
+    private func currentPollInterval(at now: Int64) -> Int64 {
+        let silence = lastAnswered.map { now - $0 } ?? .max
+        if unansweredInARow >= Self.silenceBeforeBackoff, silence >= configuration.servo.holdoverTimeout {
+            return configuration.maximumPollInterval
+        }
         return pollInterval
     }
 
@@ -202,6 +211,7 @@ struct ClockClientEngine: Sendable {
         }
         outstanding[times.key] = nil
         unansweredInARow = 0
+        lastAnswered = request.clientSend
         if let packet = times.packet, !noteMaster(of: packet, sentAt: request.clientSend, now: now) { return false }
         guard
             let sample = ClockSample.checked(
@@ -334,15 +344,19 @@ struct ClockClientEngine: Sendable {
     /// The status at local time `local`.
     func status(at local: Int64) -> ClockStatus {
         let (bound, growth) = servo.errorBound(atLocal: local)
+        let (guaranteed, guaranteedGrowth) = servo.errorBound(atLocal: local, guaranteed: true)
+        func time(_ bound: Double) -> MediaTime {
+            bound < 9e18 ? MediaTime(nanoseconds: Int64(bound.rounded(.up))) : .positiveInfinity
+        }
         let mapping = servo.mapping
         let offset = mapping.masterNanoseconds(atLocalNanoseconds: local) &- local
         return ClockStatus(
             state: servo.state, mapping: mapping, localTime: MediaTime(nanoseconds: local),
-            errorBound: bound < 9e18 ? MediaTime(nanoseconds: Int64(bound.rounded(.up))) : .positiveInfinity,
-            errorBoundGrowthPPM: growth / 1e3, ratePPM: servo.estimate?.ratePPM ?? 0,
+            errorBound: time(bound), errorBoundGrowthPPM: growth / 1e3, guaranteedErrorBound: time(guaranteed),
+            guaranteedErrorBoundGrowthPPM: guaranteedGrowth / 1e3, ratePPM: servo.estimate?.ratePPM ?? 0,
             offset: MediaTime(nanoseconds: offset), roundTrip: roundTrips.statistics, counters: counters,
             master: master,
             timeline: servo.timeline, format: configuration.format,
-            pollInterval: MediaTime(nanoseconds: currentPollInterval()))
+            pollInterval: MediaTime(nanoseconds: currentPollInterval(at: local)))
     }
 }

@@ -8,8 +8,12 @@ struct ClockEstimate: Sendable {
     var offset: Double
     /// The estimated rate difference, ns per second (ppb).
     var rate: Double
-    /// The lines the samples still allow.
+    /// The lines the samples allow whatever the path's asymmetry: the guaranteed region.
     var region: FeasibleRegion
+    /// The lines the samples allow if the two directions' shortest delays are equal, as NTP and
+    /// chrony assume (see `ClockEstimator.symmetricRegion`): the tight bound's region, inside
+    /// `region`, and holding the point estimate.
+    var symmetricRegion: FeasibleRegion
     /// How far the true offset may stray from a line per second away from the reference, ns/s.
     var wander: Double
     /// Local times of the oldest and newest sample used.
@@ -24,11 +28,11 @@ struct ClockEstimate: Sendable {
         return local + referenceOffset + Int64((offset + rate * x).rounded())
     }
 
-    /// The range of offsets (master − local) the samples allow at `local`, relative to
-    /// `referenceOffset`, ns.
-    func offsetRange(atLocal local: Int64) -> ClosedRange<Double> {
+    /// The range of offsets (master − local) the lines of `region` (or `symmetricRegion`) allow at
+    /// `local`, relative to `referenceOffset`, ns.
+    func offsetRange(atLocal local: Int64, guaranteed: Bool) -> ClosedRange<Double> {
         let x = seconds(from: local)
-        let range = region.range(at: x)
+        let range = (guaranteed ? region : symmetricRegion).range(at: x)
         let stray = wander * abs(x)
         return (range.lowerBound - stray)...(range.upperBound + stray)
     }
@@ -72,9 +76,20 @@ struct ClockEstimator: Sendable {
         /// ...spanning at least this long, ns: a master that restarted on another clock keeps
         /// answering from it, while a few forged or corrupted replies do not move a locked client.
         var guardedJumpSpan: Int64 = 2_000_000_000
-        /// The point estimate is the centroid of the bands shrunk to this many ns short of the
-        /// deepest common margin (see `estimationCenter`); nil keeps the plain centroid.
-        var estimationSlack: Double? = 2_000
+        /// The symmetric region (see `symmetricSlack`) keeps at least this slack below the deepest
+        /// common margin, ns, so it never collapses onto the one deepest line.
+        var minimumSymmetricSlack: Double = 2_000
+        /// Samples needed before the symmetric region is used (twice the order below, so the spacing
+        /// is measured among enough constraints); before, the estimate and bound are the guaranteed ones.
+        var minimumSymmetricSamples = 16
+        /// The tight bound's region is the bands shrunk to this many spacings short of the deepest
+        /// margin (see `symmetricSlack`). Calibrated on issue 9's paths (`RealisticPathTests`, seeds
+        /// 1-4, 60 s): at 6 the bound contained the true error for every sample; at 4.5 the
+        /// congested path's seed 3 fell to 99.3 %, at 3 two paths to 87 %. The price is a bound
+        /// 2-7× the true p99, where the fastest exchanges happened to straddle the true line closely.
+        var symmetricSlackFactor = 6.0
+        /// Which nearest constraint measures the spacing (see `symmetricSlack`).
+        var spacingOrder = 8
     }
 
     enum Outcome: Hashable, Sendable {
@@ -162,23 +177,14 @@ struct ClockEstimator: Sendable {
         return best
     }
 
-    /// The point estimate within the honest region.
+    /// The deepest common margin: how far every band can shrink with a line still inside them all
+    /// (an L∞ fit of the bands), by bisection to 100 ns.
     ///
-    /// Every constraint band is as wide as its round trip, because nothing rules out an asymmetric
-    /// path. But a delay common to every exchange is almost always symmetric (cables, switches, the
-    /// two kernels' stacks); it widens all bands alike and, with a tilt, makes the region long in the
-    /// rate direction, so its plain centroid wanders. Shrinking every band by the same margin removes
-    /// that common delay: the deepest line still inside all shrunk bands (an L∞ fit of the bands) is
-    /// found by bisection on the margin, and the estimate is the centroid of the region shrunk by
-    /// `estimationSlack` less than that margin, so it rests on a few constraints rather than one vertex.
-    private func estimationCenter(
-        region: FeasibleRegion, shrunk: (Double) -> FeasibleRegion?, newest: ClockSample,
-        samples: some Collection<ClockSample>
-    ) -> FeasibleRegion.Vertex {
-        guard let slack = configuration.estimationSlack else { return region.centroid }
-        // No band can shrink by more than half its sample's round trip (plus the widening), so the
-        // fastest sample brackets the margin; 100 ns resolution is plenty for a margin approached
-        // within `estimationSlack`.
+    /// No band can shrink by more than half its sample's round trip (plus the widening), so the
+    /// fastest sample brackets the margin.
+    private func deepestMargin(
+        newest: ClockSample, samples: some Collection<ClockSample>, isFeasible: (Double) -> Bool
+    ) -> Double {
         let fastest = samples.reduce(newest.delay) { min($0, $1.delay) }
         var feasible = 0.0
         var infeasible =
@@ -186,9 +192,44 @@ struct ClockEstimator: Sendable {
             + configuration.rateWander * Double(newest.clientReceive - (samples.first ?? newest).clientSend) / 1e9 + 1
         while infeasible - feasible > 100 {
             let middle = (feasible + infeasible) / 2
-            if shrunk(middle) != nil { feasible = middle } else { infeasible = middle }
+            if isFeasible(middle) { feasible = middle } else { infeasible = middle }
         }
-        return shrunk(max(0, feasible - slack))?.centroid ?? region.centroid
+        return feasible
+    }
+
+    /// How far the deepest margin may exceed the shortest one-way delay, ns: the slack of
+    /// `symmetricRegion`.
+    ///
+    /// Every band is as wide as its round trip, because nothing rules out an asymmetric path. But if
+    /// both directions' shortest delays are the same `d` (the assumption NTP and chrony make: cables,
+    /// switches and the two kernels' stacks delay both ways alike), the true line lies inside every
+    /// band shrunk by `d`. `d` is unobservable; the deepest margin `m` exceeds it by about as much as
+    /// the fastest exchanges in each direction stayed above `d`. With `N` samples whose excess delays
+    /// have density `f` near zero that is of order `1/(N·f)`, and its chance to exceed `t/(N·f)` falls
+    /// roughly like `exp(-t)`. The constraints nearest the deepest line measure `1/(N·f)` without
+    /// knowing `f`: the `k`-th nearest in a direction lies about `k/(N·f)` from it (`spacingOrder`).
+    /// The slack is `symmetricSlackFactor` such spacings of the sparser direction, and at least
+    /// `minimumSymmetricSlack`.
+    private func symmetricSlack(
+        _ constraints: [(x: Double, limit: Double, isUpper: Bool)], deepest: FeasibleRegion.Vertex, margin: Double
+    ) -> Double {
+        var upper: [Double] = []
+        var lower: [Double] = []
+        for constraint in constraints {
+            let line = deepest.a + deepest.b * constraint.x
+            if constraint.isUpper {
+                upper.append(constraint.limit - margin - line)
+            } else {
+                lower.append(line - constraint.limit - margin)
+            }
+        }
+        let order = configuration.spacingOrder
+        func spacing(_ residuals: [Double]) -> Double {
+            let sorted = residuals.sorted()
+            return max(0, sorted[min(order, sorted.count - 1)]) / Double(order)
+        }
+        let slack = configuration.symmetricSlackFactor * max(spacing(upper), spacing(lower))
+        return max(slack, configuration.minimumSymmetricSlack)
     }
 
     /// The estimate from `samples` and `newest`, or nil if no line satisfies them all.
@@ -232,12 +273,26 @@ struct ClockEstimator: Sendable {
             }
             return region
         }
-        guard let region = region(shrunkBy: 0) else { return nil }
-        let center = estimationCenter(region: region, shrunk: region(shrunkBy:), newest: newest, samples: samples)
+        guard let honest = region(shrunkBy: 0) else { return nil }
+        // The point estimate is the symmetric region's centroid: it removes the delay common to both
+        // directions, and rests on every constraint near the deepest line rather than on the two or
+        // three that bind it (which tilt the line's rate by ppm on the congested path). Too few
+        // samples say nothing about how closely the fastest ones approach the shortest delay: until
+        // then both the estimate and the bound use the region that holds whatever the asymmetry.
+        var symmetric = honest
+        if samples.count + 1 >= configuration.minimumSymmetricSamples {
+            let margin = deepestMargin(newest: newest, samples: samples) { region(shrunkBy: $0) != nil }
+            if let deepest = region(shrunkBy: margin)?.centroid,
+                let shrunk = region(shrunkBy: max(0, margin - symmetricSlack(constraints, deepest: deepest, margin: margin)))
+            {
+                symmetric = shrunk
+            }
+        }
+        let center = symmetric.centroid
         let oldest = samples.first ?? newest
         return ClockEstimate(
             referenceLocal: referenceLocal, referenceOffset: referenceOffset, offset: center.a, rate: center.b,
-            region: region, wander: wander, span: oldest.clientSend...newest.clientReceive,
+            region: honest, symmetricRegion: symmetric, wander: wander, span: oldest.clientSend...newest.clientReceive,
             sampleCount: samples.count + 1)
     }
 }

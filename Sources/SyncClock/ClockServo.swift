@@ -14,7 +14,7 @@ struct ClockServo: Sendable {
         var lockSampleCount = 8
         /// The window must span this long before locking, so the rate is known, ns.
         var lockMinimumSpan: Int64 = 200_000_000
-        /// The error bound must be within this before locking, ns.
+        /// The guaranteed error bound must be within this before locking, ns.
         var lockErrorBound: Int64 = 5_000_000
         /// The shortest time over which a phase error is slewed away, ns. The servo uses at least four
         /// poll intervals, so a correction lasts until several newer estimates refine it: short while
@@ -124,17 +124,19 @@ struct ClockServo: Sendable {
     /// The published mapping's error bound at local time `local`, and how fast it grows after, ns and
     /// ns/s; infinite before any estimate.
     ///
-    /// The true offset lies in the range the estimate allows; the bound is the distance from the
-    /// mapping's offset to the far end of that range. Between `local` and any later time the bound
-    /// grows at most by the largest rate difference between the mapping and an allowed line, plus the
-    /// rate wander allowance (the distance to a set of lines is convex in time).
-    func errorBound(atLocal local: Int64) -> (bound: Double, growth: Double) {
+    /// The true offset lies in the range the estimate allows (`ClockEstimate.symmetricRegion`, or
+    /// with `guaranteed` the region that holds whatever the path's asymmetry); the bound is the
+    /// distance from the mapping's offset to the far end of that range. Between `local` and any later
+    /// time the bound grows at most by the largest rate difference between the mapping and an allowed
+    /// line, plus the rate wander allowance (the distance to a set of lines is convex in time).
+    func errorBound(atLocal local: Int64, guaranteed: Bool = false) -> (bound: Double, growth: Double) {
         guard let estimate else { return (.infinity, 0) }
         let mapped = Double(mapping.masterNanoseconds(atLocalNanoseconds: local) - local - estimate.referenceOffset)
-        let allowed = estimate.offsetRange(atLocal: local)
+        let allowed = estimate.offsetRange(atLocal: local, guaranteed: guaranteed)
         let bound = max(mapped - allowed.lowerBound, allowed.upperBound - mapped, 0)
         let mappingRate = (mapping.rate - 1) * 1e9
-        return (bound, estimate.region.largestRateDifference(from: mappingRate) + estimate.wander)
+        let region = guaranteed ? estimate.region : estimate.symmetricRegion
+        return (bound, region.largestRateDifference(from: mappingRate) + estimate.wander)
     }
 
     private mutating func step(to estimate: ClockEstimate, at now: Int64) {
@@ -148,6 +150,6 @@ struct ClockServo: Sendable {
     private func isReadyToLock(_ estimate: ClockEstimate, at now: Int64) -> Bool {
         estimate.sampleCount >= configuration.lockSampleCount
             && estimate.span.upperBound - estimate.span.lowerBound >= configuration.lockMinimumSpan
-            && errorBound(atLocal: now).bound <= Double(configuration.lockErrorBound)
+            && errorBound(atLocal: now, guaranteed: true).bound <= Double(configuration.lockErrorBound)
     }
 }

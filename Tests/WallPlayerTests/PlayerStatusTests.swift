@@ -56,16 +56,21 @@ final class PlayerStatusTests: XCTestCase {
 
     /// GStreamer goes on without a stream it has no decoder for (a video then "plays" with no
     /// picture); the item fails instead, naming what is missing and the package that has it. The
-    /// H.264 decoder is hidden for the test (rank NONE: decodebin3 does not use it).
+    /// H.264 decoders are hidden for the test (rank NONE: decodebin3 does not use them): libav's,
+    /// and OpenH264's where gstreamer1.0-plugins-bad is installed.
     func testItem_whenNoPluginDecodesItsVideo_failsNamingTheDecoderAndThePackage() async throws {
         let url = try TestMedia.frameCode(seconds: 1)
         gst_init(nil, nil)
-        let feature = try XCTUnwrap(gst_registry_lookup_feature(gst_registry_get(), "avdec_h264"))
-        let rank = gst_plugin_feature_get_rank(feature)
-        gst_plugin_feature_set_rank(feature, guint(GST_RANK_NONE.rawValue))
+        let decoders = ["avdec_h264", "openh264dec", "v4l2h264dec", "vaapih264dec", "nvh264dec", "vah264dec"]
+        let hidden = decoders.compactMap { gst_registry_lookup_feature(gst_registry_get(), $0) }
+        XCTAssertFalse(hidden.isEmpty, "make setup installs libav's H.264 decoder")
+        let ranks = hidden.map { gst_plugin_feature_get_rank($0) }
+        for feature in hidden { gst_plugin_feature_set_rank(feature, guint(GST_RANK_NONE.rawValue)) }
         defer {
-            gst_plugin_feature_set_rank(feature, rank)
-            gst_object_unref(UnsafeMutableRawPointer(feature))
+            for (feature, rank) in zip(hidden, ranks) {
+                gst_plugin_feature_set_rank(feature, rank)
+                gst_object_unref(UnsafeMutableRawPointer(feature))
+            }
         }
         guard case .missingPlugin(let description, let package)? = try await failure(for: url) else {
             return XCTFail("wrong error")

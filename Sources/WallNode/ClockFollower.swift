@@ -92,6 +92,8 @@ final class ClockFollower: Sendable {
             state: status.state.rawValue, server: client.server.description,
             offset: status.offset.isNumeric ? status.offset : nil,
             errorBound: status.errorBound.isNumeric ? status.errorBound(atLocal: LocalClock.process.now()) : nil,
+            guaranteedErrorBound: status.guaranteedErrorBound.isNumeric
+                ? status.guaranteedErrorBound(atLocal: LocalClock.process.now()) : nil,
             roundTrip: status.roundTrip.count > 0 ? status.roundTrip.minimum : nil,
             ratePPM: status.state == .unsynced ? nil : status.ratePPM, serving: server != nil,
             epoch: status.master?.epoch)

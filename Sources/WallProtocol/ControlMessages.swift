@@ -168,8 +168,11 @@ public struct ClockReport: Sendable, Hashable, Codable {
     public var server: String
     /// The master time minus the local time.
     @OptionalNanosecondsCoded public var offset: MediaTime?
-    /// How far the node's master time may be from the true one.
+    /// How far the node's master time may be from the true one, if the path's shortest delays are
+    /// the same both ways (as NTP assumes; `ClockStatus.errorBound`).
     @OptionalNanosecondsCoded public var errorBound: MediaTime?
+    /// The bound that holds whatever the path's asymmetry: it includes half the shortest round trip.
+    @OptionalNanosecondsCoded public var guaranteedErrorBound: MediaTime?
     @OptionalNanosecondsCoded public var roundTrip: MediaTime?
     public var ratePPM: Double?
     /// Whether the node serves the master clock itself.
@@ -179,13 +182,16 @@ public struct ClockReport: Sendable, Hashable, Codable {
 
     enum CodingKeys: String, CodingKey {
         case state, server, ratePPM, serving, epoch
-        case offset = "offsetNs", errorBound = "errorBoundNs", roundTrip = "roundTripNs"
+        case offset = "offsetNs", errorBound = "errorBoundNs", guaranteedErrorBound = "guaranteedErrorBoundNs"
+        case roundTrip = "roundTripNs"
     }
 
     public init(
         state: String, server: String, offset: MediaTime? = nil, errorBound: MediaTime? = nil,
-        roundTrip: MediaTime? = nil, ratePPM: Double? = nil, serving: Bool = false, epoch: UInt64? = nil
+        guaranteedErrorBound: MediaTime? = nil, roundTrip: MediaTime? = nil, ratePPM: Double? = nil,
+        serving: Bool = false, epoch: UInt64? = nil
     ) {
+        self.guaranteedErrorBound = guaranteedErrorBound
         self.epoch = epoch
         self.state = state
         self.server = server

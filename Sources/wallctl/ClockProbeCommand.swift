@@ -171,6 +171,8 @@ struct ProbeRecord: Encodable {
     var localNs: Int64
     var masterNs: Int64
     var errorBoundNs: Int64?
+    /// The bound that holds whatever the path's asymmetry (`ClockStatus.guaranteedErrorBound`).
+    var guaranteedErrorBoundNs: Int64?
     var errorBoundGrowthPPM: Double
     var roundTripNs: Int64?
     var ratePPM: Double
@@ -189,6 +191,7 @@ struct ProbeRecord: Encodable {
         localNs = status.localTime.nanoseconds ?? 0
         masterNs = status.masterTime.nanoseconds ?? 0
         errorBoundNs = status.errorBound.nanoseconds
+        guaranteedErrorBoundNs = status.guaranteedErrorBound.nanoseconds
         errorBoundGrowthPPM = status.errorBoundGrowthPPM
         roundTripNs = status.roundTrip.last.nanoseconds
         ratePPM = status.ratePPM

@@ -42,7 +42,9 @@ extension Player {
     /// An invalid `itemTime` means the current time; an invalid `hostClockTime` means as soon as
     /// the pipeline is ready. The pipeline is prerolled at `itemTime` first if it is not there
     /// already; for a start that is exact to the host time, preroll in advance and give a host
-    /// time far enough ahead. A rate of 0 pauses at the host time.
+    /// time far enough ahead. A rate of 0 pauses at the host time, and with a numeric `itemTime`
+    /// shows that item time there, exactly (as the timebase AVPlayer sets: at the host time, the
+    /// item is at `itemTime`, not moving).
     ///
     /// - Throws: `PlayerError.waitsToMinimizeStalling` when `automaticallyWaitsToMinimizeStalling`
     ///   is true, `.notFileBased` for an item that is not a local file, `.itemNotReady` without a
@@ -65,8 +67,13 @@ extension Player {
     private func scheduleStart(rate newRate: Float, itemTime: MediaTime, hostTime: MediaTime) {
         guard let (pipeline, item) = beginRateChange() else { return }
         if newRate == 0 {
-            guard hostTime.isNumeric else { return applyRate(0, immediately: true) }
-            addStartAlarm(at: hostTime) { player in player.applyRate(0, immediately: true) }
+            let pause: @Sendable (Player) -> Void = { player in
+                player.applyRate(0, immediately: true)
+                guard itemTime.isNumeric else { return }
+                player.performSeek(player.makeSeek(to: itemTime, before: .zero, after: .zero, queue: nil, completion: nil))
+            }
+            guard hostTime.isNumeric else { return pause(self) }
+            addStartAlarm(at: hostTime, pause)
             return
         }
         let target =

@@ -64,6 +64,25 @@ final class SynchronizedStartTests: XCTestCase {
         XCTAssertEqual(result.withLock { $0 }, false)
     }
 
+    /// Issue 10: a rate of 0 with an item time ignored the time. At the host time the item is now
+    /// paused at that item time, showing its frame.
+    func testSetRateZeroAtHostTime_pausesAtTheItemTime() async throws {
+        let player = try await Player.ready(try TestMedia.frameCode(seconds: 4))
+        player.automaticallyWaitsToMinimizeStalling = false
+        player.rate = 1
+        try await player.waitUntilTime(frames(10))
+        let hostTime = MasterClock.host.now() + MediaTime(value: 200, timescale: 1000)
+        try player.setRate(0, time: frames(75), atHostTime: hostTime)
+        try await withTimeout(5, "the player paused at frame 75") {
+            while !(player.rate == 0 && player.currentTime() == frames(75) && (try? player.shownFrame()) == 75) {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        XCTAssertEqual(player.currentTime(), frames(75), "it stays there")
+        XCTAssertEqual(player.timeControlStatus, .paused)
+    }
+
     func testSetRateAtHostTime_presentsItemTimeAtHostTime() async throws {
         try await assertScheduledStart(clock: nil, itemFrame: 45, prerollAtItemTime: false)
     }

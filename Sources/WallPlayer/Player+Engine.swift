@@ -540,9 +540,17 @@ extension Player {
         }
     }
 
+    /// Takes a new timebase; time observers hear of it only when it changes the timeline. A stop
+    /// re-anchors several times as the pipeline settles (the rate, then each state change), and
+    /// each used to fire the periodic observers again at the same time.
     func setTimebase(_ timebase: Timebase) {
+        let unchanged = timebase.rate == 0 && engine.timebase.rate == 0 && timebase.itemTime == engine.timebase.itemTime
         engine.timebase = timebase
-        timebaseChanged()
+        if unchanged {
+            publishedTimebase.withLock { $0 = timebase }
+        } else {
+            timebaseChanged()
+        }
     }
 }
 

@@ -84,4 +84,25 @@ final class TimeObserverTests: XCTestCase {
         try await player.waitUntilTime(player.currentTime() + MediaTime(value: 1, timescale: 2))
         XCTAssertEqual(count.withLock { $0 }, atRemoval)
     }
+
+    /// Issue 10: the periodic observer fired twice when playback stopped. A stop is one change of
+    /// the timebase: one callback, at the time playback stopped.
+    func testPeriodicObserver_firesOnceAtStop() async throws {
+        let player = try await Player.ready(try TestMedia.frameCode(seconds: 4))
+        let times = Mutex<[MediaTime]>([])
+        // An interval longer than the test: only the timebase's changes fire it.
+        let token = player.addPeriodicTimeObserver(forInterval: MediaTime(value: 60, timescale: 1), queue: nil) {
+            time in times.withLock { $0.append(time) }
+        }
+        defer { player.removeTimeObserver(token) }
+        player.play()
+        try await player.waitUntilTime(MediaTime(value: 1, timescale: 2))
+        try await Task.sleep(for: .milliseconds(200))
+        let beforeStop = times.withLock { $0.count }
+        player.pause()
+        try await Task.sleep(for: .milliseconds(800))
+        let atStop = times.withLock { Array($0.dropFirst(beforeStop)) }
+        XCTAssertEqual(atStop.count, 1, "callbacks at the stop: \(atStop)")
+        XCTAssertEqual(atStop.first, player.currentTime(), "at the time playback stopped")
+    }
 }

@@ -71,8 +71,8 @@ enum ControlServer {
             }
         }
         router.get(RouterPath(ControlPath.frames)) { request, _ in
-            let after = try unsignedParameter("after", in: request) ?? 0
-            let limit = try unsignedParameter("limit", in: request) ?? RequestChecks.maximumFramesLimit
+            let after = try wholeParameter("after", in: request) ?? 0
+            let limit = try wholeParameter("limit", in: request) ?? RequestChecks.maximumFramesLimit
             do throws(RequestRejection) {
                 try RequestChecks.framesLimit(limit)
             } catch {
@@ -85,8 +85,8 @@ enum ControlServer {
                     node: status.id, records: records, missed: missed, clockErrorBound: status.clock.errorBound))
         }
         router.get(RouterPath(ControlPath.snapshot)) { request, _ in
-            let width = try unsignedParameter("width", in: request)
-            let height = try unsignedParameter("height", in: request)
+            let width = try wholeParameter("width", in: request)
+            let height = try wholeParameter("height", in: request)
             let size: PixelSize?
             do throws(RequestRejection) {
                 size = try RequestChecks.snapshotSize(
@@ -97,7 +97,7 @@ enum ControlServer {
                 return json(ControlReply(ok: false, error: error.description, status: nil), status: .unprocessableContent)
             }
             // At a master time: every node asked for the same one copies the frame on its screen then.
-            if let at = try signedParameter("atNs", in: request).map({ MediaTime(nanoseconds: $0) }) {
+            if let at = try wholeParameter("atNs", in: request, as: Int64.self).map({ MediaTime(nanoseconds: $0) }) {
                 guard let clock = controller.clock.masterClock else {
                     return json(
                         ControlReply(ok: false, error: "atNs: no master clock yet", status: nil), status: .conflict)
@@ -238,17 +238,13 @@ enum ControlServer {
     /// How far ahead a snapshot may be asked for.
     static let snapshotHorizon = MediaTime(value: 10, timescale: 1)
 
-    private static func signedParameter(_ name: String, in request: Request) throws -> Int64? {
+    /// A whole-number query parameter (`UInt64` for counts and sizes, `Int64` for times), nil when
+    /// absent, a 400 naming it when it is not one.
+    private static func wholeParameter<Value: FixedWidthInteger>(
+        _ name: String, in request: Request, as type: Value.Type = UInt64.self
+    ) throws -> Value? {
         guard let text = request.uri.queryParameters.get(name) else { return nil }
-        guard let value = Int64(text) else {
-            throw HTTPError(.badRequest, message: "query parameter \(name) must be a whole number, got \"\(text)\"")
-        }
-        return value
-    }
-
-    private static func unsignedParameter(_ name: String, in request: Request) throws -> UInt64? {
-        guard let text = request.uri.queryParameters.get(name) else { return nil }
-        guard let value = UInt64(text) else {
+        guard let value = Value(text) else {
             throw HTTPError(.badRequest, message: "query parameter \(name) must be a whole number, got \"\(text)\"")
         }
         return value

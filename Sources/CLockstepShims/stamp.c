@@ -40,6 +40,11 @@ static GstFlowReturn lockstep_stamp_chain(GstPad *pad, GstObject *parent, GstBuf
 
     g_mutex_lock(&self->lock);
     GstClockTime running_time = gst_segment_to_running_time(&self->segment, GST_FORMAT_TIME, pts);
+    /* The item time of the frame: its stream time. The buffer's own timestamp is not, for media whose
+     * first frame is not at zero (an MP4 edit list shifting B-frame reordering delay, an MPEG-TS
+     * stream's start): the segment maps one to the other. */
+    GstClockTime stream_time = gst_segment_to_stream_time(&self->segment, GST_FORMAT_TIME, pts);
+    GstClockTime item_time = GST_CLOCK_TIME_IS_VALID(stream_time) ? stream_time : pts;
     GstSample *sample = gst_sample_new(buffer, self->caps, &self->segment, NULL);
     GstSample *old = self->last_sample;
     self->last_sample = sample;
@@ -52,7 +57,7 @@ static GstFlowReturn lockstep_stamp_chain(GstPad *pad, GstObject *parent, GstBuf
         if (clock != NULL) {
             GstClockTime now = gst_clock_get_time(clock);
             gst_object_unref(clock);
-            self->func(self->user_data, pts, duration, running_time, now,
+            self->func(self->user_data, item_time, duration, running_time, now,
                        gst_element_get_base_time(GST_ELEMENT_CAST(self)));
         }
     }

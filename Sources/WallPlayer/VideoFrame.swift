@@ -65,9 +65,14 @@ extension Player {
             gst_structure_get_int(structure, "height", &height)
         }
         if format == .rgb { data = Self.unpadded(data, width: Int(width), height: Int(height)) }
-        let original = gst_sample_get_buffer(sample.pointer)
+        // The item time: the buffer's timestamp through the sample's segment (see PresentedFrame).
+        var time = gst_sample_get_buffer(sample.pointer)?.pointee.pts ?? GStreamer.clockTimeNone
+        if let segment = gst_sample_get_segment(sample.pointer), time != GStreamer.clockTimeNone {
+            let streamTime = gst_segment_to_stream_time(segment, GST_FORMAT_TIME, time)
+            if streamTime != GStreamer.clockTimeNone { time = streamTime }
+        }
         return VideoFrame(
-            presentationTimestamp: MediaTime(clockTime: original?.pointee.pts ?? GStreamer.clockTimeNone),
+            presentationTimestamp: MediaTime(clockTime: time),
             size: PixelSize(width: Int(width), height: Int(height)), format: format, data: data)
     }
 

@@ -102,6 +102,29 @@ final class SynchronizedStartTests: XCTestCase {
     /// Starts a frame-code clip at item frame `itemFrame` at a host time half a second ahead,
     /// and checks when the sink really sent each of the first frames: a `udpsink` sends each
     /// frame as it renders, and the receiver stamps arrivals in the kernel.
+    /// H.264 with B-frames starts its timestamps a reordering delay (here two frames) after zero; an
+    /// MP4 edit list says the first frame is at item time zero. A frame presented is reported at its
+    /// item time, so a node judging its frames against the wall's timeline sees it in step.
+    func testPresentedFrames_ofMediaWithBFrames_areInItemTime() async throws {
+        let clip = try TestMedia.audioVideo(seconds: 3)
+        let player = try await Player.ready(
+            clip, video: VideoOutputSettings(sinkDescription: "fakesink sync=true"), audio: Headless.audio)
+        player.automaticallyWaitsToMinimizeStalling = false
+        let itemTime = frames(30)
+        let hostTime = MasterClock.host.now() + margin
+        let presented = player.presentedFrames
+        try player.setRate(1, time: itemTime, atHostTime: hostTime)
+        let shown = try await collect(5, from: presented, within: 5, "the first frames")
+        for (index, frame) in shown.enumerated() {
+            XCTAssertEqual(
+                frame.presentationTimestamp.seconds, frames(30 + Int64(index)).seconds, accuracy: 0.001,
+                "frame \(index) of the start")
+            XCTAssertEqual(
+                frame.dueAt.seconds, (hostTime + frames(Int64(index))).seconds, accuracy: 0.001, "frame \(index) due")
+        }
+        player.pause()
+    }
+
     private func assertScheduledStart(clock: MasterClock?, itemFrame: Int64, prerollAtItemTime: Bool) async throws {
         let receiver = try FrameReceiver(count: 1)
         let video = VideoOutputSettings(

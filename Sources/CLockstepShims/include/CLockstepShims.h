@@ -45,7 +45,8 @@ GstClock *lockstep_monotonic_clock_new(const char *name);
 /* MARK: Presentation stamp element */
 
 /*
- * Called after the downstream sink returned from rendering `pts`: the sink has waited on the clock and
+ * Called after the downstream sink returned from rendering the frame at `pts`, the frame's item (stream)
+ * time, not the buffer's timestamp: the sink has waited on the clock and
  * rendered, so `clock_time` is when the frame was presented on the pipeline clock. Runs on the render
  * thread: keep it short.
  */

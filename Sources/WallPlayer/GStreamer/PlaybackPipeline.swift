@@ -29,7 +29,8 @@ public enum RenderThreadPriority: Sendable, Hashable, CustomStringConvertible {
 
 /// One frame as the sink presented it: where the render thread reports it, after the clock wait.
 public struct PresentedFrame: Sendable, Hashable {
-    /// The frame's presentation timestamp in its item.
+    /// The frame's presentation timestamp in its item: its item time (GStreamer's stream time),
+    /// whatever time origin the container's own timestamps have.
     public let presentationTimestamp: MediaTime
     public let duration: MediaTime
     /// The frame's running time: continuous across items and loops, the same on every node

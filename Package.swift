@@ -50,6 +50,10 @@ let package = Package(
 
         .target(name: "CLockstepShims", dependencies: ["CGStreamer", "CFFmpeg"]),
         .target(name: "CLockstepNetShims"),
+        .target(
+            name: "CLockstepX11",
+            linkerSettings: [.linkedLibrary("X11"), .linkedLibrary("Xrandr")]
+        ),
 
         // MARK: Libraries
 
@@ -78,6 +82,7 @@ let package = Package(
             ]
         ),
         .target(name: "WallTimeline", dependencies: ["LockstepTime"]),
+        .target(name: "WallDisplay", dependencies: ["CLockstepX11", "LockstepNet"]),
         .target(
             name: "WallControl",
             dependencies: [
@@ -107,7 +112,8 @@ let package = Package(
         .executableTarget(
             name: "WallNode",
             dependencies: [
-                "WallPlayer", "WallProtocol", "WallTimeline", "WallControl", "SyncClock", "LockstepNet", "LockstepCLI",
+                "WallPlayer", "WallProtocol", "WallTimeline", "WallControl", "WallDisplay", "SyncClock", "LockstepNet",
+                "LockstepCLI",
                 "LockstepTime", "CLockstepNetShims",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

@@ -13,6 +13,9 @@ packages=(
     libavutil-dev
     zlib1g-dev
     libssl-dev
+    # build: the node's own output window on X11 (Xlib, RandR monitors)
+    libx11-dev
+    libxrandr-dev
     # build: Foundation's networking, which the release build links statically (--static-swift-stdlib)
     libcurl4-openssl-dev
     # run: GStreamer elements the player's pipelines use (playbin, videocrop, decoders, sinks)
@@ -38,6 +41,12 @@ packages=(
     systemd
     binutils
     util-linux
+    # test: the screen test, four nodes' windows under a window manager (Xvfb, openbox, xrandr,
+    # xwininfo and xprop)
+    xvfb
+    openbox
+    x11-xserver-utils
+    x11-utils
 )
 
 missing=()

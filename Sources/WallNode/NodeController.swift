@@ -2,6 +2,7 @@ import Foundation
 import LockstepTime
 import Logging
 import SyncClock
+import WallDisplay
 import WallPlayer
 import WallProtocol
 import WallTimeline
@@ -21,6 +22,8 @@ actor NodeController {
     let player: QueuePlayer
     let clock: ClockFollower
     let frames: FrameLog
+    /// The node's window, black between shows; nil when the sink has none of ours.
+    let screen: OutputWindow?
     let logger: Logger
     var looper: PlayerLooper?
     var loadedMedia: String?
@@ -30,11 +33,15 @@ actor NodeController {
     /// (NodeController+Timeline.swift).
     var following = TimelineFollowing()
 
-    init(settings: NodeSettings, player: QueuePlayer, clock: ClockFollower, frames: FrameLog, logger: Logger) {
+    init(
+        settings: NodeSettings, player: QueuePlayer, clock: ClockFollower, frames: FrameLog, screen: OutputWindow? = nil,
+        logger: Logger
+    ) {
         self.settings = settings
         self.player = player
         self.clock = clock
         self.frames = frames
+        self.screen = screen
         self.logger = logger
     }
 
@@ -169,6 +176,18 @@ actor NodeController {
         player.removeAllItems()
         loadedMedia = nil
         prerolledAt = nil
+        blankScreen()
+    }
+
+    /// Paints the window black once the player has let go of it: the sink leaves its last frame
+    /// drawn, and between shows a wall shows black, not a frozen picture.
+    func blankScreen() {
+        guard let screen else { return }
+        let player = self.player
+        Task {
+            await player.settle()
+            if player.currentItem == nil { screen.clear() }
+        }
     }
 
     // MARK: Status

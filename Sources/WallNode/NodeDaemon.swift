@@ -3,6 +3,7 @@ import Logging
 import NIOCore
 import ServiceLifecycle
 import WallControl
+import WallDisplay
 import WallPlayer
 
 #if canImport(Glibc)
@@ -25,8 +26,29 @@ struct NodeDaemon {
     func run() async throws {
         Termination.exitAfterSignal(within: Self.shutdownLimit, program: "wallnode")
         let fileLimit = FileLimit.raise()
+        // The node's own window, before the player: the sink draws into it from its first frame.
+        var video = settings.video
+        let window: OutputWindow?
+        do {
+            window = try settings.window.map { placement throws(DisplayError) in try OutputWindow(placement) }
+        } catch {
+            throw NodeError.cannotShow("\(error)")
+        }
+        defer { window?.close() }
+        if let window {
+            video.windowHandle = window.handle
+            if video.outputSize == nil || settings.window?.fullscreen == true || settings.window?.rect == nil {
+                video.outputSize = PixelSize(width: window.requested.width, height: window.requested.height)
+            }
+            logger.info(
+                "window open",
+                metadata: [
+                    "window.id": .value(window.handle), "window.rect": "\(window.requested)",
+                    "window.fullscreen": .value(settings.window?.fullscreen == true),
+                ])
+        }
         let player = QueuePlayer(
-            items: [], video: settings.video, audioSinkDescription: settings.audioSink,
+            items: [], video: video, audioSinkDescription: settings.audioSink,
             logger: Logger(label: "lockstep.player"))
         player.automaticallyWaitsToMinimizeStalling = false
         player.realtimeRenderPriority = settings.realtimePriority
@@ -35,7 +57,7 @@ struct NodeDaemon {
         let metrics = NodeMetrics(node: settings.id)
         let frames = FrameLog(displayLatency: settings.displayLatency) { metrics.observeLateness($0) }
         let controller = NodeController(
-            settings: settings, player: player, clock: clock, frames: frames, logger: logger)
+            settings: settings, player: player, clock: clock, frames: frames, screen: window, logger: logger)
         // Under systemd (Type=notify) the node is started once its control API answers, and restarted
         // when its controller stops answering for a watchdog interval.
         let notifier = ServiceNotifier.fromEnvironment()

@@ -12,6 +12,8 @@ enum NodeError: Error, CustomStringConvertible {
     case config(String)
     /// The control API cannot listen on its address (in use, not this machine's, a privileged port).
     case cannotListen(address: String, reason: String)
+    /// The node's window cannot be put on its display.
+    case cannotShow(String)
     case clockNotLocked(state: String, waited: MediaTime)
     case nothingLoaded
     case mediaFailed(PlayerError)
@@ -35,6 +37,8 @@ enum NodeError: Error, CustomStringConvertible {
             return reason
         case .cannotListen(let address, let reason):
             return "cannot listen for control requests on \(address): \(reason)"
+        case .cannotShow(let reason):
+            return "cannot show the picture: \(reason)"
         case .clockNotLocked(let state, let waited):
             return "the clock is not locked to the master (state \(state) after waiting \(waited.seconds) s)"
         case .nothingLoaded:
@@ -69,7 +73,7 @@ enum NodeError: Error, CustomStringConvertible {
         case .unknownNode, .invalidOption, .config, .rejected: return 422
         case .clockNotLocked, .nothingLoaded: return 409
         case .mediaFailed, .noVideoTrack, .playerRefused, .prerollFailed: return 422
-        case .clockFailed, .timedOut, .cannotListen: return 503
+        case .clockFailed, .timedOut, .cannotListen, .cannotShow: return 503
         case .timeline(.notNewer): return 409
         case .timeline: return 422
         case .timelineNotStored: return 500

@@ -2,6 +2,7 @@ import Foundation
 import LockstepNet
 import LockstepTime
 import SyncClock
+import WallDisplay
 import WallPlayer
 import WallProtocol
 
@@ -22,6 +23,8 @@ struct NodeSettings: Sendable {
     var control: Endpoint
     var media: String
     var video: VideoOutputSettings
+    /// The window the node opens for its X sink and draws into; nil when the sink needs none.
+    var window: WindowPlacement?
     var audioSink: String?
     var latency: MediaTime
     var displayLatency: MediaTime
@@ -83,11 +86,15 @@ struct NodeSettings: Sendable {
         let tile =
             config.media.isPreSplit && overrides.media == nil
             ? (x: 0.0, y: 0.0, width: 1.0, height: 1.0) : node.tile.normalized(in: config.canvas)
+        let sink = overrides.videoSink ?? node.videoSink
         video = VideoOutputSettings(
-            sinkDescription: overrides.videoSink ?? node.videoSink,
+            sinkDescription: try Self.sinkDescription(sink, screen: node.screen),
             videoGravity: VideoGravity(rawValue: node.gravity.rawValue) ?? .resize,
             sourceCrop: NormalizedRect(x: tile.x, y: tile.y, width: tile.width, height: tile.height),
             outputSize: node.output.map { PixelSize(width: $0.width, height: $0.height) })
+        window = try Self.window(
+            sink: sink, screen: node.screen, title: node.screen.title ?? "\(config.name) — \(id)",
+            output: node.output ?? CanvasSize(width: node.tile.width, height: node.tile.height))
         let audio = overrides.audioSink ?? (node.audio ? node.audioSink : nil)
         audioSink = audio
         latency = config.latency
@@ -119,6 +126,74 @@ struct NodeSettings: Sendable {
         } catch {
             throw .config("clock-key-file: \(error)")
         }
+    }
+
+    /// The first element of a sink description: what kind of output it is.
+    static func sinkElement(_ description: String) -> String {
+        String(description.drop { $0 == " " }.prefix { !$0.isWhitespace && $0 != "!" })
+    }
+
+    /// Sinks that draw into an X window the node can give them (`GstVideoOverlay`).
+    static let windowSinks: Set<String> = ["ximagesink", "xvimagesink", "glimagesink", "autovideosink"]
+
+    /// The sink description with the screen's keys for sinks that take them as properties: kmssink's
+    /// connector and plane, waylandsink's fullscreen.
+    static func sinkDescription(_ sink: String, screen: ScreenConfig) throws(NodeError) -> String {
+        let element = sinkElement(sink)
+        var properties: [String] = []
+        if screen.connector != nil || screen.plane != nil {
+            guard element == "kmssink" else {
+                throw .config("screen.connector and screen.plane are kmssink's; this node's video sink is \"\(element)\"")
+            }
+            properties += screen.connector.map { ["connector-id=\($0)"] } ?? []
+            properties += screen.plane.map { ["plane-id=\($0)"] } ?? []
+        }
+        if element == "waylandsink", screen.fullscreen { properties.append("fullscreen=true") }
+        guard !properties.isEmpty else { return sink }
+        let head = sink.drop { $0 == " " }
+        let rest = head.drop { !$0.isWhitespace && $0 != "!" }
+        return String(head.prefix(head.count - rest.count)) + " " + properties.joined(separator: " ") + rest
+    }
+
+    /// The window an X sink draws into: always for a windowing sink when an X display is there (so
+    /// the node, not the sink, decides where it goes and what it is called), and required when the
+    /// screen asks for one.
+    static func window(
+        sink: String, screen: ScreenConfig, title: String, output: CanvasSize,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws(NodeError) -> WindowPlacement? {
+        let element = sinkElement(sink)
+        let hasDisplay = screen.display != nil || !(environment["DISPLAY"] ?? "").isEmpty
+        if element == "waylandsink" || element == "kmssink" {
+            let keys = [
+                screen.display.map { _ in "display" }, screen.monitor.map { _ in "monitor" },
+                screen.window.map { _ in "window" }, screen.title.map { _ in "title" },
+            ].compactMap { $0 }
+            guard keys.isEmpty else {
+                throw .config(
+                    "screen.\(keys[0]) places an X window; this node's video sink \"\(element)\" draws without one"
+                        + (element == "kmssink" ? " (use screen.connector and screen.plane)" : ""))
+            }
+            return nil
+        }
+        guard windowSinks.contains(element) else {
+            if screen.asksForWindow {
+                throw .config(
+                    "screen places a window, but this node's video sink \"\(element)\" draws none (use ximagesink, "
+                        + "xvimagesink, glimagesink or autovideosink)")
+            }
+            return nil
+        }
+        guard hasDisplay else {
+            if screen.asksForWindow {
+                throw .config("screen places a window on an X display, but DISPLAY is unset and screen.display is not given")
+            }
+            return nil
+        }
+        return WindowPlacement(
+            display: screen.display, monitor: screen.monitor,
+            rect: screen.window.map { DisplayRect(x: $0.x, y: $0.y, width: $0.width, height: $0.height) },
+            fullscreen: screen.fullscreen, title: title, defaultSize: (output.width, output.height))
     }
 
     /// Checks that the clock address is one this machine can serve on: `--serve-clock` binds it,

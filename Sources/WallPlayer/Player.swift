@@ -171,6 +171,12 @@ public class Player: @unchecked Sendable {
     /// The current item now and every change after.
     public var currentItemUpdates: AsyncStream<PlayerItem?> { currentItemStream.values() }
 
+    /// Returns once every change asked of the player before the call has reached its pipeline (an
+    /// unloaded item has let go of the video sink, for one).
+    public func settle() async {
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in queue.async { done.resume() } }
+    }
+
     /// Makes `item` current (nil: none), keeping the rate.
     public func replaceCurrentItem(with item: PlayerItem?) {
         setCurrentItem(item)
@@ -293,7 +299,7 @@ public class Player: @unchecked Sendable {
                 return state.video
             }
             queue.async {
-                if let newValue, let old, old.sinkDescription == newValue.sinkDescription {
+                if let newValue, let old, old.sharesSink(with: newValue) {
                     self.engine.pipeline?.updateVideo(newValue)
                 } else {
                     self.rebuildPipeline()

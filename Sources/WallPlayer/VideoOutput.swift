@@ -48,15 +48,24 @@ public struct VideoOutputSettings: Sendable, Hashable {
     public var sourceCrop: NormalizedRect
     /// The size of the output in pixels; nil keeps the cropped picture's own size.
     public var outputSize: PixelSize?
+    /// A window the sink draws into (an X window id, `GstVideoOverlay`), owned by the caller; nil
+    /// lets a windowing sink open its own.
+    public var windowHandle: UInt?
 
     public init(
         sinkDescription: String = "autovideosink", videoGravity: VideoGravity = .resizeAspect,
-        sourceCrop: NormalizedRect = .full, outputSize: PixelSize? = nil
+        sourceCrop: NormalizedRect = .full, outputSize: PixelSize? = nil, windowHandle: UInt? = nil
     ) {
         self.sinkDescription = sinkDescription
         self.videoGravity = videoGravity
         self.sourceCrop = sourceCrop
         self.outputSize = outputSize
+        self.windowHandle = windowHandle
+    }
+
+    /// Whether a pipeline built for `self` can take `other` without being rebuilt.
+    func sharesSink(with other: VideoOutputSettings) -> Bool {
+        sinkDescription == other.sinkDescription && windowHandle == other.windowHandle
     }
 
     /// The pixels to cut from each edge of a `source`-sized picture: the crop rectangle, narrowed

@@ -104,7 +104,9 @@ struct ConfigReader {
     ]
     static let nodeKeys = [
         "id", "control", "tile", "output", "gravity", "video-sink", "audio", "audio-sink", "display-latency",
+        "screen",
     ]
+    static let screenKeys = ["display", "monitor", "window", "fullscreen", "title", "connector", "plane"]
 
     func wall(_ root: Node, baseDirectory: String?) throws(ConfigError) -> WallConfig {
         let map = try mapping(root, key: "the config")
@@ -250,7 +252,41 @@ struct ConfigReader {
             },
             displayLatency: try value(map, "display-latency", or: defaults.displayLatency) { node throws(ConfigError) in
                 try duration(node, key: "\(path).display-latency")
+            },
+            screen: try value(map, "screen", or: ScreenConfig()) { node throws(ConfigError) in
+                try screen(node, key: "\(path).screen")
             })
+    }
+
+    private func screen(_ node: Node, key: String) throws(ConfigError) -> ScreenConfig {
+        let map = try mapping(node, key: key)
+        try checkKeys(map, allowed: Self.screenKeys, path: key + ".")
+        let screen = ScreenConfig(
+            display: try value(map, "display", or: nil) { node throws(ConfigError) in
+                try string(node, key: "\(key).display")
+            },
+            monitor: try value(map, "monitor", or: nil) { node throws(ConfigError) in
+                try string(node, key: "\(key).monitor")
+            },
+            window: try value(map, "window", or: nil) { node throws(ConfigError) in
+                try rect(node, key: "\(key).window")
+            },
+            fullscreen: try value(map, "fullscreen", or: false) { node throws(ConfigError) in
+                try bool(node, key: "\(key).fullscreen")
+            },
+            title: try value(map, "title", or: nil) { node throws(ConfigError) in
+                try string(node, key: "\(key).title")
+            },
+            connector: try value(map, "connector", or: nil) { node throws(ConfigError) in
+                try integer(node, key: "\(key).connector", minimum: 0)
+            },
+            plane: try value(map, "plane", or: nil) { node throws(ConfigError) in
+                try integer(node, key: "\(key).plane", minimum: 0)
+            })
+        if screen.fullscreen, screen.window != nil, let windowNode = map[Node("window")] {
+            throw invalid(windowNode, "\(key).window", "cannot be given with fullscreen: a fullscreen window fills its monitor")
+        }
+        return screen
     }
 
     // MARK: Whole-wall checks

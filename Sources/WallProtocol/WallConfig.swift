@@ -186,11 +186,13 @@ public struct NodeConfig: Sendable, Hashable {
     /// How long this screen takes to show a frame it is given (input lag): the node presents that
     /// much earlier, so that light leaves every screen at once.
     public var displayLatency: MediaTime
+    /// Where the picture goes on this machine's display: window, monitor, fullscreen, DRM plane.
+    public var screen: ScreenConfig
 
     public init(
         id: String, control: String, tile: PixelRect, output: CanvasSize? = nil, gravity: TileGravity = .resize,
         videoSink: String = "autovideosink", audio: Bool = false, audioSink: String = "autoaudiosink",
-        displayLatency: MediaTime = .zero
+        displayLatency: MediaTime = .zero, screen: ScreenConfig = ScreenConfig()
     ) {
         self.id = id
         self.control = control
@@ -201,7 +203,45 @@ public struct NodeConfig: Sendable, Hashable {
         self.audio = audio
         self.audioSink = audioSink
         self.displayLatency = displayLatency
+        self.screen = screen
     }
+}
+
+/// Where a node's picture appears on its machine (a node's `screen:` key). On X11 the node opens and
+/// keeps its own window (borderless, black, cursor hidden) and hands it to the sink; kmssink takes
+/// the DRM connector and plane; waylandsink takes `fullscreen`.
+public struct ScreenConfig: Sendable, Hashable {
+    /// The X display (`:0`); nil uses `$DISPLAY`.
+    public var display: String?
+    /// The monitor to show on, by its RandR name (`HDMI-1`, `xrandr --listmonitors`): the window's
+    /// position is relative to it, and fullscreen fills it.
+    public var monitor: String?
+    /// The window's rectangle (relative to the monitor when one is named); nil places it at the
+    /// monitor's (or the screen's) origin, sized to `output`.
+    public var window: PixelRect?
+    /// Fills the monitor (or the whole screen), above any panel.
+    public var fullscreen: Bool
+    /// The window title; nil names the wall and the node.
+    public var title: String?
+    /// kmssink's DRM connector (`connector-id`) and plane (`plane-id`).
+    public var connector: Int?
+    public var plane: Int?
+
+    public init(
+        display: String? = nil, monitor: String? = nil, window: PixelRect? = nil, fullscreen: Bool = false,
+        title: String? = nil, connector: Int? = nil, plane: Int? = nil
+    ) {
+        self.display = display
+        self.monitor = monitor
+        self.window = window
+        self.fullscreen = fullscreen
+        self.title = title
+        self.connector = connector
+        self.plane = plane
+    }
+
+    /// Whether any key asks for a window on an X display.
+    public var asksForWindow: Bool { display != nil || monitor != nil || window != nil || fullscreen || title != nil }
 }
 
 /// How the control API is protected: a shared bearer token, and TLS where the config gives a

@@ -63,6 +63,39 @@ final class ConfigLoaderTests: XCTestCase {
         assertError(text, "wall.yaml:5: start-margin: must be a duration such as 250ms, 1.5s or 0, got \"soon\"")
     }
 
+    func testParse_readsTheScreenKeys() throws {
+        let text = valid.replacingOccurrences(
+            of: "    display-latency: 16.5ms\n",
+            with: "    display-latency: 16.5ms\n    screen: {display: \":0\", monitor: HDMI-1, fullscreen: true, title: Lobby}\n")
+            .replacingOccurrences(
+                of: "    audio: true", with: "    audio: true\n    screen: {window: {x: 10, y: 20, width: 640, height: 360}}")
+        let config = try WallConfig.parse(text, file: "wall.yaml")
+        XCTAssertEqual(
+            config.nodes[0].screen, ScreenConfig(display: ":0", monitor: "HDMI-1", fullscreen: true, title: "Lobby"))
+        XCTAssertEqual(config.nodes[1].screen.window, PixelRect(x: 10, y: 20, width: 640, height: 360))
+        XCTAssertFalse(config.nodes[1].screen.fullscreen)
+        let kms = valid.replacingOccurrences(
+            of: "    display-latency: 16.5ms\n", with: "    display-latency: 16.5ms\n    screen: {connector: 32, plane: 31}\n")
+        let parsed = try WallConfig.parse(kms, file: "wall.yaml")
+        XCTAssertEqual(parsed.nodes[0].screen.connector, 32)
+        XCTAssertEqual(parsed.nodes[0].screen.plane, 31)
+    }
+
+    func testParse_whenScreenKeysConflictOrAreWrong_namesThem() {
+        func withScreen(_ screen: String) -> String {
+            valid.replacingOccurrences(
+                of: "    display-latency: 16.5ms\n", with: "    display-latency: 16.5ms\n    screen: \(screen)\n")
+        }
+        assertError(
+            withScreen("{fullscreen: true, window: {x: 0, y: 0, width: 10, height: 10}}"),
+            "wall.yaml:11: nodes[0].screen.window: cannot be given with fullscreen: a fullscreen window fills its monitor")
+        assertError(
+            withScreen("{fullscren: true}"),
+            "wall.yaml:11: unknown key nodes[0].screen.fullscren (did you mean nodes[0].screen.fullscreen?)")
+        assertError(withScreen("{connector: -1}"), prefix: "wall.yaml:11: nodes[0].screen.connector:")
+        assertError(withScreen("{fullscreen: maybe}"), prefix: "wall.yaml:11: nodes[0].screen.fullscreen: must be true or false")
+    }
+
     func testParse_whenTileOffCanvas_namesTheNode() {
         let text = valid.replacingOccurrences(of: "x: 960, y: 0, width: 960", with: "x: 961, y: 0, width: 960")
         assertError(

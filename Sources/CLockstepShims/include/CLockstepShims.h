@@ -62,6 +62,16 @@ GstElement *lockstep_presentation_stamp_new(const char *name, LockstepPresentedF
 /* The frame most recently passed downstream (prerolled or presented), with its caps; NULL before the first. */
 GstSample *lockstep_presentation_stamp_last_sample(GstElement *stamp);
 
+/*
+ * When `message` is a video sink asking for its window (prepare-window-handle), hands it `handle`
+ * (an X window id) and returns TRUE.
+ */
+static inline gboolean lockstep_video_overlay_prepare(GstMessage *message, guintptr handle) {
+    if (!gst_is_video_overlay_prepare_window_handle_message(message)) return FALSE;
+    gst_video_overlay_set_window_handle(GST_VIDEO_OVERLAY(GST_MESSAGE_SRC(message)), handle);
+    return TRUE;
+}
+
 /* MARK: FFmpeg macros */
 
 static inline int64_t lockstep_av_nopts_value(void) { return AV_NOPTS_VALUE; }

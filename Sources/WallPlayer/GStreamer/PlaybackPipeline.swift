@@ -153,6 +153,7 @@ final class PlaybackPipeline: @unchecked Sendable {
         }
         playbin.set("flags", flags)
         box.renderQueue = renderQueue.map { UnsafeMutableRawPointer($0.pointer) }
+        box.windowHandle = settings?.windowHandle ?? 0
         if let cropTarget, let settings {
             cropProbeID = gst_pad_add_probe(
                 cropTarget.pointer, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, cropProbe,
@@ -342,6 +343,8 @@ private final class CallbackBox: @unchecked Sendable {
     let priority = Mutex(RenderThreadPriority.notStarted)
     /// The render queue element, compared by address in the sync handler.
     var renderQueue: UnsafeMutableRawPointer?
+    /// The window the video sink draws into (an X window id); 0: the sink's own.
+    var windowHandle: UInt = 0
     /// The pipeline latency in nanoseconds, part of when each frame is due: an atomic, as the
     /// render thread reads it.
     let latency = Atomic<Int64>(0)
@@ -420,6 +423,12 @@ private let syncHandler: GstBusSyncHandler = { _, message, data in
         if type == GST_STREAM_STATUS_TYPE_ENTER, let owner, UnsafeMutableRawPointer(owner) == box.renderQueue {
             box.renderThreadEntered()
         }
+        withExtendedLifetime(owned) {}
+        return GST_BUS_DROP
+    }
+    if box.windowHandle != 0, message.pointee.type == GST_MESSAGE_ELEMENT,
+        lockstep_video_overlay_prepare(message, guintptr(box.windowHandle)) != 0
+    {
         withExtendedLifetime(owned) {}
         return GST_BUS_DROP
     }

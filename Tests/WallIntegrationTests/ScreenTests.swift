@@ -1,0 +1,253 @@
+import Foundation
+import TestSupport
+import XCTest
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Four nodes on one X screen under a window manager, the way an integrator runs a wall from one
+/// machine with four monitors: each node's window lands where the config puts it (a rectangle, or
+/// fullscreen on a named monitor), titled with the wall and node, and the screen, captured as a
+/// viewer would see it, recomposes the source frame with one frame on all four; between shows the
+/// screen is black.
+///
+/// Needs Xvfb, openbox, xrandr, xwininfo and xprop (setup installs them); without them the test
+/// fails in CI and is skipped elsewhere.
+final class ScreenTests: XCTestCase {
+    private static let display = ":71"
+    private static let screen = (width: 640, height: 360)
+    private var folder: URL!
+    private var processes: [ChildProcess] = []
+    /// Xvfb and the window manager: they start with the test's signal mask, SIGTERM blocked.
+    private var displayProcesses: [ChildProcess] = []
+    /// The nodes by id: their logs stay beside the screenshots.
+    private var nodes: [String: ChildProcess] = [:]
+    /// Where the screenshots stay after the test, to look at when it fails.
+    private static let shots = FileManager.default.temporaryDirectory.appendingPathComponent("lockstep-screen-shots")
+
+    override func setUpWithError() throws {
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("lockstep-screen-\(getpid())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    }
+
+    override func tearDownWithError() throws {
+        for process in processes.reversed() { process.signal(SIGTERM) }
+        for (id, node) in nodes {
+            let result = node.finish()
+            try? (result.output + result.errors).write(
+                to: Self.shots.appendingPathComponent("\(id).log"), atomically: true, encoding: .utf8)
+        }
+        nodes = [:]
+        processes = []
+        for process in displayProcesses.reversed() { process.signal(SIGKILL) }
+        displayProcesses = []
+        try? FileManager.default.removeItem(at: folder)
+    }
+
+    private static func tool(_ name: String) throws -> String {
+        let path = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
+            .map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+        guard let path else {
+            let message = "\(name) is not installed (scripts/setup.sh installs it)"
+            if ProcessInfo.processInfo.environment["CI"] != nil { throw TestSupportError(message) }
+            throw XCTSkip(message)
+        }
+        return path
+    }
+
+    /// Starts Xvfb with four 320x180 RandR monitors in a 2x2 and openbox managing it.
+    private func startDisplay() async throws {
+        let xvfb = try Self.tool("Xvfb")
+        let xrandr = try Self.tool("xrandr")
+        let openbox = try Self.tool("openbox")
+        let number = Self.display.dropFirst()
+        try? FileManager.default.removeItem(atPath: "/tmp/.X\(number)-lock")
+        try? FileManager.default.removeItem(atPath: "/tmp/.X11-unix/X\(number)")
+        // -noreset: the monitors set below outlive the xrandr client that sets them.
+        displayProcesses.append(
+            try ChildProcess(
+                xvfb, [Self.display, "-screen", "0", "\(Self.screen.width)x\(Self.screen.height)x24", "-nolisten", "tcp", "-noreset"]))
+        try await withTimeout(10, "Xvfb answers") {
+            while try ChildProcess.run(xrandr, ["-display", Self.display, "--listmonitors"]).status != 0 {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+        }
+        let (w, h) = (Self.screen.width / 2, Self.screen.height / 2)
+        for (name, x, y) in [("TL", 0, 0), ("TR", w, 0), ("BL", 0, h), ("BR", w, h)] {
+            try TestMedia.run(xrandr, ["-display", Self.display, "--setmonitor", name, "\(w)/0x\(h)/0+\(x)+\(y)", "none"])
+        }
+        displayProcesses.append(try ChildProcess(openbox, ["--sm-disable"], environment: ["DISPLAY": Self.display]))
+        try await Task.sleep(for: .milliseconds(500))
+    }
+
+    /// Every top-level window's title and its rectangle on the screen (`xwininfo -root -tree`).
+    private static func windows() throws -> [String: String] {
+        let output = try TestMedia.run(try Self.tool("xwininfo"), ["-display", Self.display, "-root", "-tree"])
+        var found: [String: String] = [:]
+        for line in output.split(separator: "\n") {
+            // 0x400001 "screens — tl": ("wallnode" "Lockstep")  320x180+0+0  +0+0
+            let parts = line.split(separator: "\"")
+            guard parts.count >= 2, line.contains("(\"wallnode\" \"Lockstep\")"),
+                let geometry = line.split(separator: " ").last(where: { $0.hasPrefix("+") }),
+                let size = line.split(separator: " ").first(where: { $0.contains("x") && $0.contains("+") && !$0.hasPrefix("0x") })
+            else { continue }
+            found[String(parts[1])] = "\(size.split(separator: "+")[0])\(geometry)"
+        }
+        return found
+    }
+
+    private func grab(_ name: String) throws -> String {
+        try FileManager.default.createDirectory(at: Self.shots, withIntermediateDirectories: true)
+        let path = Self.shots.appendingPathComponent(name).path
+        try TestMedia.run(
+            "/usr/bin/ffmpeg",
+            ["-nostdin", "-loglevel", "error", "-y", "-f", "x11grab", "-video_size", "\(Self.screen.width)x\(Self.screen.height)",
+             "-i", Self.display, "-frames:v", "1", path])
+        return path
+    }
+
+    /// For one rectangle of a screenshot: the source frame it matches best and the PSNR (dB) there.
+    private func bestFrame(shot: String, source: String, x: Int, y: Int, width: Int, height: Int) throws -> (
+        frame: Int, psnr: Double
+    ) {
+        let stats = folder.appendingPathComponent("psnr-\(x)-\(y)-\(width).txt").path
+        let crop = "crop=\(width):\(height):\(x):\(y),format=rgb24"
+        try TestMedia.run(
+            "/usr/bin/ffmpeg",
+            ["-nostdin", "-loglevel", "error", "-i", source, "-loop", "1", "-i", shot, "-lavfi",
+             "[0:v]\(crop)[a];[1:v]\(crop)[b];[a][b]psnr=stats_file=\(stats):shortest=1", "-f", "null", "-"])
+        // n:1 mse_avg:... mse_r:... mse_g:... mse_b:... psnr_avg:43.88 ...
+        var best = (frame: -1, psnr: -Double.infinity)
+        for line in try String(contentsOfFile: stats, encoding: .utf8).split(separator: "\n") {
+            var fields: [Substring: Substring] = [:]
+            for field in line.split(separator: " ") {
+                let pair = field.split(separator: ":", maxSplits: 1)
+                if pair.count == 2 { fields[pair[0]] = pair[1] }
+            }
+            guard let n = fields["n"].flatMap({ Int($0) }), let psnr = fields["psnr_avg"].flatMap({ Double($0) }) else { continue }
+            if psnr > best.psnr { best = (n - 1, psnr) }
+        }
+        return best
+    }
+
+    /// Screen keys that cannot apply to a node's sink or display stop it at start, named.
+    func testScreenKeys_thatCannotApply_stopTheNodeAtStart() throws {
+        let clip = try TestMedia.frameCode(seconds: 1).path
+        let cases: [(sink: String, screen: String, display: String?, expected: String)] = [
+            ("fakesink", "{window: {x: 0, y: 0, width: 10, height: 10}}", nil,
+             "screen places a window, but this node's video sink \"fakesink\" draws none"),
+            ("ximagesink", "{connector: 32}", nil,
+             "screen.connector and screen.plane are kmssink's; this node's video sink is \"ximagesink\""),
+            ("kmssink", "{monitor: HDMI-1}", nil, "screen.monitor places an X window; this node's video sink \"kmssink\" draws without one"),
+            ("ximagesink", "{fullscreen: true}", "",
+             "screen places a window on an X display, but DISPLAY is unset and screen.display is not given"),
+            ("ximagesink", "{display: \":79\", fullscreen: true}", nil, "cannot show the picture: cannot open X display \":79\""),
+        ]
+        for (index, check) in cases.enumerated() {
+            let config = folder.appendingPathComponent("bad-\(index).yaml").path
+            try """
+            name: screens
+            clock: 127.0.0.1:15682
+            media: \(clip)
+            canvas: {width: 160, height: 90}
+            nodes:
+              - {id: a, control: "127.0.0.1:17955", tile: {x: 0, y: 0, width: 160, height: 90}, video-sink: \(check.sink),
+                 screen: \(check.screen)}
+            """.write(toFile: config, atomically: true, encoding: .utf8)
+            let node = try ChildProcess(
+                ChildProcess.product("wallnode"),
+                ["run", "--config", config, "--id", "a", "--state-directory", folder.appendingPathComponent("bad").path],
+                environment: ["DISPLAY": check.display ?? ""])
+            let result = node.finish()
+            XCTAssertNotEqual(result.status, 0, "\(check.screen) on \(check.sink)")
+            XCTAssertTrue(result.errors.contains(check.expected), "\(check.screen) on \(check.sink): \(result.errors)")
+        }
+    }
+
+    func testFourNodes_landWhereTheConfigPutsThem_andRecomposeTheFrame() async throws {
+        try await startDisplay()
+        // A moving test pattern: every frame differs, so the best match names the frame.
+        let clip = try TestMedia.audioVideo(seconds: 6, size: "\(Self.screen.width)x\(Self.screen.height)").path
+        let (w, h) = (Self.screen.width / 2, Self.screen.height / 2)
+        let config = folder.appendingPathComponent("screens.yaml").path
+        try """
+        name: screens
+        clock: 127.0.0.1:15681
+        media: \(clip)
+        canvas: {width: \(Self.screen.width), height: \(Self.screen.height)}
+        start-margin: 300ms
+        nodes:
+          - {id: tl, control: "127.0.0.1:17951", tile: {x: 0, y: 0, width: \(w), height: \(h)}, video-sink: ximagesink,
+             screen: {window: {x: 0, y: 0, width: \(w), height: \(h)}}}
+          - {id: tr, control: "127.0.0.1:17952", tile: {x: \(w), y: 0, width: \(w), height: \(h)}, video-sink: ximagesink,
+             screen: {monitor: TR, window: {x: 0, y: 0, width: \(w), height: \(h)}}}
+          - {id: bl, control: "127.0.0.1:17953", tile: {x: 0, y: \(h), width: \(w), height: \(h)}, video-sink: ximagesink,
+             screen: {monitor: BL, fullscreen: true}}
+          - {id: br, control: "127.0.0.1:17954", tile: {x: \(w), y: \(h), width: \(w), height: \(h)}, video-sink: ximagesink,
+             screen: {monitor: BR, fullscreen: true, title: "lobby, bottom right"}}
+        """.write(toFile: config, atomically: true, encoding: .utf8)
+
+        let wallctl = ChildProcess.product("wallctl")
+        processes.append(try ChildProcess(wallctl, ["clock", "serve", "--listen", "127.0.0.1:15681"]))
+        for id in ["tl", "tr", "bl", "br"] {
+            let node = try ChildProcess(
+                ChildProcess.product("wallnode"),
+                ["run", "--config", config, "--id", id, "--state-directory", folder.appendingPathComponent(id).path,
+                 "--log-format", "text"],
+                environment: ["DISPLAY": Self.display])
+            processes.append(node)
+            nodes[id] = node
+        }
+        let expected = [
+            "screens — tl": "\(w)x\(h)+0+0", "screens — tr": "\(w)x\(h)+\(w)+0",
+            "screens — bl": "\(w)x\(h)+0+\(h)", "lobby, bottom right": "\(w)x\(h)+\(w)+\(h)",
+        ]
+        try await withTimeout(20, "four windows at their rectangles") {
+            while try Self.windows() != expected { try await Task.sleep(for: .milliseconds(200)) }
+        }
+        // The fullscreen ones are fullscreen to the window manager (above its panels), the others not.
+        let xprop = try Self.tool("xprop")
+        for (title, fullscreen) in [("lobby, bottom right", true), ("screens — tl", false)] {
+            let state = try TestMedia.run(xprop, ["-display", Self.display, "-name", title, "_NET_WM_STATE"])
+            XCTAssertEqual(state.contains("_NET_WM_STATE_FULLSCREEN"), fullscreen, "\(title): \(state)")
+        }
+
+        try await withTimeout(30, "the wall answers") {
+            while try ChildProcess.run(wallctl, ["status", "--config", config, "--timeout", "2"]).status != 0 {
+                try await Task.sleep(for: .milliseconds(300))
+            }
+        }
+        let played = try ChildProcess.run(wallctl, ["play", "--config", config, "--timeout", "30"])
+        XCTAssertEqual(played.status, 0, played.output + played.errors)
+        try await Task.sleep(for: .seconds(2))
+        let paused = try ChildProcess.run(wallctl, ["pause", "--config", config, "--timeout", "10"])
+        XCTAssertEqual(paused.status, 0, paused.output + paused.errors)
+        // The pause holds the frame due at its time on every node (the exact seek after it settles).
+        try await Task.sleep(for: .seconds(2))
+        let shot = try grab("playing.png")
+
+        var frames: [Int] = []
+        for (x, y) in [(0, 0), (w, 0), (0, h), (w, h)] {
+            let match = try bestFrame(shot: shot, source: clip, x: x, y: y, width: w, height: h)
+            XCTAssertGreaterThan(match.psnr, 30, "tile at (\(x), \(y)) matches frame \(match.frame) at only \(match.psnr) dB")
+            frames.append(match.frame)
+        }
+        XCTAssertEqual(Set(frames).count, 1, "the four tiles show frames \(frames)")
+        let whole = try bestFrame(shot: shot, source: clip, x: 0, y: 0, width: Self.screen.width, height: Self.screen.height)
+        XCTAssertEqual(whole.frame, frames[0])
+        XCTAssertGreaterThan(whole.psnr, 30, "the screen recomposes frame \(whole.frame) at only \(whole.psnr) dB")
+
+        // Between shows the windows stay, black (no desktop, no frozen frame, no cursor).
+        let stopped = try ChildProcess.run(wallctl, ["stop", "--config", config, "--timeout", "10"])
+        XCTAssertEqual(stopped.status, 0, stopped.output + stopped.errors)
+        try await Task.sleep(for: .seconds(1))
+        let blank = try grab("stopped.png")
+        let peak = try TestMedia.run(
+            "/usr/bin/ffprobe",
+            ["-v", "error", "-f", "lavfi", "-i", "movie=\(blank),format=gray,signalstats", "-show_entries",
+             "frame_tags=lavfi.signalstats.YMAX", "-of", "default=noprint_wrappers=1:nokey=1"])
+        XCTAssertEqual(Int(peak.trimmingCharacters(in: .whitespacesAndNewlines)), 0, "the stopped screen is not black: \(blank)")
+        XCTAssertEqual(try Self.windows(), expected, "the windows outlive the show")
+    }
+}

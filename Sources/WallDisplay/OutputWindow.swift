@@ -51,7 +51,7 @@ public enum DisplayError: Error, Sendable, Hashable, CustomStringConvertible {
 }
 
 /// Where a window goes: a rectangle on a monitor, or the whole of one.
-public struct WindowPlacement: Sendable, Hashable {
+public struct WindowPlacement: Sendable {
     /// The X display (`:0`); nil uses `$DISPLAY`.
     public var display: String?
     /// The RandR monitor the window belongs to; nil: the primary one for fullscreen, the screen's
@@ -74,22 +74,6 @@ public struct WindowPlacement: Sendable, Hashable {
         self.fullscreen = fullscreen
         self.title = title
         self.defaultSize = defaultSize
-    }
-
-    public static func == (lhs: Self, rhs: Self) -> Bool {
-        lhs.display == rhs.display && lhs.monitor == rhs.monitor && lhs.rect == rhs.rect
-            && lhs.fullscreen == rhs.fullscreen && lhs.title == rhs.title
-            && lhs.defaultSize.width == rhs.defaultSize.width && lhs.defaultSize.height == rhs.defaultSize.height
-    }
-
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(display)
-        hasher.combine(monitor)
-        hasher.combine(rect)
-        hasher.combine(fullscreen)
-        hasher.combine(title)
-        hasher.combine(defaultSize.width)
-        hasher.combine(defaultSize.height)
     }
 
     /// The screen rectangle the window gets on a display with `monitors`, and the index of its

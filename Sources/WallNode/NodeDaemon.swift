@@ -35,16 +35,17 @@ struct NodeDaemon {
             throw NodeError.cannotShow("\(error)")
         }
         defer { window?.close() }
-        if let window {
+        if let window, let placement = settings.window {
             video.windowHandle = window.handle
-            if video.outputSize == nil || settings.window?.fullscreen == true || settings.window?.rect == nil {
+            // A fullscreen window is the monitor's size, whatever the config's output says.
+            if video.outputSize == nil || placement.fullscreen {
                 video.outputSize = PixelSize(width: window.requested.width, height: window.requested.height)
             }
             logger.info(
                 "window open",
                 metadata: [
                     "window.id": .value(window.handle), "window.rect": "\(window.requested)",
-                    "window.fullscreen": .value(settings.window?.fullscreen == true),
+                    "window.fullscreen": .value(placement.fullscreen),
                 ])
         }
         let player = QueuePlayer(

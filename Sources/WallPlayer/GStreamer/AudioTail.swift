@@ -62,12 +62,7 @@ final class AudioTailContext: @unchecked Sendable {
 
 private let elementAdded: @convention(c) (gpointer?, gpointer?, gpointer?, gpointer?) -> Void = { _, _, element, _ in
     guard let element else { return }
-    let object = element.assumingMemoryBound(to: GstElement.self)
-    guard let factory = gst_element_get_factory(object),
-        let name = gst_object_get_name(UnsafeMutableRawPointer(factory).assumingMemoryBound(to: GstObject.self))
-    else { return }
-    defer { g_free(name) }
-    guard String(cString: name) == "qtdemux" else { return }
+    guard GStreamer.factoryName(of: element.assumingMemoryBound(to: GstElement.self)) == "qtdemux" else { return }
     lockstep_signal_connect(element, "pad-added", unsafeBitCast(padAdded, to: GCallback.self), nil, nil)
 }
 

@@ -75,12 +75,7 @@ final class GaplessSwitchGate: @unchecked Sendable {
 
 private let sourceAdded: @convention(c) (gpointer?, gpointer?, gpointer?, gpointer?) -> Void = { _, _, element, _ in
     guard let element else { return }
-    let object = element.assumingMemoryBound(to: GstElement.self)
-    guard let factory = gst_element_get_factory(object),
-        let name = gst_object_get_name(UnsafeMutableRawPointer(factory).assumingMemoryBound(to: GstObject.self))
-    else { return }
-    defer { g_free(name) }
-    guard String(cString: name) == "urisourcebin" else { return }
+    guard GStreamer.factoryName(of: element.assumingMemoryBound(to: GstElement.self)) == "urisourcebin" else { return }
     lockstep_signal_connect(
         element, "pad-added", unsafeBitCast(outputAdded, to: GCallback.self),
         Unmanaged.passRetained(GaplessSwitchSource()).toOpaque(), releaseSource)

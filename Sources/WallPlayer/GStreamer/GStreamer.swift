@@ -31,7 +31,7 @@ enum GStreamer {
     /// `GST_CLOCK_TIME_NONE`.
     static let clockTimeNone: GstClockTime = lockstep_clock_time_none()
 
-    /// The name of the factory that made `element` ("qtdemux", "urisourcebin"), if it came from one.
+    /// The name of the factory that made `element` ("qtdemux"), if it came from one.
     static func factoryName(of element: UnsafeMutablePointer<GstElement>) -> String? {
         guard let factory = gst_element_get_factory(element),
             let name = gst_object_get_name(UnsafeMutableRawPointer(factory).assumingMemoryBound(to: GstObject.self))

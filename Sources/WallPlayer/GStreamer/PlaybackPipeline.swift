@@ -168,7 +168,6 @@ final class PlaybackPipeline: @unchecked Sendable {
             playbin.raw, "about-to-finish", unsafeBitCast(aboutToFinishTrampoline, to: GCallback.self),
             Unmanaged.passRetained(box).toOpaque(), releaseClosureBox)
         AudioTail.watch(playbin)
-        GaplessSwitch.watch(playbin)
     }
 
     /// Stops every thread and drops the bus hook; the pipeline cannot be used afterwards.

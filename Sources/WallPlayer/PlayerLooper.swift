@@ -3,9 +3,11 @@ import Synchronization
 
 /// Loops one item on a queue player, gaplessly (`AVPlayerLooper`).
 ///
-/// The looper keeps a replica of the template item queued behind the current one, so the
-/// pipeline always has the next pass ready when the current one is fully read. On a wall every
-/// node loops on its own without a controller, and the running time, and sync, carry on.
+/// The looper keeps replicas of the template item queued behind the current one, so the pipeline
+/// always has the next pass ready when the current one is fully read. As `AVPlayerLooper`
+/// does, it queues more of them the shorter a pass is: the pipeline reads ahead of what it shows,
+/// by up to a couple of seconds, and every pass it reads needs its successor queued. On a wall
+/// every node loops on its own without a controller, and the running time, and sync, carry on.
 public final class PlayerLooper: Sendable {
     public let player: QueuePlayer
     public let templateItem: PlayerItem
@@ -26,8 +28,19 @@ public final class PlayerLooper: Sendable {
         player.advanced.withLock { [weak self] hook in
             hook = { [weak self] _ in self?.passCompleted() }
         }
-        player.insert(replica(), after: nil)
-        player.insert(replica(), after: nil)
+        for _ in 0..<Self.replicaCount(passing: timeRange?.duration ?? templateItem.duration) {
+            player.insert(replica(), after: nil)
+        }
+    }
+
+    /// How far ahead of what it shows the pipeline may read, in passes queued: a few seconds.
+    static let queuedAhead = 3.0
+
+    /// How many passes to keep queued: enough to cover `queuedAhead`, two at least.
+    static func replicaCount(passing duration: MediaTime) -> Int {
+        let seconds = duration.seconds
+        guard seconds.isFinite, seconds > 0 else { return 3 }
+        return min(100, max(2, Int((queuedAhead / seconds).rounded(.up)) + 1))
     }
 
     private func replica() -> PlayerItem {

@@ -11,8 +11,10 @@ import Synchronization
 public final class QueuePlayer: Player, @unchecked Sendable {
     private struct Queue {
         var items: [PlayerItem] = []
-        /// The item handed to the pipeline at about-to-finish, until its stream starts.
-        var gaplessPending: PlayerItem?
+        /// The items handed to the pipeline at about-to-finish, oldest first, each until its
+        /// stream starts. More than one when items are shorter than the pipeline reads ahead:
+        /// the next about-to-finish can come before the previous successor is shown.
+        var handedOver: [PlayerItem] = []
     }
 
     private let itemQueue = Mutex(Queue())
@@ -40,7 +42,7 @@ public final class QueuePlayer: Player, @unchecked Sendable {
     public func advanceToNextItem() {
         let next = itemQueue.withLock { queue -> PlayerItem? in
             if !queue.items.isEmpty { queue.items.removeFirst() }
-            queue.gaplessPending = nil
+            queue.handedOver = []
             return queue.items.first
         }
         replaceCurrentItem(with: next)
@@ -93,29 +95,31 @@ public final class QueuePlayer: Player, @unchecked Sendable {
     override func gaplessSuccessorURI() -> String? {
         guard actionAtItemEnd == .advance else { return nil }
         return itemQueue.withLock { queue -> String? in
-            guard queue.items.count >= 2 else { return nil }
-            let next = queue.items[1]
+            // The item after the last one handed over, or after the current one.
+            let last = queue.handedOver.last.flatMap { last in queue.items.firstIndex { $0 === last } } ?? 0
+            guard last + 1 < queue.items.count else { return nil }
+            let next = queue.items[last + 1]
             guard case .success? = next.asset.loadedInspection,
                 let groups = pipelineRef.withLock({ $0 })?.groups,
                 groups.append(start: next.playbackStartTime, end: next.playbackEnd) != nil
             else { return nil }
-            queue.gaplessPending = next
+            queue.handedOver.append(next)
             return next.asset.url.absoluteString
         }
     }
 
     override func streamStarted() {
-        let arriving = itemQueue.withLock { queue -> (ended: PlayerItem?, next: PlayerItem)? in
-            guard let next = queue.gaplessPending else { return nil }
-            queue.gaplessPending = nil
+        let arriving = itemQueue.withLock { queue -> (ended: [PlayerItem], next: PlayerItem)? in
+            guard !queue.handedOver.isEmpty else { return nil }
+            let next = queue.handedOver.removeFirst()
             guard let index = queue.items.firstIndex(where: { $0 === next }) else { return nil }
-            let ended = index > 0 ? queue.items[0] : nil
+            let ended = Array(queue.items[0..<index])
             queue.items.removeSubrange(0..<index)
             return (ended, next)
         }
         guard let arriving else { return }
         logger.debug("gapless advance", metadata: ["player.item": "\(arriving.next.asset.url.lastPathComponent)"])
-        arriving.ended?.post(.didPlayToEndTime)
+        for item in arriving.ended { item.post(.didPlayToEndTime) }
         // The item is ready before anyone sees it current: observers never meet a half-made state.
         var facts = PlayerItem.Facts()
         if case .success(let inspection)? = arriving.next.asset.loadedInspection {
@@ -128,13 +132,14 @@ public final class QueuePlayer: Player, @unchecked Sendable {
         engine.loadedItem = arriving.next
         setCurrentItem(arriving.next)
         refreshTimebase()
-        notifyAdvanced(arriving.next)
+        // Once per pass that ended: a looper refills one replica for each.
+        for _ in 0..<max(1, arriving.ended.count) { notifyAdvanced(arriving.next) }
     }
 
     override func advanceAfterEnd() -> Bool {
         let next = itemQueue.withLock { queue -> PlayerItem? in
             if !queue.items.isEmpty { queue.items.removeFirst() }
-            queue.gaplessPending = nil
+            queue.handedOver = []
             return queue.items.first
         }
         setCurrentItem(next)

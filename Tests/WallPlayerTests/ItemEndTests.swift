@@ -1,8 +1,9 @@
 import LockstepTime
 import Synchronization
 import TestSupport
-import WallPlayer
 import XCTest
+
+@testable import WallPlayer
 
 final class ItemEndTests: XCTestCase {
     func testEnd_whenActionIsPause_postsDidPlayToEndAndPauses() async throws {
@@ -81,7 +82,10 @@ final class ItemEndTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(looper.loopCount, 2)
         let gaps = zip(frames, frames.dropFirst()).map { ($1.runningTime - $0.runningTime).seconds }
         XCTAssertTrue(gaps.allSatisfy { abs($0 - 1.0 / 30) < 0.002 }, "running time steps: \(gaps)")
-        XCTAssertLessThanOrEqual(player.items().count, 2)
+        // The queue stays as deep as the looper made it: one replica refilled per pass.
+        let depth = PlayerLooper.replicaCount(passing: player.currentItem!.duration)
+        XCTAssertEqual(depth, 4, "three seconds of one-second passes, and the one after")
+        XCTAssertLessThanOrEqual(player.items().count, depth)
     }
 }
 

@@ -62,6 +62,31 @@ final class PlaybackBoundsTests: XCTestCase {
         }
     }
 
+    /// Every change after a bounded item used to open a race in GStreamer 1.22.0's uridecodebin3
+    /// that stalled the pipeline (`GaplessHandover`): 100 passes of this stalled every time without
+    /// it. Passes shorter than the pipeline reads ahead also need several queued at once (the queue
+    /// player hands over more than one before the first is shown; the looper queues enough of
+    /// them). Each change must come on time, one frame after the last of the pass before.
+    func testLooper_withAShortRange_keepsLoopingThroughManyChanges() async throws {
+        let passes = ProcessInfo.processInfo.environment["LOCKSTEP_LOOPER_PASSES"].flatMap(Int.init) ?? 40
+        let player = QueuePlayer(items: [], video: Headless.video, audioSinkDescription: Headless.audio)
+        let range = MediaTimeRange(start: frames(3), duration: frames(6))
+        let looper = PlayerLooper(
+            player: player, templateItem: PlayerItem(url: try TestMedia.frameCode(seconds: 1)), timeRange: range)
+        try await player.currentItem!.waitUntilReady()
+        let prerolled = await player.preroll(atRate: 1)
+        XCTAssertTrue(prerolled)
+        let presented = player.presentedFrames
+        player.play()
+        let shown = try await collect(
+            6 * passes, from: presented, within: Double(passes) * 0.2 + 15, "\(passes) passes of six frames")
+        XCTAssertGreaterThanOrEqual(looper.loopCount, passes - 1)
+        for (index, frame) in shown.enumerated() {
+            XCTAssertEqual(frame.presentationTimestamp.convertScale(30, method: .default).value, 3 + Int64(index) % 6)
+            XCTAssertEqual(frame.runningTime.convertScale(30, method: .default).value, Int64(index), "frame \(index)")
+        }
+    }
+
     func testGroupTiming_rewritesEverySegmentOfTheGroupToOneMapping() {
         let second: Int64 = 1_000_000_000
         let timing = GroupTiming(

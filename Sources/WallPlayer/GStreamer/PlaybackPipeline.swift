@@ -168,6 +168,7 @@ final class PlaybackPipeline: @unchecked Sendable {
             playbin.raw, "about-to-finish", unsafeBitCast(aboutToFinishTrampoline, to: GCallback.self),
             Unmanaged.passRetained(box).toOpaque(), releaseClosureBox)
         AudioTail.watch(playbin)
+        GaplessHandover.watch(playbin)
     }
 
     /// Stops every thread and drops the bus hook; the pipeline cannot be used afterwards.

@@ -1,0 +1,219 @@
+internal import CGStreamer
+internal import CLockstepShims
+import LockstepTime
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Keeps a drained item from handing over to its gapless successor before every stream of the
+/// successor is parked at uridecodebin3's gate.
+///
+/// uridecodebin3 (GStreamer 1.22.0) holds each output pad of the next item's source (a urisourcebin,
+/// one multiqueue thread per stream) with a blocking probe, `uri_src_block_probe`. A buffer there
+/// switches the input over to the next item at once if the current item is drained, under
+/// uridecodebin3's lock: it links the next item's pads and removes their probes. Otherwise it waits
+/// until the current item is drained, and the first stream to wake switches. The others are safe
+/// when they are already waiting (they wake, see the switch done and go on) or arrive after it (their
+/// probe is gone). A stream whose buffer is inside the probe while the switch happens is not: it
+/// finds the input item already its own, not drained, and waits for it to drain, for good, as its own
+/// stream is one it holds (GStreamer issue 3297, fixed in 1.22.11 by the `block_probe_id` check).
+/// Its other streams play on into playsink's stream synchronizer, which waits at the group change for
+/// the lost stream, and the whole pipeline stops without an error.
+///
+/// That window is open whenever the current item is drained before the next one's first buffers
+/// arrive: after every item with an end time, where the player answers the buffer past the end with
+/// EOS (`groupProbe`) and the rest of the file is read out at once, in less than the time it takes
+/// to open the next file. An item played to its end drains at playback speed, with the next item's
+/// streams long parked. Under load a looper with a range or a bounded queue stalled about one change
+/// in twenty.
+///
+/// So an item's drain is made to wait for its successor: the end (EOS) of each output stream of a
+/// source is held, on that stream's own thread, just before uridecodebin3 sees it, until every
+/// output stream of the next source has brought its first buffer (or its end) to uridecodebin3's
+/// gate, and a moment more for each to reach its wait there. Only then can the current item drain,
+/// so the switch happens as after an item played to its end. The successor exists by then: it is
+/// created inside about-to-finish, which urisourcebin emits when its demuxer ends, before that end
+/// reaches the output. A source with no successor is not held; a hold gives up when its pad is
+/// flushed (seek, stop) or after `longestHold`, and the drain then goes on as it would have.
+final class GaplessHandover: @unchecked Sendable {
+    /// How long a successor's streams get, after the last one passed the gate's outside, to reach
+    /// their wait inside it: a few function calls, so this covers being descheduled in between.
+    static let settleNanoseconds: UInt64 = 20_000_000
+    /// The longest a drain is held: the next file normally opens within tens of milliseconds.
+    static let longestHoldNanoseconds: UInt64 = 1_000_000_000
+    /// How long a held stream sleeps between looks.
+    static let pollMicroseconds: useconds_t = 1_000
+
+    /// One urisourcebin: how many output streams it has and how many have reached the gate.
+    final class Source: @unchecked Sendable {
+        struct State {
+            var outputs = 0
+            /// The stream count its collection announces, once one passed.
+            var announced = 0
+            var arrived = 0
+            /// When the last of its streams reached the gate (monotonic nanoseconds).
+            var parkedAt: UInt64?
+        }
+
+        let state = Mutex(State())
+
+        /// Nanoseconds since every stream reached the gate, nil while some have not.
+        func parkedFor(now: UInt64) -> UInt64? {
+            state.withLock { state in state.parkedAt.map { now >= $0 ? now - $0 : 0 } }
+        }
+
+        func streamArrived(now: UInt64) {
+            state.withLock { state in
+                state.arrived += 1
+                if state.arrived >= max(state.outputs, state.announced) { state.parkedAt = now }
+            }
+        }
+    }
+
+    /// The sources the pipeline made, oldest first; only a source and its successor matter, so
+    /// a few of the latest are kept.
+    private let sources = Mutex<[Source]>([])
+
+    /// Watches every source `pipeline` (a bin) creates from now on.
+    static func watch(_ pipeline: Element) {
+        lockstep_signal_connect(
+            pipeline.raw, "deep-element-added", unsafeBitCast(elementAdded, to: GCallback.self),
+            Unmanaged.passRetained(GaplessHandover()).toOpaque(), releaseHandover)
+    }
+
+    fileprivate func added(_ source: Source) {
+        sources.withLock { sources in
+            sources.append(source)
+            if sources.count > 4 { sources.removeFirst(sources.count - 4) }
+        }
+    }
+
+    /// The source made after `source`, if any.
+    fileprivate func successor(of source: Source) -> Source? {
+        sources.withLock { sources in
+            guard let index = sources.firstIndex(where: { $0 === source }), index + 1 < sources.count else { return nil }
+            return sources[index + 1]
+        }
+    }
+}
+
+/// What a source's pad-added handler reaches.
+final class GaplessHandoverSource: @unchecked Sendable {
+    let handover: GaplessHandover
+    let source: GaplessHandover.Source
+
+    init(handover: GaplessHandover, source: GaplessHandover.Source) {
+        self.handover = handover
+        self.source = source
+    }
+}
+
+/// What the probe on one output stream reaches.
+final class GaplessHandoverOutput: @unchecked Sendable {
+    let handover: GaplessHandover
+    let source: GaplessHandover.Source
+    /// The source's (ghost) output pad, the one uridecodebin3 probes.
+    let output: Pad
+    /// The stream's first buffer or end has passed (only its streaming thread sets it).
+    let arrived = Atomic(false)
+
+    init(handover: GaplessHandover, source: GaplessHandover.Source, output: Pad) {
+        self.handover = handover
+        self.source = source
+        self.output = output
+    }
+}
+
+private let releaseHandover: GClosureNotify = { pointer, _ in
+    guard let pointer else { return }
+    Unmanaged<GaplessHandover>.fromOpaque(pointer).release()
+}
+
+private let elementAdded: @convention(c) (gpointer?, gpointer?, gpointer?, gpointer?) -> Void = {
+    _, _, element, data in
+    guard let element, let data,
+        GStreamer.factoryName(of: element.assumingMemoryBound(to: GstElement.self)) == "urisourcebin"
+    else { return }
+    let handover = Unmanaged<GaplessHandover>.fromOpaque(data).takeUnretainedValue()
+    let source = GaplessHandoverSource(handover: handover, source: GaplessHandover.Source())
+    handover.added(source.source)
+    lockstep_signal_connect(
+        element, "pad-added", unsafeBitCast(outputAdded, to: GCallback.self),
+        Unmanaged.passRetained(source).toOpaque(), releaseSource)
+}
+
+private let releaseSource: GClosureNotify = { pointer, _ in
+    guard let pointer else { return }
+    Unmanaged<GaplessHandoverSource>.fromOpaque(pointer).release()
+}
+
+private let releaseProbeOutput: GDestroyNotify = { pointer in
+    guard let pointer else { return }
+    Unmanaged<GaplessHandoverOutput>.fromOpaque(pointer).release()
+}
+
+/// A source exposed an output pad: the probe goes on its target, whose probes run before the
+/// output's own (uridecodebin3's).
+private let outputAdded: @convention(c) (gpointer?, gpointer?, gpointer?) -> Void = { _, pad, data in
+    guard let pad, let data,
+        let target = gst_ghost_pad_get_target(pad.assumingMemoryBound(to: GstGhostPad.self))
+    else { return }
+    defer { gst_object_unref(UnsafeMutableRawPointer(target)) }
+    let template = Unmanaged<GaplessHandoverSource>.fromOpaque(data).takeUnretainedValue()
+    template.source.state.withLock { $0.outputs += 1 }
+    let output = GaplessHandoverOutput(
+        handover: template.handover, source: template.source,
+        output: Pad(retaining: pad.assumingMemoryBound(to: GstPad.self)))
+    gst_pad_add_probe(
+        target,
+        GstPadProbeType(
+            GST_PAD_PROBE_TYPE_BUFFER.rawValue | GST_PAD_PROBE_TYPE_BUFFER_LIST.rawValue
+                | GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM.rawValue),
+        handoverProbe, Unmanaged.passRetained(output).toOpaque(), releaseProbeOutput)
+}
+
+private func isFlushing(_ pad: UnsafeMutablePointer<GstPad>) -> Bool {
+    pad.pointee.object.flags & guint(GST_PAD_FLAG_FLUSHING.rawValue) != 0
+}
+
+private let handoverProbe: GstPadProbeCallback = { pad, info, data in
+    guard let pad, let info, let data else { return GST_PAD_PROBE_OK }
+    let output = Unmanaged<GaplessHandoverOutput>.fromOpaque(data).takeUnretainedValue()
+    var isEnd = false
+    if info.pointee.type.rawValue & GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM.rawValue != 0 {
+        guard let event = info.pointee.data?.assumingMemoryBound(to: GstEvent.self) else { return GST_PAD_PROBE_OK }
+        switch event.pointee.type {
+        case GST_EVENT_STREAM_COLLECTION:
+            var collection: UnsafeMutablePointer<GstStreamCollection>?
+            gst_event_parse_stream_collection(event, &collection)
+            if let collection {
+                let count = Int(gst_stream_collection_get_size(collection))
+                gst_object_unref(UnsafeMutableRawPointer(collection))
+                output.source.state.withLock { $0.announced = max($0.announced, count) }
+            }
+            return GST_PAD_PROBE_OK
+        case GST_EVENT_FLUSH_STOP:
+            return GST_PAD_PROBE_OK
+        case GST_EVENT_GAP: break
+        case GST_EVENT_EOS: isEnd = true
+        default: return GST_PAD_PROBE_OK
+        }
+    }
+    if !output.arrived.exchange(true, ordering: .acquiringAndReleasing) {
+        output.source.streamArrived(now: monotonicNanoseconds())
+    }
+    guard isEnd, let successor = output.handover.successor(of: output.source) else { return GST_PAD_PROBE_OK }
+    // This source's end, with a successor opening: hold it until the successor is parked.
+    let start = monotonicNanoseconds()
+    while !isFlushing(pad), !isFlushing(output.output.pointer) {
+        let now = monotonicNanoseconds()
+        if let parked = successor.parkedFor(now: now), parked >= GaplessHandover.settleNanoseconds { break }
+        if now - start >= GaplessHandover.longestHoldNanoseconds { break }
+        usleep(GaplessHandover.pollMicroseconds)
+    }
+    return GST_PAD_PROBE_OK
+}
+
+private func monotonicNanoseconds() -> UInt64 { UInt64(max(0, LocalClock.monotonicNanoseconds())) }

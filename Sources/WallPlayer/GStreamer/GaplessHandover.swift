@@ -50,7 +50,8 @@ final class GaplessHandover: @unchecked Sendable {
     final class Source: @unchecked Sendable {
         struct State {
             var outputs = 0
-            /// The stream count its collection announces, once one passed.
+            /// The stream count its collection announces, once one passed (uridecodebin3 expects
+            /// that many pads too).
             var announced = 0
             var arrived = 0
             /// When the last of its streams reached the gate (monotonic nanoseconds).
@@ -90,11 +91,13 @@ final class GaplessHandover: @unchecked Sendable {
         }
     }
 
-    /// The source made after `source`, if any.
+    /// The source that follows `source`: the newest made after it, if any. Only one can be live:
+    /// uridecodebin3 opens the item after next only once the next one is the input, so an older
+    /// one in between was dropped (by a seek, say) and will never bring a buffer.
     fileprivate func successor(of source: Source) -> Source? {
         sources.withLock { sources in
             guard let index = sources.firstIndex(where: { $0 === source }), index + 1 < sources.count else { return nil }
-            return sources[index + 1]
+            return sources.last
         }
     }
 }
@@ -162,7 +165,10 @@ private let outputAdded: @convention(c) (gpointer?, gpointer?, gpointer?) -> Voi
     else { return }
     defer { gst_object_unref(UnsafeMutableRawPointer(target)) }
     let template = Unmanaged<GaplessHandoverSource>.fromOpaque(data).takeUnretainedValue()
-    template.source.state.withLock { $0.outputs += 1 }
+    template.source.state.withLock { state in
+        state.outputs += 1
+        state.parkedAt = nil
+    }
     let output = GaplessHandoverOutput(
         handover: template.handover, source: template.source,
         output: Pad(retaining: pad.assumingMemoryBound(to: GstPad.self)))

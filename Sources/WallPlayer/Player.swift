@@ -177,8 +177,23 @@ public class Player: @unchecked Sendable {
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in queue.async { done.resume() } }
     }
 
-    /// Makes `item` current (nil: none), keeping the rate.
+    /// Makes `item` current (nil: none), keeping the rate. An item current in another player is
+    /// refused, with an error logged (AVPlayer raises an exception): an item has one player.
     public func replaceCurrentItem(with item: PlayerItem?) {
+        guard admits(item) else { return }
+        makeCurrent(item)
+    }
+
+    /// Whether `item` may become current here: not while it is current in another player.
+    func admits(_ item: PlayerItem?) -> Bool {
+        guard let item, let owner = item.player, owner !== self else { return true }
+        logger.error(
+            "item not made current: it is current in another player",
+            metadata: ["player.item": "\(item.asset.url.lastPathComponent)"])
+        return false
+    }
+
+    func makeCurrent(_ item: PlayerItem?) {
         setCurrentItem(item)
         queue.async { self.load(item) }
     }

@@ -28,9 +28,17 @@ public final class QueuePlayer: Player, @unchecked Sendable {
     ) {
         super.init(playerItem: nil, video: video, audioSinkDescription: audioSinkDescription, logger: logger)
         var accepted: [PlayerItem] = []
-        for item in items where !accepted.contains(where: { $0 === item }) { accepted.append(item) }
+        for item in items where !accepted.contains(where: { $0 === item }) {
+            guard item.player == nil else {
+                logger.error(
+                    "item not queued: it is current in another player",
+                    metadata: ["player.item": "\(item.asset.url.lastPathComponent)"])
+                continue
+            }
+            accepted.append(item)
+        }
         itemQueue.withLock { $0.items = accepted }
-        if let first = accepted.first { replaceCurrentItem(with: first) }
+        if let first = accepted.first { makeCurrent(first) }
     }
 
     override class var defaultActionAtItemEnd: ActionAtItemEnd { .advance }
@@ -45,8 +53,26 @@ public final class QueuePlayer: Player, @unchecked Sendable {
             queue.handedOver = []
             return queue.items.first
         }
-        replaceCurrentItem(with: next)
+        makeCurrent(next)
         notifyAdvanced(next)
+    }
+
+    /// Makes `item` the current item in place of the current one, which leaves the queue; the
+    /// items after it stay (`AVQueuePlayer`: `items()` always starts with the current item). An
+    /// item queued further on moves to the front. Nil empties the queue: with nothing current,
+    /// nothing is queued either.
+    public override func replaceCurrentItem(with item: PlayerItem?) {
+        guard admits(item) else { return }
+        itemQueue.withLock { queue in
+            guard let item else {
+                queue = Queue()
+                return
+            }
+            guard queue.items.first !== item else { return }
+            queue.items = [item] + queue.items.dropFirst().filter { $0 !== item }
+            queue.handedOver = []
+        }
+        makeCurrent(item)
     }
 
     /// Whether `item` may be inserted after `afterItem` (nil: at the end): not if it is queued
@@ -75,7 +101,7 @@ public final class QueuePlayer: Player, @unchecked Sendable {
             }
             return queue.items.count == 1
         }
-        if becameCurrent { replaceCurrentItem(with: item) }
+        if becameCurrent { makeCurrent(item) }
     }
 
     /// Removes `item` from the queue; removing the current item advances.
@@ -87,7 +113,7 @@ public final class QueuePlayer: Player, @unchecked Sendable {
     /// Empties the queue; nothing is current afterwards.
     public func removeAllItems() {
         itemQueue.withLock { $0 = Queue() }
-        replaceCurrentItem(with: nil)
+        makeCurrent(nil)
     }
 
     // MARK: Hooks

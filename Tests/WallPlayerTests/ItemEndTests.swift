@@ -50,6 +50,37 @@ final class ItemEndTests: XCTestCase {
         XCTAssertNil(player.currentItem)
     }
 
+    func testQueuePlayer_replaceCurrentItem_replacesTheHeadOfTheQueue() throws {
+        let url = try TestMedia.frameCode(seconds: 1)
+        let (a, b, c, d) = (PlayerItem(url: url), PlayerItem(url: url), PlayerItem(url: url), PlayerItem(url: url))
+        let player = QueuePlayer(items: [a, b, c], video: Headless.video, audioSinkDescription: nil)
+        player.replaceCurrentItem(with: d)
+        XCTAssertTrue(player.items() == [d, b, c], "the current item leaves, the rest stay")
+        XCTAssertTrue(player.currentItem === d)
+        XCTAssertNil(a.player, "the replaced item is in no player")
+        player.replaceCurrentItem(with: c)
+        XCTAssertTrue(player.items() == [c, b], "an item queued further on moves to the front")
+        player.replaceCurrentItem(with: nil)
+        XCTAssertTrue(player.items().isEmpty, "nothing current: nothing queued")
+        XCTAssertNil(player.currentItem)
+    }
+
+    func testItem_currentInOnePlayer_isRefusedByAnother() throws {
+        let item = PlayerItem(url: try TestMedia.frameCode(seconds: 1))
+        let first = Player(playerItem: item, video: Headless.video, audioSinkDescription: nil)
+        let second = Player(playerItem: nil, video: Headless.video, audioSinkDescription: nil)
+        second.replaceCurrentItem(with: item)
+        XCTAssertNil(second.currentItem)
+        XCTAssertTrue(first.currentItem === item)
+        XCTAssertTrue(item.player === first)
+        let queue = QueuePlayer(items: [item], video: Headless.video, audioSinkDescription: nil)
+        XCTAssertTrue(queue.items().isEmpty)
+        XCTAssertFalse(queue.canInsert(item, after: nil))
+        first.replaceCurrentItem(with: nil)
+        second.replaceCurrentItem(with: item)
+        XCTAssertTrue(second.currentItem === item, "free again once its player let go of it")
+    }
+
     func testQueuePlayer_advancesGaplesslyAtTheEnd() async throws {
         let url = try TestMedia.frameCode(seconds: 1)
         let first = PlayerItem(url: url)

@@ -33,7 +33,7 @@ public final class PlayerLooper: Sendable {
         }
     }
 
-    /// How far ahead of what it shows the pipeline may read, in passes queued: a few seconds.
+    /// How far ahead of what it shows the pipeline may read, in seconds of passes queued.
     static let queuedAhead = 3.0
 
     /// How many passes to keep queued: enough to cover `queuedAhead`, two at least.

@@ -40,14 +40,16 @@ import Synchronization
 final class GaplessHandover: @unchecked Sendable {
     /// How long a successor's streams get, after the last one passed the gate's outside, to reach
     /// their wait inside it: a few function calls, so this covers being descheduled in between.
-    static let settleNanoseconds: UInt64 = 20_000_000
+    static let settleNanoseconds: Int64 = 20_000_000
     /// The longest a drain is held: the next file normally opens within tens of milliseconds.
-    static let longestHoldNanoseconds: UInt64 = 1_000_000_000
+    static let longestHoldNanoseconds: Int64 = 1_000_000_000
     /// How long a held stream sleeps between looks.
     static let pollMicroseconds: useconds_t = 1_000
 
     /// One urisourcebin: how many output streams it has and how many have reached the gate.
     final class Source: @unchecked Sendable {
+        /// The pipeline's handover, which keeps its latest sources.
+        weak let handover: GaplessHandover?
         struct State {
             var outputs = 0
             /// The stream count its collection announces, once one passed (uridecodebin3 expects
@@ -55,17 +57,21 @@ final class GaplessHandover: @unchecked Sendable {
             var announced = 0
             var arrived = 0
             /// When the last of its streams reached the gate (monotonic nanoseconds).
-            var parkedAt: UInt64?
+            var parkedAt: Int64?
         }
 
         let state = Mutex(State())
 
-        /// Nanoseconds since every stream reached the gate, nil while some have not.
-        func parkedFor(now: UInt64) -> UInt64? {
-            state.withLock { state in state.parkedAt.map { now >= $0 ? now - $0 : 0 } }
+        init(handover: GaplessHandover) {
+            self.handover = handover
         }
 
-        func streamArrived(now: UInt64) {
+        /// Nanoseconds since every stream reached the gate, nil while some have not.
+        func parkedFor(now: Int64) -> Int64? {
+            state.withLock { state in state.parkedAt.map { max(0, now - $0) } }
+        }
+
+        func streamArrived(now: Int64) {
             state.withLock { state in
                 state.arrived += 1
                 if state.arrived >= max(state.outputs, state.announced) { state.parkedAt = now }
@@ -102,28 +108,15 @@ final class GaplessHandover: @unchecked Sendable {
     }
 }
 
-/// What a source's pad-added handler reaches.
-final class GaplessHandoverSource: @unchecked Sendable {
-    let handover: GaplessHandover
-    let source: GaplessHandover.Source
-
-    init(handover: GaplessHandover, source: GaplessHandover.Source) {
-        self.handover = handover
-        self.source = source
-    }
-}
-
 /// What the probe on one output stream reaches.
 final class GaplessHandoverOutput: @unchecked Sendable {
-    let handover: GaplessHandover
     let source: GaplessHandover.Source
     /// The source's (ghost) output pad, the one uridecodebin3 probes.
     let output: Pad
     /// The stream's first buffer or end has passed (only its streaming thread sets it).
     let arrived = Atomic(false)
 
-    init(handover: GaplessHandover, source: GaplessHandover.Source, output: Pad) {
-        self.handover = handover
+    init(source: GaplessHandover.Source, output: Pad) {
         self.source = source
         self.output = output
     }
@@ -140,8 +133,8 @@ private let elementAdded: @convention(c) (gpointer?, gpointer?, gpointer?, gpoin
         GStreamer.factoryName(of: element.assumingMemoryBound(to: GstElement.self)) == "urisourcebin"
     else { return }
     let handover = Unmanaged<GaplessHandover>.fromOpaque(data).takeUnretainedValue()
-    let source = GaplessHandoverSource(handover: handover, source: GaplessHandover.Source())
-    handover.added(source.source)
+    let source = GaplessHandover.Source(handover: handover)
+    handover.added(source)
     lockstep_signal_connect(
         element, "pad-added", unsafeBitCast(outputAdded, to: GCallback.self),
         Unmanaged.passRetained(source).toOpaque(), releaseSource)
@@ -149,7 +142,7 @@ private let elementAdded: @convention(c) (gpointer?, gpointer?, gpointer?, gpoin
 
 private let releaseSource: GClosureNotify = { pointer, _ in
     guard let pointer else { return }
-    Unmanaged<GaplessHandoverSource>.fromOpaque(pointer).release()
+    Unmanaged<GaplessHandover.Source>.fromOpaque(pointer).release()
 }
 
 private let releaseProbeOutput: GDestroyNotify = { pointer in
@@ -164,14 +157,12 @@ private let outputAdded: @convention(c) (gpointer?, gpointer?, gpointer?) -> Voi
         let target = gst_ghost_pad_get_target(pad.assumingMemoryBound(to: GstGhostPad.self))
     else { return }
     defer { gst_object_unref(UnsafeMutableRawPointer(target)) }
-    let template = Unmanaged<GaplessHandoverSource>.fromOpaque(data).takeUnretainedValue()
-    template.source.state.withLock { state in
+    let source = Unmanaged<GaplessHandover.Source>.fromOpaque(data).takeUnretainedValue()
+    source.state.withLock { state in
         state.outputs += 1
         state.parkedAt = nil
     }
-    let output = GaplessHandoverOutput(
-        handover: template.handover, source: template.source,
-        output: Pad(retaining: pad.assumingMemoryBound(to: GstPad.self)))
+    let output = GaplessHandoverOutput(source: source, output: Pad(retaining: pad.assumingMemoryBound(to: GstPad.self)))
     gst_pad_add_probe(
         target,
         GstPadProbeType(
@@ -200,26 +191,22 @@ private let handoverProbe: GstPadProbeCallback = { pad, info, data in
                 output.source.state.withLock { $0.announced = max($0.announced, count) }
             }
             return GST_PAD_PROBE_OK
-        case GST_EVENT_FLUSH_STOP:
-            return GST_PAD_PROBE_OK
         case GST_EVENT_GAP: break
         case GST_EVENT_EOS: isEnd = true
         default: return GST_PAD_PROBE_OK
         }
     }
     if !output.arrived.exchange(true, ordering: .acquiringAndReleasing) {
-        output.source.streamArrived(now: monotonicNanoseconds())
+        output.source.streamArrived(now: LocalClock.monotonicNanoseconds())
     }
-    guard isEnd, let successor = output.handover.successor(of: output.source) else { return GST_PAD_PROBE_OK }
+    guard isEnd, let successor = output.source.handover?.successor(of: output.source) else { return GST_PAD_PROBE_OK }
     // This source's end, with a successor opening: hold it until the successor is parked.
-    let start = monotonicNanoseconds()
+    let start = LocalClock.monotonicNanoseconds()
     while !isFlushing(pad), !isFlushing(output.output.pointer) {
-        let now = monotonicNanoseconds()
+        let now = LocalClock.monotonicNanoseconds()
         if let parked = successor.parkedFor(now: now), parked >= GaplessHandover.settleNanoseconds { break }
         if now - start >= GaplessHandover.longestHoldNanoseconds { break }
         usleep(GaplessHandover.pollMicroseconds)
     }
     return GST_PAD_PROBE_OK
 }
-
-private func monotonicNanoseconds() -> UInt64 { UInt64(max(0, LocalClock.monotonicNanoseconds())) }

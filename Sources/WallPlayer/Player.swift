@@ -184,11 +184,12 @@ public class Player: @unchecked Sendable {
         makeCurrent(item)
     }
 
-    /// Whether `item` may become current here: not while it is current in another player.
+    /// Whether `item` may become current or be queued here: not while it is current in another
+    /// player (refused with an error logged).
     func admits(_ item: PlayerItem?) -> Bool {
         guard let item, let owner = item.player, owner !== self else { return true }
         logger.error(
-            "item not made current: it is current in another player",
+            "item refused: it is current in another player",
             metadata: ["player.item": "\(item.asset.url.lastPathComponent)"])
         return false
     }

@@ -28,15 +28,7 @@ public final class QueuePlayer: Player, @unchecked Sendable {
     ) {
         super.init(playerItem: nil, video: video, audioSinkDescription: audioSinkDescription, logger: logger)
         var accepted: [PlayerItem] = []
-        for item in items where !accepted.contains(where: { $0 === item }) {
-            guard item.player == nil else {
-                logger.error(
-                    "item not queued: it is current in another player",
-                    metadata: ["player.item": "\(item.asset.url.lastPathComponent)"])
-                continue
-            }
-            accepted.append(item)
-        }
+        for item in items where !accepted.contains(where: { $0 === item }) && admits(item) { accepted.append(item) }
         itemQueue.withLock { $0.items = accepted }
         if let first = accepted.first { makeCurrent(first) }
     }

@@ -43,23 +43,9 @@ final class PlaybackBoundsTests: XCTestCase {
     }
 
     func testLooper_withARange_loopsExactlyThatRange() async throws {
-        let player = QueuePlayer(items: [], video: Headless.video, audioSinkDescription: Headless.audio)
-        let range = MediaTimeRange(start: frames(10), duration: frames(20))
-        let looper = PlayerLooper(
-            player: player, templateItem: PlayerItem(url: try TestMedia.frameCode(seconds: 2)), timeRange: range)
-        try await player.currentItem!.waitUntilReady()
-        let prerolled = await player.preroll(atRate: 1)
-        XCTAssertTrue(prerolled)
-        let presented = player.presentedFrames
-        player.play()
-        let shown = try await collect(70, from: presented, within: 15, "three and a half passes")
-        XCTAssertGreaterThanOrEqual(looper.loopCount, 3)
-        for (index, frame) in shown.enumerated() {
-            let number = frame.presentationTimestamp.convertScale(30, method: .default).value
-            let running = frame.runningTime.convertScale(30, method: .default).value
-            XCTAssertEqual(number, 10 + Int64(index) % 20, "frame \(index) of the loop")
-            XCTAssertEqual(running, Int64(index), "frame \(index) runs one frame after the one before")
-        }
+        let loops = try await playLoop(
+            from: 10, length: 20, ofClipSeconds: 2, frames: 70, within: 15, "three and a half passes")
+        XCTAssertGreaterThanOrEqual(loops, 3)
     }
 
     /// Every change after a bounded item used to open a race in GStreamer 1.22.0's uridecodebin3
@@ -69,22 +55,37 @@ final class PlaybackBoundsTests: XCTestCase {
     /// them). Each change must come on time, one frame after the last of the pass before.
     func testLooper_withAShortRange_keepsLoopingThroughManyChanges() async throws {
         let passes = ProcessInfo.processInfo.environment["LOCKSTEP_LOOPER_PASSES"].flatMap(Int.init) ?? 40
+        let loops = try await playLoop(
+            from: 3, length: 6, ofClipSeconds: 1, frames: 6 * passes, within: Double(passes) * 0.2 + 15,
+            "\(passes) passes of six frames")
+        XCTAssertGreaterThanOrEqual(loops, passes - 1)
+    }
+
+    /// Loops frames `from..<from + length` of a frame-code clip, prerolled and played, and checks that
+    /// each of the first `count` frames shown is the loop's next frame, one frame after the one
+    /// before in running time. Returns the looper's pass count then.
+    private func playLoop(
+        from first: Int64, length: Int64, ofClipSeconds seconds: Int, frames count: Int, within limit: Double,
+        _ what: String
+    ) async throws -> Int {
         let player = QueuePlayer(items: [], video: Headless.video, audioSinkDescription: Headless.audio)
-        let range = MediaTimeRange(start: frames(3), duration: frames(6))
+        let range = MediaTimeRange(start: frames(first), duration: frames(length))
         let looper = PlayerLooper(
-            player: player, templateItem: PlayerItem(url: try TestMedia.frameCode(seconds: 1)), timeRange: range)
+            player: player, templateItem: PlayerItem(url: try TestMedia.frameCode(seconds: seconds)), timeRange: range)
         try await player.currentItem!.waitUntilReady()
         let prerolled = await player.preroll(atRate: 1)
         XCTAssertTrue(prerolled)
         let presented = player.presentedFrames
         player.play()
-        let shown = try await collect(
-            6 * passes, from: presented, within: Double(passes) * 0.2 + 15, "\(passes) passes of six frames")
-        XCTAssertGreaterThanOrEqual(looper.loopCount, passes - 1)
+        let shown = try await collect(count, from: presented, within: limit, what)
+        let loops = looper.loopCount
         for (index, frame) in shown.enumerated() {
-            XCTAssertEqual(frame.presentationTimestamp.convertScale(30, method: .default).value, 3 + Int64(index) % 6)
-            XCTAssertEqual(frame.runningTime.convertScale(30, method: .default).value, Int64(index), "frame \(index)")
+            let number = frame.presentationTimestamp.convertScale(30, method: .default).value
+            let running = frame.runningTime.convertScale(30, method: .default).value
+            XCTAssertEqual(number, first + Int64(index) % length, "frame \(index) of the loop")
+            XCTAssertEqual(running, Int64(index), "frame \(index) runs one frame after the one before")
         }
+        return loops
     }
 
     func testGroupTiming_rewritesEverySegmentOfTheGroupToOneMapping() {

@@ -150,6 +150,7 @@ let package = Package(
         .testTarget(name: "LockstepTimeTests", dependencies: ["LockstepTime"]),
         .testTarget(name: "LockstepNetTests", dependencies: ["LockstepNet"]),
         .testTarget(name: "WallTimelineTests", dependencies: ["WallTimeline", "LockstepTime"]),
+        .testTarget(name: "WallDisplayTests", dependencies: ["WallDisplay"]),
         .testTarget(
             name: "SyncClockTests",
             dependencies: ["SyncClock", "LockstepNet", "NetImpair", "TestSupport", "LockstepTime"]
@@ -166,7 +167,9 @@ let package = Package(
         .testTarget(name: "WallProtocolTests", dependencies: ["WallProtocol", "LockstepTime", "TestSupport"]),
         .testTarget(
             name: "WallIntegrationTests",
-            dependencies: ["WallAnalysis", "GroundTruth", "LockstepTime", "TestSupport", "wallctl", "WallNode"]
+            dependencies: [
+                "WallAnalysis", "GroundTruth", "LockstepTime", "TestSupport", "wallctl", "WallNode", "WallDisplay",
+            ]
         ),
         .testTarget(
             name: "WallAnalysisTests", dependencies: ["WallAnalysis", "GroundTruth", "LockstepTime", "WallProtocol"]

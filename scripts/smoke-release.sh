@@ -282,9 +282,15 @@ if [[ "$(head -c 8 "$work/wall.png" 2>/dev/null | od -An -tx1 | tr -d ' \n')" !=
 fi
 check 0 60 "wallctl stop" "$wallctl" stop "${config[@]}" --timeout 20
 check 0 30 "wallctl status (after stop)" "$wallctl" status "${config[@]}" --timeout 10
+check 0 30 "wallctl identify" "$wallctl" identify "${config[@]}" --seconds 1 --timeout 10
+check nonzero 10 "wallctl identify (bad --seconds)" "$wallctl" identify "${config[@]}" --seconds 0.5
 
 # The timeline: every transport command as an edit the nodes keep.
 check 0 60 "wallctl play" "$wallctl" play "${config[@]}" --timeout 30
+check nonzero 30 "wallctl identify (during a show)" "$wallctl" identify "${config[@]}" --timeout 10
+if ! grep -q "the screen is busy" "$work/check-$checks.log"; then
+    fail "wallctl identify (during a show): no word of the show it would cover"
+fi
 check 0 60 "wallctl next" "$wallctl" next "${config[@]}" --timeout 20
 check 0 60 "wallctl previous" "$wallctl" previous "${config[@]}" --timeout 20
 check 0 60 "wallctl goto" "$wallctl" goto 0 "${config[@]}" --timeout 20

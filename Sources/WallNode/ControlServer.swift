@@ -54,6 +54,10 @@ enum ControlServer {
             let body = try await decode(PositionRequest.self, request, context)
             return await command(controller) { () throws(NodeError) in try await controller.seek(to: body.itemTime) }
         }
+        router.post(RouterPath(ControlPath.identify)) { request, context in
+            let body = try await decode(IdentifyRequest.self, request, context)
+            return await command(controller) { () throws(NodeError) in try await controller.identify(for: body.duration) }
+        }
         router.post(RouterPath(ControlPath.stop)) { _, _ in
             await command(controller) { () throws(NodeError) in await controller.stop() }
         }

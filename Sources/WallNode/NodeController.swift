@@ -32,6 +32,9 @@ actor NodeController {
     /// The timeline this node follows, and what it has set the player to do for it
     /// (NodeController+Timeline.swift).
     var following = TimelineFollowing()
+    /// The test card on the screen, if any (NodeController+Identify.swift).
+    var identification: Identification?
+    var identificationSerial: UInt64 = 0
 
     init(
         settings: NodeSettings, player: QueuePlayer, clock: ClockFollower, frames: FrameLog, screen: OutputWindow? = nil,
@@ -56,6 +59,7 @@ actor NodeController {
     /// wall node exists to show a picture.
     func load(media: String?) async throws(NodeError) {
         suspendFollowing(because: "a one-shot command")
+        endIdentification()
         let path = try media.map { media throws(NodeError) in try checked { () throws(RequestRejection) in
             try settings.mediaRoots.resolve(media)
         } } ?? settings.media
@@ -170,6 +174,7 @@ actor NodeController {
 
     /// Empties the player and drops the looper.
     func stopPlayer() {
+        endIdentification()
         looper?.disableLooping()
         looper = nil
         player.pause()

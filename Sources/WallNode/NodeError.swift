@@ -14,6 +14,8 @@ enum NodeError: Error, CustomStringConvertible {
     case cannotListen(address: String, reason: String)
     /// The node's window cannot be put on its display.
     case cannotShow(String)
+    /// The screen shows something a request would cover.
+    case screenBusy(String)
     case clockNotLocked(state: String, waited: MediaTime)
     case nothingLoaded
     case mediaFailed(PlayerError)
@@ -39,6 +41,8 @@ enum NodeError: Error, CustomStringConvertible {
             return "cannot listen for control requests on \(address): \(reason)"
         case .cannotShow(let reason):
             return "cannot show the picture: \(reason)"
+        case .screenBusy(let reason):
+            return "the screen is busy: \(reason)"
         case .clockNotLocked(let state, let waited):
             return "the clock is not locked to the master (state \(state) after waiting \(waited.seconds) s)"
         case .nothingLoaded:
@@ -71,7 +75,7 @@ enum NodeError: Error, CustomStringConvertible {
     var httpStatus: Int {
         switch self {
         case .unknownNode, .invalidOption, .config, .rejected: return 422
-        case .clockNotLocked, .nothingLoaded: return 409
+        case .clockNotLocked, .nothingLoaded, .screenBusy: return 409
         case .mediaFailed, .noVideoTrack, .playerRefused, .prerollFailed: return 422
         case .clockFailed, .timedOut, .cannotListen, .cannotShow: return 503
         case .timeline(.notNewer): return 409

@@ -31,6 +31,9 @@ public enum ControlPath {
     public static let mediaDurations = "/media/durations"
     /// GET: `NodeCheck`, what `wallctl check` compares before a show.
     public static let check = "/check"
+    /// POST `IdentifyRequest`: show the screen's test card (its id, tile outline, alignment grid
+    /// and bars) for a while; only between shows.
+    public static let identify = "/identify"
 }
 
 /// The headers of a `GET /snapshot` reply: times in integer nanoseconds (docs/JSON.md).
@@ -291,6 +294,13 @@ public struct PauseRequest: Sendable, Hashable, Codable {
     @OptionalNanosecondsCoded public var hostTime: MediaTime?
     enum CodingKeys: String, CodingKey { case hostTime = "hostTimeNs" }
     public init(hostTime: MediaTime? = nil) { self.hostTime = hostTime }
+}
+
+/// `POST /identify`: show the test card for `duration`.
+public struct IdentifyRequest: Sendable, Hashable, Codable {
+    @NanosecondsCoded public var duration: MediaTime
+    enum CodingKeys: String, CodingKey { case duration = "durationNs" }
+    public init(duration: MediaTime) { self.duration = duration }
 }
 
 /// The reply to every command: the node's status after it, or what went wrong.

@@ -30,7 +30,9 @@ public enum RequestChecks {
     public static func rate(_ rate: Float, field: String = "rate", canPlay: (Float) -> Bool)
         throws(RequestRejection)
     {
-        guard rate.isFinite else { throw RequestRejection(field: field, reason: "must be a finite number, got \(rate)") }
+        guard rate.isFinite else {
+            throw RequestRejection(field: field, reason: "must be a finite number, got \(rate)")
+        }
         guard rate != 0 else {
             throw RequestRejection(field: field, reason: "must not be 0: to stop the picture, pause")
         }
@@ -77,6 +79,20 @@ public enum RequestChecks {
                 field: field,
                 reason: "\(time.seconds) s is \((time - now).seconds) s ahead of the master clock's now; "
                     + "the wall's start-horizon allows \(horizon.seconds) s")
+        }
+    }
+
+    /// How long a test card may stay up: long enough to walk along a wall, short enough that a
+    /// forgotten one ends by itself.
+    public static let identifyDurations = MediaTime(value: 1, timescale: 1)...MediaTime(value: 600, timescale: 1)
+
+    /// The duration of `POST /identify`.
+    public static func identifyDuration(_ duration: MediaTime, field: String = "durationNs") throws(RequestRejection) {
+        try numeric(duration, field: field)
+        guard identifyDurations.contains(duration) else {
+            throw RequestRejection(
+                field: field,
+                reason: "must be 1 s to 600 s, got \(duration.seconds) s")
         }
     }
 

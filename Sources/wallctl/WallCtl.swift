@@ -12,7 +12,7 @@ struct WallCtl: AsyncParsableCommand {
             PlayCommand.self, PauseCommand.self, ResumeCommand.self, SeekCommand.self, NextCommand.self,
             PreviousCommand.self, GoToCommand.self, RateCommand.self, LoadCommand.self, StartCommand.self, StopCommand.self,
             StatusCommand.self, CheckCommand.self, DriftCommand.self, SnapshotCommand.self, ClockCommand.self,
-            ImpairCommand.self,
+            ImpairCommand.self, IdentifyCommand.self,
         ]
     )
 }

@@ -42,6 +42,8 @@ final class WallCtlTests: XCTestCase {
         try assertFails(impair + ["--distribution", "cauchy"], saying: "unknown distribution 'cauchy'; expected uniform")
         try assertFails(impair + ["--loss", "5", "--loss-burst", "0.5"], saying: "the mean loss burst must be 1")
         try assertFails(impair + ["--stall", "-3"], saying: "stall must be zero or more")
+        try assertFails(
+            ["identify", "--config", "/dev/null", "--seconds", "0.5"], saying: "--seconds must be 1 to 600, got 0.5")
         try assertFails(impair + ["--reply-delay", "nan"], saying: "reply delay must be zero or more")
         try assertFails(
             ["drift", "--config", "/dev/null", "--duration", "1", "--json", "-", "--plot", "-"],

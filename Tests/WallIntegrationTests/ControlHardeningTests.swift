@@ -69,7 +69,9 @@ final class ControlHardeningTests: XCTestCase {
         // A web page an operator visits: text/plain, foreign Origin, even with the token.
         reply = try RawHTTP.request(
             port: control, "POST", "/stop",
-            headers: ["Origin": "http://evil.example", "Content-Type": "text/plain", "Authorization": "Bearer \(token)"],
+            headers: [
+                "Origin": "http://evil.example", "Content-Type": "text/plain", "Authorization": "Bearer \(token)",
+            ],
             body: "x")
         XCTAssertEqual(reply.status, 403, "\(reply)")
         XCTAssertTrue(reply.body.contains("web pages"), "\(reply)")
@@ -180,7 +182,10 @@ final class ControlHardeningTests: XCTestCase {
             ("POST", "/load", #"{"media": "/etc/passwd"}"#, 422, "is not inside the media roots"),
             ("POST", "/load", #"{"media": "/etc/no-such-file"}"#, 422, "is not inside the media roots"),
             ("POST", "/load", #"{"media": "\#(folder.path)/media/fifo.mp4"}"#, 422, "is not a regular file"),
-            ("POST", "/load", #"{"media": "\#(folder.path)/media/../control.token"}"#, 422, "not inside the media roots"),
+            (
+                "POST", "/load", #"{"media": "\#(folder.path)/media/../control.token"}"#, 422,
+                "not inside the media roots"
+            ),
             ("POST", "/load", #"{"media": "media/clip.mp4"}"#, 422, "must be an absolute path"),
             ("POST", "/start", start(rate: "1000", hostTime: soon), 422, "rate: must lie between"),
             ("POST", "/start", start(rate: "3.4e38", hostTime: soon), 422, "rate: must lie between"),
@@ -203,10 +208,14 @@ final class ControlHardeningTests: XCTestCase {
             ("POST", "/preroll", #"{"itemTimeNs": -1000000000}"#, 422, "must not be negative"),
             ("POST", "/pause", #"{"hostTimeNs": 9223372036854775807}"#, 422, "hostTimeNs:"),
             ("POST", "/pause", #"{"hostTimeNs": 1.5}"#, 400, "hostTimeNs"),
+            ("POST", "/identify", #"{"durationNs": 100}"#, 422, "durationNs: must be 1 s to 600 s, got 1e-07 s"),
+            ("POST", "/identify", #"{"durationNs": 1e400}"#, 400, "durationNs"),
+            ("POST", "/identify", #"{"durationNs": 5000000000}"#, 409, "the screen is busy: it is showing"),
         ]
         for replay in replays {
             let reply = try send(replay.method, replay.path, body: replay.body)
-            XCTAssertEqual(reply.status, replay.status, "\(replay.method) \(replay.path) \(replay.body ?? ""): \(reply)")
+            XCTAssertEqual(
+                reply.status, replay.status, "\(replay.method) \(replay.path) \(replay.body ?? ""): \(reply)")
             XCTAssertTrue(reply.body.contains(replay.says), "\(replay.path) \(replay.body ?? ""): \(reply)")
         }
         try await assertStillPlaying(since: before, node)
@@ -253,7 +262,8 @@ final class ControlHardeningTests: XCTestCase {
         try held[0].send(Array("GET /status HTTP/1.1\r\nHost: x\r\n".utf8))  // a slowloris: never finishes
         try await Task.sleep(for: .milliseconds(300))
 
-        let refused = try RawHTTP.request(port: control, "GET", "/status", headers: ["Authorization": "Bearer \(token)"])
+        let refused = try RawHTTP.request(
+            port: control, "GET", "/status", headers: ["Authorization": "Bearer \(token)"])
         XCTAssertEqual(refused.status, 503, "\(refused)")
         XCTAssertTrue(refused.body.contains("too many control connections"), "\(refused)")
 
@@ -280,7 +290,8 @@ final class ControlHardeningTests: XCTestCase {
         try await Task.sleep(for: .seconds(3))
         let used = Double(try cpuTicks(of: node) - before) / 100 / 3
         XCTAssertLessThan(used, 0.25, "CPU share of the node while 250 connections wait: no accept loop spinning")
-        let descriptors = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(node.process.processIdentifier)/fd")
+        let descriptors = try FileManager.default.contentsOfDirectory(
+            atPath: "/proc/\(node.process.processIdentifier)/fd")
         XCTAssertLessThan(descriptors.count, 200 - 40, "connections left room for the player")
         held.removeAll()
         try await poll(within: 5, "the node answering once the connections are gone") {
@@ -360,7 +371,9 @@ final class ControlHardeningTests: XCTestCase {
         try await poll(within: 10, "frames presented") { try self.framesPresented() >= first + 10 }
     }
 
-    private func assertStillPlaying(since before: Int, _ node: ChildProcess, file: StaticString = #filePath, line: UInt = #line)
+    private func assertStillPlaying(
+        since before: Int, _ node: ChildProcess, file: StaticString = #filePath, line: UInt = #line
+    )
         async throws
     {
         XCTAssertNil(node.finishIfExited(), "the node is running", file: file, line: line)

@@ -33,7 +33,9 @@ struct FuzzRequest: CustomStringConvertible {
     }
 
     var description: String {
-        if let raw { return "raw \(raw.count) bytes: \(String(decoding: raw.prefix(80), as: UTF8.self).debugDescription)" }
+        if let raw {
+            return "raw \(raw.count) bytes: \(String(decoding: raw.prefix(80), as: UTF8.self).debugDescription)"
+        }
         return "\(method) \(path) [\(credentials)] \(body.map { String($0.prefix(200)) } ?? "")"
     }
 }
@@ -78,11 +80,12 @@ struct RequestFuzzer {
 
     private mutating func strangeRoute() -> FuzzRequest {
         let paths = [
-            "/", "/status/", "/../../etc/passwd", "/%00", "/start?x=1", "/load/extra", "/" + String(repeating: "a", count: 4000),
+            "/", "/status/", "/../../etc/passwd", "/%00", "/start?x=1", "/load/extra",
+            "/" + String(repeating: "a", count: 4000),
             "/metrics?format=%ff", "/frames/1", "/snapshot.png", "//status", "/STATUS",
         ]
         let methods = ["GET", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "HEAD", "TRACE", "BREW"]
-        let commands = ["/load", "/preroll", "/start", "/pause", "/seek", "/stop"]
+        let commands = ["/load", "/preroll", "/start", "/pause", "/seek", "/stop", "/identify"]
         if int(2) == 0 {
             // A command by the wrong method, or a query endpoint by POST.
             return FuzzRequest(method: pick(["GET", "PUT", "DELETE"]), path: pick(commands), body: maybeBody())
@@ -121,7 +124,8 @@ struct RequestFuzzer {
     }
 
     private mutating func command() -> FuzzRequest {
-        let contentType = int(4) == 0 ? pick(["text/plain", "", "application/x-www-form-urlencoded"]) : "application/json"
+        let contentType =
+            int(4) == 0 ? pick(["text/plain", "", "application/x-www-form-urlencoded"]) : "application/json"
         let body: String
         let path: String
         switch int(5) {
@@ -140,10 +144,11 @@ struct RequestFuzzer {
                 #"{"rate": \#(rate), "itemTimeNs": \#(itemTime)}"#, brokenJSON(),
             ])
         case 3:
-            path = "/pause"
-            body = pick([#"{"hostTimeNs": \#(badTime(forItem: false))}"#, brokenJSON()])
+            path = pick(["/pause", "/identify"])
+            let key = path == "/pause" ? "hostTimeNs" : "durationNs"
+            body = pick([#"{"\#(key)": \#(badTime(forItem: false))}"#, brokenJSON()])
         default:
-            path = pick(["/load", "/start", "/seek", "/pause"])
+            path = pick(["/load", "/start", "/seek", "/pause", "/identify"])
             body = "[" + String(repeating: "1,", count: 40_000) + "1]"  // over the 64 KiB body limit
         }
         return FuzzRequest(method: "POST", path: path, body: body, contentType: contentType)
@@ -155,7 +160,8 @@ struct RequestFuzzer {
         pick([
             #""/dev/kmsg""#, #""/dev/zero""#, #""/etc/passwd""#, #""/proc/self/mem""#, #""relative.mp4""#, #""""#,
             #""\#(mediaFolder)/fifo.mp4""#, #""\#(mediaFolder)/../control.token""#, #""\#(mediaFolder)/missing.mp4""#,
-            #""\#(mediaFolder)""#, "12", "true", "[]", "{}", #""\u0000""#, "\"" + String(repeating: "/a", count: 3000) + "\"",
+            #""\#(mediaFolder)""#, "12", "true", "[]", "{}", #""\u0000""#,
+            "\"" + String(repeating: "/a", count: 3000) + "\"",
         ])
     }
 
@@ -177,7 +183,9 @@ struct RequestFuzzer {
     }
 
     private mutating func brokenJSON() -> String {
-        pick(["{", "}", "{\"rate\": }", "not json", "\u{FEFF}{", "{\"a\":" + String(repeating: "[", count: 5000), "\u{0}"])
+        pick([
+            "{", "}", "{\"rate\": }", "not json", "\u{FEFF}{", "{\"a\":" + String(repeating: "[", count: 5000), "\u{0}",
+        ])
     }
 
     private mutating func maybeBody() -> String? {

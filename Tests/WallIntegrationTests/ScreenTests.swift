@@ -1,5 +1,6 @@
 import Foundation
 import TestSupport
+import WallDisplay
 import XCTest
 
 #if canImport(Glibc)
@@ -67,7 +68,11 @@ final class ScreenTests: XCTestCase {
         // -noreset: the monitors set below outlive the xrandr client that sets them.
         displayProcesses.append(
             try ChildProcess(
-                xvfb, [Self.display, "-screen", "0", "\(Self.screen.width)x\(Self.screen.height)x24", "-nolisten", "tcp", "-noreset"]))
+                xvfb,
+                [
+                    Self.display, "-screen", "0", "\(Self.screen.width)x\(Self.screen.height)x24", "-nolisten", "tcp",
+                    "-noreset",
+                ]))
         try await withTimeout(10, "Xvfb answers") {
             while try ChildProcess.run(xrandr, ["-display", Self.display, "--listmonitors"]).status != 0 {
                 try await Task.sleep(for: .milliseconds(100))
@@ -75,7 +80,8 @@ final class ScreenTests: XCTestCase {
         }
         let (w, h) = (Self.screen.width / 2, Self.screen.height / 2)
         for (name, x, y) in [("TL", 0, 0), ("TR", w, 0), ("BL", 0, h), ("BR", w, h)] {
-            try TestMedia.run(xrandr, ["-display", Self.display, "--setmonitor", name, "\(w)/0x\(h)/0+\(x)+\(y)", "none"])
+            try TestMedia.run(
+                xrandr, ["-display", Self.display, "--setmonitor", name, "\(w)/0x\(h)/0+\(x)+\(y)", "none"])
         }
         displayProcesses.append(try ChildProcess(openbox, ["--sm-disable"], environment: ["DISPLAY": Self.display]))
         try await Task.sleep(for: .milliseconds(500))
@@ -90,7 +96,9 @@ final class ScreenTests: XCTestCase {
             let parts = line.split(separator: "\"")
             guard parts.count >= 2, line.contains("(\"wallnode\" \"Lockstep\")"),
                 let geometry = line.split(separator: " ").last(where: { $0.hasPrefix("+") }),
-                let size = line.split(separator: " ").first(where: { $0.contains("x") && $0.contains("+") && !$0.hasPrefix("0x") })
+                let size = line.split(separator: " ").first(where: {
+                    $0.contains("x") && $0.contains("+") && !$0.hasPrefix("0x")
+                })
             else { continue }
             found[String(parts[1])] = "\(size.split(separator: "+")[0])\(geometry)"
         }
@@ -102,8 +110,11 @@ final class ScreenTests: XCTestCase {
         let path = Self.shots.appendingPathComponent(name).path
         try TestMedia.run(
             "/usr/bin/ffmpeg",
-            ["-nostdin", "-loglevel", "error", "-y", "-f", "x11grab", "-video_size", "\(Self.screen.width)x\(Self.screen.height)",
-             "-i", Self.display, "-frames:v", "1", path])
+            [
+                "-nostdin", "-loglevel", "error", "-y", "-f", "x11grab", "-video_size",
+                "\(Self.screen.width)x\(Self.screen.height)",
+                "-i", Self.display, "-frames:v", "1", path,
+            ])
         return path
     }
 
@@ -115,8 +126,10 @@ final class ScreenTests: XCTestCase {
         let crop = "crop=\(width):\(height):\(x):\(y),format=rgb24"
         try TestMedia.run(
             "/usr/bin/ffmpeg",
-            ["-nostdin", "-loglevel", "error", "-i", source, "-loop", "1", "-i", shot, "-lavfi",
-             "[0:v]\(crop)[a];[1:v]\(crop)[b];[a][b]psnr=stats_file=\(stats):shortest=1", "-f", "null", "-"])
+            [
+                "-nostdin", "-loglevel", "error", "-i", source, "-loop", "1", "-i", shot, "-lavfi",
+                "[0:v]\(crop)[a];[1:v]\(crop)[b];[a][b]psnr=stats_file=\(stats):shortest=1", "-f", "null", "-",
+            ])
         // n:1 mse_avg:... mse_r:... mse_g:... mse_b:... psnr_avg:43.88 ...
         var best = (frame: -1, psnr: -Double.infinity)
         for line in try String(contentsOfFile: stats, encoding: .utf8).split(separator: "\n") {
@@ -125,7 +138,9 @@ final class ScreenTests: XCTestCase {
                 let pair = field.split(separator: ":", maxSplits: 1)
                 if pair.count == 2 { fields[pair[0]] = pair[1] }
             }
-            guard let n = fields["n"].flatMap({ Int($0) }), let psnr = fields["psnr_avg"].flatMap({ Double($0) }) else { continue }
+            guard let n = fields["n"].flatMap({ Int($0) }), let psnr = fields["psnr_avg"].flatMap({ Double($0) }) else {
+                continue
+            }
             if psnr > best.psnr { best = (n - 1, psnr) }
         }
         return best
@@ -135,14 +150,26 @@ final class ScreenTests: XCTestCase {
     func testScreenKeys_thatCannotApply_stopTheNodeAtStart() throws {
         let clip = try TestMedia.frameCode(seconds: 1).path
         let cases: [(sink: String, screen: String, display: String?, expected: String)] = [
-            ("fakesink", "{window: {x: 0, y: 0, width: 10, height: 10}}", nil,
-             "screen places a window, but this node's video sink \"fakesink\" draws none"),
-            ("ximagesink", "{connector: 32}", nil,
-             "screen.connector and screen.plane are kmssink's; this node's video sink is \"ximagesink\""),
-            ("kmssink", "{monitor: HDMI-1}", nil, "screen.monitor places an X window; this node's video sink \"kmssink\" draws without one"),
-            ("ximagesink", "{fullscreen: true}", "",
-             "screen places a window on an X display, but DISPLAY is unset and screen.display is not given"),
-            ("ximagesink", "{display: \":79\", fullscreen: true}", nil, "cannot show the picture: cannot open X display \":79\""),
+            (
+                "fakesink", "{window: {x: 0, y: 0, width: 10, height: 10}}", nil,
+                "screen places a window, but this node's video sink \"fakesink\" draws none"
+            ),
+            (
+                "ximagesink", "{connector: 32}", nil,
+                "screen.connector and screen.plane are kmssink's; this node's video sink is \"ximagesink\""
+            ),
+            (
+                "kmssink", "{monitor: HDMI-1}", nil,
+                "screen.monitor places an X window; this node's video sink \"kmssink\" draws without one"
+            ),
+            (
+                "ximagesink", "{fullscreen: true}", "",
+                "screen places a window on an X display, but DISPLAY is unset and screen.display is not given"
+            ),
+            (
+                "ximagesink", "{display: \":79\", fullscreen: true}", nil,
+                "cannot show the picture: cannot open X display \":79\""
+            ),
         ]
         for (index, check) in cases.enumerated() {
             let config = folder.appendingPathComponent("bad-\(index).yaml").path
@@ -157,7 +184,10 @@ final class ScreenTests: XCTestCase {
             """.write(toFile: config, atomically: true, encoding: .utf8)
             let node = try ChildProcess(
                 ChildProcess.product("wallnode"),
-                ["run", "--config", config, "--id", "a", "--state-directory", folder.appendingPathComponent("bad").path],
+                [
+                    "run", "--config", config, "--id", "a", "--state-directory",
+                    folder.appendingPathComponent("bad").path,
+                ],
                 environment: ["DISPLAY": check.display ?? ""])
             let result = node.finish()
             XCTAssertNotEqual(result.status, 0, "\(check.screen) on \(check.sink)")
@@ -193,8 +223,10 @@ final class ScreenTests: XCTestCase {
         for id in ["tl", "tr", "bl", "br"] {
             let node = try ChildProcess(
                 ChildProcess.product("wallnode"),
-                ["run", "--config", config, "--id", id, "--state-directory", folder.appendingPathComponent(id).path,
-                 "--log-format", "text"],
+                [
+                    "run", "--config", config, "--id", id, "--state-directory", folder.appendingPathComponent(id).path,
+                    "--log-format", "text",
+                ],
                 environment: ["DISPLAY": Self.display])
             processes.append(node)
             nodes[id] = node
@@ -223,6 +255,11 @@ final class ScreenTests: XCTestCase {
         try await Task.sleep(for: .seconds(2))
         let paused = try ChildProcess.run(wallctl, ["pause", "--config", config, "--timeout", "10"])
         XCTAssertEqual(paused.status, 0, paused.output + paused.errors)
+        // A test card would cover the show: refused, naming why.
+        let covering = try ChildProcess.run(
+            wallctl, ["identify", "--config", config, "--seconds", "3", "--nodes", "tl"])
+        XCTAssertNotEqual(covering.status, 0)
+        XCTAssertTrue(covering.errors.contains("the screen is busy"), covering.output + covering.errors)
         // The pause holds the frame due at its time on every node (the exact seek after it settles).
         try await Task.sleep(for: .seconds(2))
         let shot = try grab("playing.png")
@@ -230,11 +267,13 @@ final class ScreenTests: XCTestCase {
         var frames: [Int] = []
         for (x, y) in [(0, 0), (w, 0), (0, h), (w, h)] {
             let match = try bestFrame(shot: shot, source: clip, x: x, y: y, width: w, height: h)
-            XCTAssertGreaterThan(match.psnr, 30, "tile at (\(x), \(y)) matches frame \(match.frame) at only \(match.psnr) dB")
+            XCTAssertGreaterThan(
+                match.psnr, 30, "tile at (\(x), \(y)) matches frame \(match.frame) at only \(match.psnr) dB")
             frames.append(match.frame)
         }
         XCTAssertEqual(Set(frames).count, 1, "the four tiles show frames \(frames)")
-        let whole = try bestFrame(shot: shot, source: clip, x: 0, y: 0, width: Self.screen.width, height: Self.screen.height)
+        let whole = try bestFrame(
+            shot: shot, source: clip, x: 0, y: 0, width: Self.screen.width, height: Self.screen.height)
         XCTAssertEqual(whole.frame, frames[0])
         XCTAssertGreaterThan(whole.psnr, 30, "the screen recomposes frame \(whole.frame) at only \(whole.psnr) dB")
 
@@ -245,9 +284,70 @@ final class ScreenTests: XCTestCase {
         let blank = try grab("stopped.png")
         let peak = try TestMedia.run(
             "/usr/bin/ffprobe",
-            ["-v", "error", "-f", "lavfi", "-i", "movie=\(blank),format=gray,signalstats", "-show_entries",
-             "frame_tags=lavfi.signalstats.YMAX", "-of", "default=noprint_wrappers=1:nokey=1"])
-        XCTAssertEqual(Int(peak.trimmingCharacters(in: .whitespacesAndNewlines)), 0, "the stopped screen is not black: \(blank)")
+            [
+                "-v", "error", "-f", "lavfi", "-i", "movie=\(blank),format=gray,signalstats", "-show_entries",
+                "frame_tags=lavfi.signalstats.YMAX", "-of", "default=noprint_wrappers=1:nokey=1",
+            ])
+        XCTAssertEqual(
+            Int(peak.trimmingCharacters(in: .whitespacesAndNewlines)), 0, "the stopped screen is not black: \(blank)")
         XCTAssertEqual(try Self.windows(), expected, "the windows outlive the show")
+
+        // Identify: each screen shows its own test card, lines running on across the joins.
+        let identified = try ChildProcess.run(wallctl, ["identify", "--config", config, "--seconds", "3"])
+        XCTAssertEqual(identified.status, 0, identified.output + identified.errors)
+        XCTAssertTrue(identified.output.contains("tr: screen 2 of 4, tile \(w)x\(h)+\(w)+0"), identified.output)
+        try await Task.sleep(for: .milliseconds(700))
+        let card = try grabRGB()
+        _ = try grab("identify.png")
+        for (index, (x, y)) in [(0, 0), (w, 0), (0, h), (w, h)].enumerated() {
+            let expected = TestCard(
+                canvas: Self.screen, tile: DisplayRect(x: x, y: y, width: w, height: h), output: (w, h), index: index)
+            let (matching, caption) = compare(card, at: (x, y), with: expected)
+            XCTAssertGreaterThan(matching, 0.99, "screen \(index + 1) at (\(x), \(y)) is not its test card")
+            XCTAssertGreaterThan(caption, 0.005, "screen \(index + 1) at (\(x), \(y)) shows no caption")
+        }
+        // The card ends by itself, black again.
+        try await Task.sleep(for: .seconds(3))
+        XCTAssertEqual(try grabRGB().max(), 0, "the screen is not black after the test card")
+    }
+
+    /// The screen as RGB bytes, rows of `screen.width` pixels.
+    private func grabRGB() throws -> [UInt8] {
+        let path = folder.appendingPathComponent("screen.rgb").path
+        try TestMedia.run(
+            "/usr/bin/ffmpeg",
+            [
+                "-nostdin", "-loglevel", "error", "-y", "-f", "x11grab", "-video_size",
+                "\(Self.screen.width)x\(Self.screen.height)",
+                "-i", Self.display, "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", path,
+            ])
+        return [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+    }
+
+    /// How much of one screen of `shot` shows `card`: the share of pixels within 8 levels of the
+    /// card outside the caption's band (10 % to 50 % of the height), and the share that differs
+    /// inside it (the caption).
+    private func compare(_ shot: [UInt8], at origin: (x: Int, y: Int), with card: TestCard) -> (
+        matching: Double, caption: Double
+    ) {
+        var (same, outside, changed, inside) = (0, 0, 0, 0)
+        for y in 0..<card.output.height {
+            let inCaption = y >= card.output.height / 10 && y < card.output.height / 2
+            for x in 0..<card.output.width {
+                let color = card.color(x: x, y: y)
+                let offset = ((origin.y + y) * Self.screen.width + origin.x + x) * 3
+                let close = zip([color.red, color.green, color.blue], shot[offset..<offset + 3]).allSatisfy {
+                    abs(Int($0) - Int($1)) <= 8
+                }
+                if inCaption {
+                    inside += 1
+                    if !close { changed += 1 }
+                } else {
+                    outside += 1
+                    if close { same += 1 }
+                }
+            }
+        }
+        return (Double(same) / Double(max(1, outside)), Double(changed) / Double(max(1, inside)))
     }
 }

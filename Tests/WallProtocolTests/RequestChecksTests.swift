@@ -53,6 +53,17 @@ final class RequestChecksTests: XCTestCase {
         }
     }
 
+    func testIdentifyDuration_isOneSecondToTenMinutes() {
+        XCTAssertNoThrow(try RequestChecks.identifyDuration(MediaTime(value: 1, timescale: 1)))
+        XCTAssertNoThrow(try RequestChecks.identifyDuration(MediaTime(value: 600, timescale: 1)))
+        XCTAssertThrowsError(try RequestChecks.identifyDuration(MediaTime(value: 601, timescale: 1))) { error in
+            XCTAssertEqual("\(error)", "durationNs: must be 1 s to 600 s, got 601.0 s")
+        }
+        XCTAssertThrowsError(try RequestChecks.identifyDuration(MediaTime(value: 999, timescale: 1000)))
+        XCTAssertThrowsError(try RequestChecks.identifyDuration(.invalid))
+        XCTAssertThrowsError(try RequestChecks.identifyDuration(.indefinite))
+    }
+
     func testFramesLimit_andSnapshotSize_areBounded() {
         XCTAssertThrowsError(try RequestChecks.framesLimit(0))
         XCTAssertThrowsError(try RequestChecks.framesLimit(.max))

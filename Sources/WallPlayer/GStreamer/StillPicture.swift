@@ -1,0 +1,157 @@
+internal import CGStreamer
+internal import CLockstepShims
+import LockstepTime
+
+/// A still picture on a video sink, with a caption, until it is closed: what a screen shows when
+/// no item plays on it (a test card, a holding slide).
+///
+/// The picture is pushed once and repeated a few times a second (`imagefreeze`, throttled to the
+/// clock so that a sink that does not sync never spins), so a window that is exposed again is
+/// redrawn. The caption is drawn by `textoverlay`, centred at `captionPosition` of the height: lines
+/// of plain text, each in bold sans at its own height (a share of the picture's height).
+///
+/// It uses its own sink, built from the same description as the player's and drawing into the
+/// same window (`VideoOutputSettings.windowHandle`): show it only while the player shows nothing.
+public final class StillPicture: Sendable {
+    /// How often the picture is drawn again.
+    static let framesPerSecond = 5
+    /// How long starting may take before it counts as failed.
+    static let startTimeout = MediaTime(value: 5, timescale: 1)
+
+    private let pipeline: Element
+
+    /// Starts showing `rgb` (3 bytes a pixel, rows of `size.width` pixels with no padding).
+    ///
+    /// Throws when an element is missing, the sink description is invalid, or the sink fails to
+    /// start (a display that cannot be opened, a device in use): the sink's own words.
+    public init(
+        rgb: [UInt8], size: PixelSize, caption: [CaptionLine] = [], captionPosition: Double = 0.3,
+        output: VideoOutputSettings
+    ) throws(PlayerError) {
+        guard size.width > 0, size.height > 0, rgb.count == size.width * size.height * 3 else {
+            throw .pipelineConstruction(
+                "a still picture of \(size) needs \(size.width * size.height * 3) bytes of RGB, got \(rgb.count)")
+        }
+        GStreamer.ensureInitialized()
+        let pipeline = Element(sinking: gst_pipeline_new("still-picture"))
+        let source = try Element.make("appsrc", name: "picture")
+        let freeze = try Element.make("imagefreeze")
+        let rateFilter = try Element.make("capsfilter")
+        let pace = try Element.make("identity", name: "pace")
+        let convert = try Element.make("videoconvert")
+        let text = try Element.make("textoverlay", name: "caption")
+        let outputConvert = try Element.make("videoconvert")
+        // The sink's display may have pixels that are not square (ximagesink asks for the X
+        // screen's ratio): videoscale meets it, as the player's own chain does.
+        let scale = try Element.make("videoscale")
+        let sink = try Element.parseBin(output.sinkDescription, role: "video")
+        Self.setArgument(
+            source, "caps",
+            "video/x-raw,format=RGB,width=\(size.width),height=\(size.height),pixel-aspect-ratio=1/1,framerate=0/1")
+        Self.setArgument(source, "format", "time")
+        Self.setArgument(rateFilter, "caps", "video/x-raw,framerate=\(Self.framesPerSecond)/1")
+        pace.set("sync", true)
+        text.set("text", caption.map { $0.markup(pictureHeight: size.height) }.joined(separator: "\n"))
+        Self.setArgument(text, "valignment", "position")
+        Self.setArgument(text, "halignment", "center")
+        Self.setArgument(text, "line-alignment", "center")
+        text.set("ypos", captionPosition)
+        text.set("shaded-background", true)
+        // Sizes are the caption's own, not rescaled from a 640-pixel-wide reference.
+        text.set("auto-resize", false)
+        let chain = [source, freeze, rateFilter, pace, convert, text, outputConvert, scale, sink]
+        for element in chain { pipeline.add(element) }
+        for (element, next) in zip(chain, chain.dropFirst()) { try element.link(to: next) }
+        if let bus = pipeline.bus {
+            gst_bus_set_sync_handler(
+                bus.pointer, windowHandler, output.windowHandle.flatMap { UnsafeMutableRawPointer(bitPattern: $0) }, nil
+            )
+        }
+        self.pipeline = pipeline
+
+        guard let buffer = gst_buffer_new_allocate(nil, gsize(rgb.count), nil) else {
+            throw .pipelineConstruction("cannot allocate a buffer of \(rgb.count) bytes for a still picture")
+        }
+        _ = rgb.withUnsafeBytes { gst_buffer_fill(buffer, 0, $0.baseAddress, gsize($0.count)) }
+        buffer.pointee.pts = 0
+        let appsrc = source.cast(to: GstAppSrc.self)
+        gst_app_src_push_buffer(appsrc, buffer)
+        gst_app_src_end_of_stream(appsrc)
+        try start()
+    }
+
+    /// Plays the pipeline and waits for its first frame, or for the error that stops it.
+    private func start() throws(PlayerError) {
+        pipeline.setState(GST_STATE_PLAYING)
+        guard let bus = pipeline.bus else { return }
+        let types = GstMessageType(GST_MESSAGE_ERROR.rawValue | GST_MESSAGE_ASYNC_DONE.rawValue)
+        guard let popped = gst_bus_timed_pop_filtered(bus.pointer, Self.startTimeout.clockTime ?? 0, types) else {
+            close()
+            throw .pipelineConstruction("the still picture's sink did not start within \(Self.startTimeout)")
+        }
+        let message = Message(owning: popped)
+        guard message.pointer.pointee.type == GST_MESSAGE_ERROR else { return }
+        var error: UnsafeMutablePointer<GError>?
+        var debug: UnsafeMutablePointer<gchar>?
+        gst_message_parse_error(message.pointer, &error, &debug)
+        let detail = debug.map { String(cString: $0) }
+        g_free(debug)
+        let element = message.pointer.pointee.src.map { String(cString: $0.pointee.name) } ?? "pipeline"
+        close()
+        throw .playbackFailed(element: element, reason: GStreamer.consume(error), debug: detail)
+    }
+
+    /// Stops showing the picture (the sink lets go of the window and the device). Later calls do
+    /// nothing.
+    public func close() {
+        pipeline.setState(GST_STATE_NULL)
+        if let bus = pipeline.bus { gst_bus_set_flushing(bus.pointer, 1) }
+    }
+
+    deinit { close() }
+
+    /// Sets a property from its string form, whatever its type (`gst_util_set_object_arg`): enums
+    /// by nick, caps from their description.
+    private static func setArgument(_ element: Element, _ name: String, _ value: String) {
+        gst_util_set_object_arg(element.raw.assumingMemoryBound(to: GObject.self), name, value)
+    }
+}
+
+/// One line of a still picture's caption.
+public struct CaptionLine: Sendable, Hashable {
+    public var text: String
+    /// The line's height as a share of the picture's.
+    public var height: Double
+
+    public init(_ text: String, height: Double) {
+        self.text = text
+        self.height = height
+    }
+
+    /// Pango markup for the line, its text escaped (`g_markup_escape_text`); at least 8 pixels high.
+    func markup(pictureHeight: Int) -> String {
+        let pixels = max(8, Int((height * Double(pictureHeight)).rounded()))
+        let escaped =
+            g_markup_escape_text(text, -1).map { escaped in
+                defer { g_free(escaped) }
+                return String(cString: escaped)
+            } ?? ""
+        return "<span font_desc=\"Sans Bold \(pixels)px\">\(escaped)</span>"
+    }
+}
+
+/// Hands the window (its id is the handler's data) to the sink that asks for one; drops every other
+/// message but the ones `start` waits for, so a bus nobody reads after the start stays empty.
+private let windowHandler: GstBusSyncHandler = { _, message, data in
+    guard let message else { return GST_BUS_DROP }
+    if let data, lockstep_video_overlay_prepare(message, guintptr(UInt(bitPattern: data))) != 0 {
+        gst_mini_object_unref(UnsafeMutableRawPointer(message).assumingMemoryBound(to: GstMiniObject.self))
+        return GST_BUS_DROP
+    }
+    switch message.pointee.type {
+    case GST_MESSAGE_ERROR, GST_MESSAGE_ASYNC_DONE: return GST_BUS_PASS
+    default:
+        gst_mini_object_unref(UnsafeMutableRawPointer(message).assumingMemoryBound(to: GstMiniObject.self))
+        return GST_BUS_DROP
+    }
+}

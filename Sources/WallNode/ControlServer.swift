@@ -136,7 +136,8 @@ enum ControlServer {
             return json(
                 NodeCheck(
                     node: settings.id, version: LockstepVersion.current, configSHA256: settings.wall.digest,
-                    sinks: sinks.map { SinkCheck(role: $0.0, description: $0.1, problem: sinkProblem($0.1, role: $0.0)) }))
+                    sinks: sinks.map { SinkCheck(role: $0.0, description: $0.1, problem: sinkProblem($0.1, role: $0.0)) },
+                    still: settings.still?.path, stillProblem: controller.stillProblem))
         }
         router.get(RouterPath(ControlPath.metrics)) { _, _ in
             let text = metrics.render(status: await controller.status())

@@ -27,7 +27,7 @@ extension NodeController {
                     + "(`wallctl stop` first)")
         }
         guard let video = player.videoOutput else { throw .screenBusy("this node has no video output") }
-        endIdentification()
+        clearScreenForPlayer()
         let wall = settings.wall
         let index = wall.nodes.firstIndex { $0.id == settings.id } ?? 0
         let node = wall.nodes[index]
@@ -61,14 +61,14 @@ extension NodeController {
             ])
     }
 
-    /// Takes the test card down (the one numbered `serial`, or any), and paints the screen black
-    /// when nothing else is on it.
-    func endIdentification(serial: UInt64? = nil) {
+    /// Takes the test card down (the one numbered `serial`, or any), and puts the still (or black)
+    /// back when nothing else is on the screen and `showingStill`.
+    func endIdentification(serial: UInt64? = nil, showingStill: Bool = true) {
         guard let current = identification, serial == nil || serial == current.serial else { return }
         identification = nil
         current.timer.cancel()
         current.picture.close()
-        if player.currentItem == nil { screen?.clear() }
         logger.info("test card ended")
+        if showingStill { showBetweenShows() }
     }
 }

@@ -213,6 +213,7 @@ extension NodeController {
 
     /// Reconciles the player with the timeline until cancelled.
     func followTimeline() async {
+        showBetweenShows()
         loadStoredTimeline()
         while !Task.isCancelled {
             await reconcile()

@@ -35,9 +35,19 @@ actor NodeController {
     /// The test card on the screen, if any (NodeController+Identify.swift).
     var identification: Identification?
     var identificationSerial: UInt64 = 0
+    /// The configured still, decoded for this screen, or why it cannot be shown.
+    let still: Result<(rgb: [UInt8], size: PixelSize), PlayerError>?
+    /// Why the configured still cannot be shown; nil when it can or there is none.
+    nonisolated var stillProblem: String? {
+        if case .failure(let error) = still { return "\(error)" }
+        return nil
+    }
+    /// The still while it is on the screen.
+    var stillShown: StillPicture?
 
     init(
-        settings: NodeSettings, player: QueuePlayer, clock: ClockFollower, frames: FrameLog, screen: OutputWindow? = nil,
+        settings: NodeSettings, player: QueuePlayer, clock: ClockFollower, frames: FrameLog,
+        screen: OutputWindow? = nil,
         logger: Logger
     ) {
         self.settings = settings
@@ -46,6 +56,13 @@ actor NodeController {
         self.frames = frames
         self.screen = screen
         self.logger = logger
+        still = settings.still.map { still in
+            Result { () throws(PlayerError) in try StillPicture.decodeImage(atPath: still.path, crop: still.crop) }
+        }
+        if case .failure(let error) = still {
+            logger.error(
+                "the still cannot be shown: screens stay black between shows", metadata: ["still.error": "\(error)"])
+        }
     }
 
     // MARK: Commands
@@ -59,10 +76,13 @@ actor NodeController {
     /// wall node exists to show a picture.
     func load(media: String?) async throws(NodeError) {
         suspendFollowing(because: "a one-shot command")
-        endIdentification()
-        let path = try media.map { media throws(NodeError) in try checked { () throws(RequestRejection) in
-            try settings.mediaRoots.resolve(media)
-        } } ?? settings.media
+        clearScreenForPlayer()
+        let path =
+            try media.map { media throws(NodeError) in
+                try checked { () throws(RequestRejection) in
+                    try settings.mediaRoots.resolve(media)
+                }
+            } ?? settings.media
         let asset = URLAsset(url: URL(fileURLWithPath: path))
         let tracks: [AssetTrack]
         do {
@@ -88,7 +108,8 @@ actor NodeController {
         guard let current = player.currentItem else { throw .nothingLoaded }
         try await waitUntilReady(current)
         loadedMedia = path
-        logger.info("media loaded", metadata: ["node.media": "\(path)", "media.duration_ns": .nanoseconds(current.duration)])
+        logger.info(
+            "media loaded", metadata: ["node.media": "\(path)", "media.duration_ns": .nanoseconds(current.duration)])
     }
 
     /// Seeks exactly to `itemTime` and prerolls there, with the clock locked.
@@ -135,7 +156,8 @@ actor NodeController {
         logger.info(
             "start scheduled",
             metadata: [
-                "start.host_time_ns": .nanoseconds(request.hostTime), "start.item_time_ns": .nanoseconds(request.itemTime),
+                "start.host_time_ns": .nanoseconds(request.hostTime),
+                "start.item_time_ns": .nanoseconds(request.itemTime),
                 "start.in_ns": .nanoseconds(presentAt - now), "start.rate": .value(request.rate),
             ])
     }
@@ -174,7 +196,7 @@ actor NodeController {
 
     /// Empties the player and drops the looper.
     func stopPlayer() {
-        endIdentification()
+        clearScreenForPlayer()
         looper?.disableLooping()
         looper = nil
         player.pause()
@@ -184,15 +206,35 @@ actor NodeController {
         blankScreen()
     }
 
-    /// Paints the window black once the player has let go of it: the sink leaves its last frame
-    /// drawn, and between shows a wall shows black, not a frozen picture.
+    /// Shows the still (or black) once the player has let go of the screen: the sink leaves its
+    /// last frame drawn, and between shows a wall shows its still or black, not a frozen picture.
     func blankScreen() {
-        guard let screen else { return }
         let player = self.player
         Task {
             await player.settle()
-            if player.currentItem == nil { screen.clear() }
+            await self.showBetweenShows()
         }
+    }
+
+    /// Shows the configured still, or paints the window black, when nothing else is on the screen.
+    func showBetweenShows() {
+        guard player.currentItem == nil, identification == nil, stillShown == nil else { return }
+        if case .success(let image) = still, let video = player.videoOutput {
+            do {
+                stillShown = try StillPicture(rgb: image.rgb, size: image.size, output: video)
+                return
+            } catch {
+                logger.error("the still cannot be shown", metadata: ["still.error": "\(error)"])
+            }
+        }
+        screen?.clear()
+    }
+
+    /// Takes the still and any test card off the screen: the player is about to show something.
+    func clearScreenForPlayer() {
+        endIdentification(showingStill: false)
+        stillShown?.close()
+        stillShown = nil
     }
 
     // MARK: Status

@@ -44,6 +44,9 @@ struct NodeSettings: Sendable {
     /// The config's playlist, and whether the node plays it by itself.
     var playlist: [PlaylistItemConfig]
     var autoplay: Bool
+    /// The image this screen shows between shows (the config's `still`), and the part of it that is
+    /// this screen's; nil: black.
+    var still: (path: String, crop: NormalizedRect)?
     /// The whole wall: the other nodes are where a node without a timeline finds one.
     var wall: WallConfig
 
@@ -114,6 +117,13 @@ struct NodeSettings: Sendable {
         metricsOpen = config.security.metricsOpen
         controlTLS = config.security.tls
         playlist = config.playlist
+        still = config.still.map { source in
+            let part =
+                source.isPreSplit ? (x: 0.0, y: 0.0, width: 1.0, height: 1.0) : node.tile.normalized(in: config.canvas)
+            return (
+                source.path(forNode: id), NormalizedRect(x: part.x, y: part.y, width: part.width, height: part.height)
+            )
+        }
         autoplay = config.autoplay
         wall = config
         let safeName = { (text: String) in
@@ -143,7 +153,8 @@ struct NodeSettings: Sendable {
         var properties: [String] = []
         if screen.connector != nil || screen.plane != nil {
             guard element == "kmssink" else {
-                throw .config("screen.connector and screen.plane are kmssink's; this node's video sink is \"\(element)\"")
+                throw .config(
+                    "screen.connector and screen.plane are kmssink's; this node's video sink is \"\(element)\"")
             }
             properties += screen.connector.map { ["connector-id=\($0)"] } ?? []
             properties += screen.plane.map { ["plane-id=\($0)"] } ?? []
@@ -186,7 +197,8 @@ struct NodeSettings: Sendable {
         }
         guard hasDisplay else {
             if screen.asksForWindow {
-                throw .config("screen places a window on an X display, but DISPLAY is unset and screen.display is not given")
+                throw .config(
+                    "screen places a window on an X display, but DISPLAY is unset and screen.display is not given")
             }
             return nil
         }

@@ -100,7 +100,7 @@ struct ConfigReader {
     static let wallKeys = [
         "name", "clock", "clock-lock-timeout", "media", "canvas", "latency", "start-margin", "loop",
         "realtime-priority", "control-token-file", "metrics-open", "control-tls", "media-roots", "start-horizon",
-        "clock-key-file", "playlist", "autoplay", "state-directory", "nodes",
+        "clock-key-file", "playlist", "autoplay", "state-directory", "still", "nodes",
     ]
     static let nodeKeys = [
         "id", "control", "tile", "output", "gravity", "video-sink", "audio", "audio-sink", "display-latency",
@@ -126,7 +126,7 @@ struct ConfigReader {
             clockLockTimeout: try value(map, "clock-lock-timeout", or: defaults.clockLockTimeout) {
                 node throws(ConfigError) in try duration(node, key: "clock-lock-timeout")
             },
-            media: try media(try required(map, "media", in: root), baseDirectory: baseDirectory),
+            media: try media(try required(map, "media", in: root), key: "media", baseDirectory: baseDirectory),
             canvas: try size(try required(map, "canvas", in: root), key: "canvas"),
             latency: try value(map, "latency", or: defaults.latency) { node throws(ConfigError) in
                 try duration(node, key: "latency")
@@ -176,6 +176,9 @@ struct ConfigReader {
             stateDirectory: try value(map, "state-directory", or: nil) { node throws(ConfigError) in
                 try path(node, key: "state-directory", baseDirectory: baseDirectory)
             },
+            still: try value(map, "still", or: nil) { node throws(ConfigError) in
+                try media(node, key: "still", baseDirectory: baseDirectory)
+            },
             nodes: nodes)
     }
 
@@ -187,7 +190,8 @@ struct ConfigReader {
             let key = "playlist[\(index)]"
             let map = try mapping(item, key: key)
             try checkKeys(map, allowed: ["media", "in", "out", "repeat"], path: key + ".")
-            let media = try path(try required(map, "media", in: item, path: key), key: "\(key).media", baseDirectory: baseDirectory)
+            let media = try path(
+                try required(map, "media", in: item, path: key), key: "\(key).media", baseDirectory: baseDirectory)
             let inPoint = try value(map, "in", or: MediaTime.zero) { node throws(ConfigError) in
                 try duration(node, key: "\(key).in")
             }
@@ -284,7 +288,8 @@ struct ConfigReader {
                 try integer(node, key: "\(key).plane", minimum: 0)
             })
         if screen.fullscreen, screen.window != nil, let windowNode = map[Node("window")] {
-            throw invalid(windowNode, "\(key).window", "cannot be given with fullscreen: a fullscreen window fills its monitor")
+            throw invalid(
+                windowNode, "\(key).window", "cannot be given with fullscreen: a fullscreen window fills its monitor")
         }
         return screen
     }
@@ -456,18 +461,21 @@ struct ConfigReader {
         return URL(fileURLWithPath: baseDirectory).appendingPathComponent(path).standardizedFileURL.path
     }
 
-    private func media(_ node: Node, baseDirectory: String?) throws(ConfigError) -> MediaSource {
+    /// A file, or `{per-node: template}` with `{id}` in it: the media, and the still.
+    private func media(_ node: Node, key: String, baseDirectory: String?) throws(ConfigError) -> MediaSource {
         func resolve(_ path: String) -> String { self.resolve(path, against: baseDirectory) }
         if case .mapping(let map) = node {
-            try checkKeys(map, allowed: ["per-node"], path: "media.")
-            let template = try string(try required(map, "per-node", in: node, path: "media"), key: "media.per-node")
+            try checkKeys(map, allowed: ["per-node"], path: "\(key).")
+            let template = try string(try required(map, "per-node", in: node, path: key), key: "\(key).per-node")
             guard template.contains("{id}") else {
-                throw invalid(node, "media.per-node", "must contain {id}, which becomes each node's id")
+                throw invalid(node, "\(key).per-node", "must contain {id}, which becomes each node's id")
             }
             return .perNode(template: resolve(template))
         }
-        let path = try string(node, key: "media")
-        guard !path.isEmpty else { throw invalid(node, "media", "must name a media file") }
+        let path = try string(node, key: key)
+        guard !path.isEmpty else {
+            throw invalid(node, key, "must name \(key == "media" ? "a media" : "an image") file")
+        }
         return .shared(path: resolve(path))
     }
 

@@ -55,12 +55,21 @@ public struct NodeCheck: Sendable, Hashable, Codable {
     public var configSHA256: String?
     /// Each sink the node would play through, and whether GStreamer can build it.
     public var sinks: [SinkCheck]
+    /// The still the node shows between shows (the config's `still`), and why it cannot (nil when
+    /// it can, or when there is none).
+    public var still: String?
+    public var stillProblem: String?
 
-    public init(node: String, version: String, configSHA256: String?, sinks: [SinkCheck]) {
+    public init(
+        node: String, version: String, configSHA256: String?, sinks: [SinkCheck], still: String? = nil,
+        stillProblem: String? = nil
+    ) {
         self.node = node
         self.version = version
         self.configSHA256 = configSHA256
         self.sinks = sinks
+        self.still = still
+        self.stillProblem = stillProblem
     }
 }
 

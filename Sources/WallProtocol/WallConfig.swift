@@ -43,6 +43,9 @@ public struct WallConfig: Sendable, Hashable {
     /// Where a node keeps its timeline across restarts; nil for the default (`$STATE_DIRECTORY`,
     /// `$XDG_STATE_HOME/lockstep`, `~/.local/state/lockstep`, or /var/lib/lockstep for root).
     public var stateDirectory: String?
+    /// The picture screens show between shows, in place of black: one image of the canvas every
+    /// node shows its tile of, or one per node (`{id}`); nil: black.
+    public var still: MediaSource?
     public var nodes: [NodeConfig]
 
     public init(
@@ -52,8 +55,9 @@ public struct WallConfig: Sendable, Hashable {
         realtimePriority: Int32? = 50, security: ControlSecurity = ControlSecurity(), mediaRoots: [String]? = nil,
         startHorizon: MediaTime = MediaTime(value: 300, timescale: 1), clockKeyFile: String? = nil,
         playlist: [PlaylistItemConfig] = [], autoplay: Bool = false, stateDirectory: String? = nil,
-        nodes: [NodeConfig]
+        still: MediaSource? = nil, nodes: [NodeConfig]
     ) {
+        self.still = still
         self.playlist = playlist
         self.autoplay = autoplay
         self.stateDirectory = stateDirectory

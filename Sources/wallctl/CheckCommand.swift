@@ -102,6 +102,13 @@ struct CheckCommand: AsyncParsableCommand {
                 lines.append("  \(sink.role) sink \"\(sink.description)\": ok")
             }
         }
+        if let still = check.still {
+            if let problem = check.stillProblem {
+                problems.append("its still \(still) cannot be shown: \(problem)")
+            } else {
+                lines.append("  still \(still): ok")
+            }
+        }
         for (name, outcome) in findings.media {
             switch outcome {
             case .success(let duration):

@@ -201,10 +201,21 @@ final class ScreenTests: XCTestCase {
         let clip = try TestMedia.audioVideo(seconds: 6, size: "\(Self.screen.width)x\(Self.screen.height)").path
         let (w, h) = (Self.screen.width / 2, Self.screen.height / 2)
         let config = folder.appendingPathComponent("screens.yaml").path
+        // A still for three screens between shows; the fourth's is missing, so that screen stays black.
+        for id in ["tl", "tr", "bl"] {
+            try TestMedia.run(
+                "/usr/bin/ffmpeg",
+                [
+                    "-nostdin", "-loglevel", "error", "-y", "-f", "lavfi", "-i", "testsrc2=s=\(w)x\(h)", "-frames:v",
+                    "1",
+                    folder.appendingPathComponent("still-\(id).png").path,
+                ])
+        }
         try """
         name: screens
         clock: 127.0.0.1:15681
         media: \(clip)
+        still: {per-node: "\(folder.path)/still-{id}.png"}
         canvas: {width: \(Self.screen.width), height: \(Self.screen.height)}
         start-margin: 300ms
         nodes:
@@ -277,20 +288,16 @@ final class ScreenTests: XCTestCase {
         XCTAssertEqual(whole.frame, frames[0])
         XCTAssertGreaterThan(whole.psnr, 30, "the screen recomposes frame \(whole.frame) at only \(whole.psnr) dB")
 
-        // Between shows the windows stay, black (no desktop, no frozen frame, no cursor).
+        // Between shows the windows stay, with their still or black (no desktop, no frozen frame, no cursor).
         let stopped = try ChildProcess.run(wallctl, ["stop", "--config", config, "--timeout", "10"])
         XCTAssertEqual(stopped.status, 0, stopped.output + stopped.errors)
         try await Task.sleep(for: .seconds(1))
-        let blank = try grab("stopped.png")
-        let peak = try TestMedia.run(
-            "/usr/bin/ffprobe",
-            [
-                "-v", "error", "-f", "lavfi", "-i", "movie=\(blank),format=gray,signalstats", "-show_entries",
-                "frame_tags=lavfi.signalstats.YMAX", "-of", "default=noprint_wrappers=1:nokey=1",
-            ])
-        XCTAssertEqual(
-            Int(peak.trimmingCharacters(in: .whitespacesAndNewlines)), 0, "the stopped screen is not black: \(blank)")
+        _ = try grab("stopped.png")
+        try assertStills(in: try grabRGB(), "after stop")
         XCTAssertEqual(try Self.windows(), expected, "the windows outlive the show")
+        let checked = try ChildProcess.run(wallctl, ["check", "--config", config, "--timeout", "10"])
+        XCTAssertTrue(checked.output.contains("still \(folder.path)/still-tl.png: ok"), checked.output)
+        XCTAssertTrue(checked.output.contains("its still \(folder.path)/still-br.png cannot be shown"), checked.output)
 
         // Identify: each screen shows its own test card, lines running on across the joins.
         let identified = try ChildProcess.run(wallctl, ["identify", "--config", config, "--seconds", "3"])
@@ -306,9 +313,36 @@ final class ScreenTests: XCTestCase {
             XCTAssertGreaterThan(matching, 0.99, "screen \(index + 1) at (\(x), \(y)) is not its test card")
             XCTAssertGreaterThan(caption, 0.005, "screen \(index + 1) at (\(x), \(y)) shows no caption")
         }
-        // The card ends by itself, black again.
+        // The card ends by itself: the stills (and black) again.
         try await Task.sleep(for: .seconds(3))
-        XCTAssertEqual(try grabRGB().max(), 0, "the screen is not black after the test card")
+        try assertStills(in: try grabRGB(), "after the test card")
+    }
+
+    /// tl, tr and bl show their stills (above 35 dB PSNR), br is black.
+    private func assertStills(in shot: [UInt8], _ when: String) throws {
+        let (w, h) = (Self.screen.width / 2, Self.screen.height / 2)
+        for (id, (x, y)) in [("tl", (0, 0)), ("tr", (w, 0)), ("bl", (0, h)), ("br", (w, h))] {
+            var region: [UInt8] = []
+            for row in y..<(y + h) {
+                region += shot[(row * Self.screen.width + x) * 3..<(row * Self.screen.width + x + w) * 3]
+            }
+            guard id != "br" else {
+                XCTAssertEqual(region.max(), 0, "\(id) is not black \(when)")
+                continue
+            }
+            let raw = folder.appendingPathComponent("still-\(id).rgb").path
+            try TestMedia.run(
+                "/usr/bin/ffmpeg",
+                [
+                    "-nostdin", "-loglevel", "error", "-y", "-i", folder.appendingPathComponent("still-\(id).png").path,
+                    "-f", "rawvideo", "-pix_fmt", "rgb24", raw,
+                ])
+            let still = [UInt8](try Data(contentsOf: URL(fileURLWithPath: raw)))
+            XCTAssertEqual(still.count, region.count)
+            let squared = zip(still, region).reduce(0.0) { $0 + pow(Double($1.0) - Double($1.1), 2) }
+            let psnr = 10 * log10(255 * 255 / max(squared / Double(max(1, region.count)), 1e-9))
+            XCTAssertGreaterThan(psnr, 35, "\(id) does not show its still \(when)")
+        }
     }
 
     /// The screen as RGB bytes, rows of `screen.width` pixels.

@@ -41,9 +41,13 @@ final class WallCheckTests: XCTestCase {
         return try [
             ChildProcess(
                 wallnode,
-                ["run", "--config", config, "--id", "a", "--serve-clock", "--state-directory", folder.appendingPathComponent("a").path]),
+                [
+                    "run", "--config", config, "--id", "a", "--serve-clock", "--state-directory",
+                    folder.appendingPathComponent("a").path,
+                ]),
             ChildProcess(
-                wallnode, ["run", "--config", config, "--id", "b", "--state-directory", folder.appendingPathComponent("b").path]),
+                wallnode,
+                ["run", "--config", config, "--id", "b", "--state-directory", folder.appendingPathComponent("b").path]),
         ]
     }
 
@@ -53,9 +57,10 @@ final class WallCheckTests: XCTestCase {
 
     private func waitUntilAnswering(_ config: String) async throws {
         try await withTimeout(20, "both nodes answer") {
-            while try ChildProcess.run(ChildProcess.product("wallctl"), ["status", "--config", config, "--timeout", "2"])
-                .status != 0
-            {
+            while try ChildProcess.run(
+                ChildProcess.product("wallctl"), ["status", "--config", config, "--timeout", "2"]
+            )
+            .status != 0 {
                 try await Task.sleep(for: .milliseconds(300))
             }
         }
@@ -64,8 +69,19 @@ final class WallCheckTests: XCTestCase {
     func testCheck_namesEveryProblemPerNode() async throws {
         let clip = try TestMedia.frameCode(seconds: 1).path
         // Beside the clip, inside the media roots (the media's folder by default): only its absence is wrong.
-        let missing = URL(fileURLWithPath: clip).deletingLastPathComponent().appendingPathComponent("missing-\(getpid()).mp4").path
-        let config = try writeConfig("wall.yaml", playlist: [clip, missing], sinkB: "nosuchsink")
+        let missing = URL(fileURLWithPath: clip).deletingLastPathComponent().appendingPathComponent(
+            "missing-\(getpid()).mp4"
+        ).path
+        // A still for node a; node b's is missing.
+        try TestMedia.run(
+            "/usr/bin/ffmpeg",
+            [
+                "-nostdin", "-loglevel", "error", "-y", "-f", "lavfi", "-i", "color=c=red:s=170x180", "-frames:v", "1",
+                folder.appendingPathComponent("still-a.png").path,
+            ])
+        let config = try writeConfig(
+            "wall.yaml", playlist: [clip, missing], sinkB: "nosuchsink",
+            extra: "still: {per-node: \"\(folder.path)/still-{id}.png\"}")
         let nodes = try startNodes(config)
         defer { for node in nodes { node.signal(SIGTERM) } }
         try await waitUntilAnswering(config)
@@ -78,7 +94,10 @@ final class WallCheckTests: XCTestCase {
         XCTAssertTrue(output.contains("its video sink \"nosuchsink\" cannot be built"), output)
         XCTAssertTrue(output.contains("media \(clip): 1.000 s"), output)
         XCTAssertEqual(output.components(separatedBy: "problem: media \(missing)").count - 1, 2, output)
-        XCTAssertTrue(output.contains("3 problems stand in the way of a show"), output)
+        XCTAssertTrue(output.contains("still \(folder.path)/still-a.png: ok"), output)
+        XCTAssertTrue(
+            output.contains("its still \(folder.path)/still-b.png cannot be shown: media file not found"), output)
+        XCTAssertTrue(output.contains("4 problems stand in the way of a show"), output)
 
         // A copy of the config that differs (one more comment): both nodes are named.
         let edited = try writeConfig("edited.yaml", playlist: [clip], sinkB: "fakesink", extra: "# edited")

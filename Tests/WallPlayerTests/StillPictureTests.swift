@@ -89,4 +89,76 @@ final class StillPictureTests: XCTestCase {
             XCTAssertTrue("\(error)".contains("missing/folder/file"), "\(error)")
         }
     }
+
+    /// A PNG: left half red, right half blue.
+    private func twoColourImage(width: Int, height: Int) throws -> String {
+        let raw = folder.appendingPathComponent("still.rgb")
+        var pixels: [UInt8] = []
+        for _ in 0..<height {
+            for x in 0..<width { pixels += x < width / 2 ? [0xE0, 0x14, 0x14] : [0x14, 0x14, 0xE0] }
+        }
+        try Data(pixels).write(to: raw)
+        let path = folder.appendingPathComponent("still.png").path
+        try TestMedia.run(
+            "/usr/bin/ffmpeg",
+            [
+                "-nostdin", "-loglevel", "error", "-y", "-f", "rawvideo", "-pix_fmt", "rgb24", "-s",
+                "\(width)x\(height)",
+                "-i", raw.path, "-frames:v", "1", path,
+            ])
+        return path
+    }
+
+    func testDecodeImage_readsThePixels_andKeepsTheCroppedPart() throws {
+        let path = try twoColourImage(width: 66, height: 30)
+        let whole = try StillPicture.decodeImage(atPath: path)
+        XCTAssertEqual(whole.size, PixelSize(width: 66, height: 30))
+        XCTAssertEqual(whole.rgb.count, 66 * 30 * 3)
+        XCTAssertEqual(Array(whole.rgb[0..<3]), [0xE0, 0x14, 0x14])
+        XCTAssertEqual(Array(whole.rgb[(30 * 66 - 1) * 3..<30 * 66 * 3]), [0x14, 0x14, 0xE0])
+        // The right half: blue only; an odd width keeps its rows apart (RGB rows are padded to 4 bytes).
+        let right = try StillPicture.decodeImage(
+            atPath: path, crop: NormalizedRect(x: 0.5, y: 0, width: 0.5, height: 1))
+        XCTAssertEqual(right.size, PixelSize(width: 33, height: 30))
+        for pixel in stride(from: 0, to: right.rgb.count, by: 3) {
+            XCTAssertEqual(Array(right.rgb[pixel..<pixel + 3]), [0x14, 0x14, 0xE0], "pixel \(pixel / 3)")
+        }
+    }
+
+    func testDecodeImage_ofNoImage_namesTheFileAndWhy() throws {
+        XCTAssertThrowsError(try StillPicture.decodeImage(atPath: folder.appendingPathComponent("none.png").path)) {
+            XCTAssertTrue("\($0)".contains("none.png"), "\($0)")
+        }
+        let text = folder.appendingPathComponent("notes.png")
+        try "not a picture".write(to: text, atomically: true, encoding: .utf8)
+        XCTAssertThrowsError(try StillPicture.decodeImage(atPath: text.path)) {
+            XCTAssertTrue("\($0)".contains("notes.png"), "\($0)")
+        }
+        XCTAssertThrowsError(try StillPicture.decodeImage(atPath: "/dev/zero")) {
+            XCTAssertTrue("\($0)".contains("character device"), "\($0)")
+        }
+    }
+
+    func testStillPicture_withAnOutputSize_isStretchedToIt() async throws {
+        let size = PixelSize(width: 32, height: 16)
+        let file = folder.appendingPathComponent("scaled.rgb").path
+        let still = try StillPicture(
+            rgb: picture(size), size: size,
+            output: VideoOutputSettings(
+                sinkDescription: "videoconvert ! video/x-raw,format=RGB ! filesink location=\(file)",
+                outputSize: PixelSize(width: 64, height: 32)))
+        try await withTimeout(10, "a scaled frame") {
+            while ((try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? 0) < 64 * 32 * 3 {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+        still.close()
+        let frame = [UInt8](try Data(contentsOf: URL(fileURLWithPath: file)).prefix(64 * 32 * 3))
+        // Row 10: red up to the middle, blue after it.
+        let row = Array(frame[10 * 64 * 3..<11 * 64 * 3])
+        XCTAssertEqual(Array(row[0..<3]), [220, 20, 20])
+        XCTAssertEqual(Array(row[29 * 3..<30 * 3]), [220, 20, 20])
+        XCTAssertEqual(Array(row[34 * 3..<35 * 3]), [20, 20, 220])
+        XCTAssertEqual(Array(row[63 * 3..<64 * 3]), [20, 20, 220])
+    }
 }

@@ -66,16 +66,20 @@ final class ConfigLoaderTests: XCTestCase {
     func testParse_readsTheScreenKeys() throws {
         let text = valid.replacingOccurrences(
             of: "    display-latency: 16.5ms\n",
-            with: "    display-latency: 16.5ms\n    screen: {display: \":0\", monitor: HDMI-1, fullscreen: true, title: Lobby}\n")
-            .replacingOccurrences(
-                of: "    audio: true", with: "    audio: true\n    screen: {window: {x: 10, y: 20, width: 640, height: 360}}")
+            with:
+                "    display-latency: 16.5ms\n    screen: {display: \":0\", monitor: HDMI-1, fullscreen: true, title: Lobby}\n"
+        )
+        .replacingOccurrences(
+            of: "    audio: true",
+            with: "    audio: true\n    screen: {window: {x: 10, y: 20, width: 640, height: 360}}")
         let config = try WallConfig.parse(text, file: "wall.yaml")
         XCTAssertEqual(
             config.nodes[0].screen, ScreenConfig(display: ":0", monitor: "HDMI-1", fullscreen: true, title: "Lobby"))
         XCTAssertEqual(config.nodes[1].screen.window, PixelRect(x: 10, y: 20, width: 640, height: 360))
         XCTAssertFalse(config.nodes[1].screen.fullscreen)
         let kms = valid.replacingOccurrences(
-            of: "    display-latency: 16.5ms\n", with: "    display-latency: 16.5ms\n    screen: {connector: 32, plane: 31}\n")
+            of: "    display-latency: 16.5ms\n",
+            with: "    display-latency: 16.5ms\n    screen: {connector: 32, plane: 31}\n")
         let parsed = try WallConfig.parse(kms, file: "wall.yaml")
         XCTAssertEqual(parsed.nodes[0].screen.connector, 32)
         XCTAssertEqual(parsed.nodes[0].screen.plane, 31)
@@ -88,12 +92,15 @@ final class ConfigLoaderTests: XCTestCase {
         }
         assertError(
             withScreen("{fullscreen: true, window: {x: 0, y: 0, width: 10, height: 10}}"),
-            "wall.yaml:11: nodes[0].screen.window: cannot be given with fullscreen: a fullscreen window fills its monitor")
+            "wall.yaml:11: nodes[0].screen.window: cannot be given with fullscreen: a fullscreen window fills its monitor"
+        )
         assertError(
             withScreen("{fullscren: true}"),
             "wall.yaml:11: unknown key nodes[0].screen.fullscren (did you mean nodes[0].screen.fullscreen?)")
         assertError(withScreen("{connector: -1}"), prefix: "wall.yaml:11: nodes[0].screen.connector:")
-        assertError(withScreen("{fullscreen: maybe}"), prefix: "wall.yaml:11: nodes[0].screen.fullscreen: must be true or false")
+        assertError(
+            withScreen("{fullscreen: maybe}"), prefix: "wall.yaml:11: nodes[0].screen.fullscreen: must be true or false"
+        )
     }
 
     func testParse_whenTileOffCanvas_namesTheNode() {
@@ -124,6 +131,25 @@ final class ConfigLoaderTests: XCTestCase {
     func testParse_whenPerNodeTemplateLacksId_explains() {
         let text = valid.replacingOccurrences(of: "media: media/clip.mp4", with: "media: {per-node: media/tile.mp4}")
         assertError(text, "wall.yaml:3: media.per-node: must contain {id}, which becomes each node's id")
+    }
+
+    func testParse_still_isAnImageOrOnePerNode_resolvedLikeMedia() throws {
+        let shared = valid.replacingOccurrences(
+            of: "start-margin: 300ms", with: "start-margin: 300ms\nstill: slides/holding.png")
+        XCTAssertEqual(
+            try WallConfig.parse(shared, file: "wall.yaml", baseDirectory: "/etc/lockstep").still,
+            .shared(path: "/etc/lockstep/slides/holding.png"))
+        XCTAssertNil(try WallConfig.parse(valid, file: "wall.yaml").still)
+        let perNode = valid.replacingOccurrences(
+            of: "start-margin: 300ms", with: "start-margin: 300ms\nstill: {per-node: \"/srv/{id}.png\"}")
+        XCTAssertEqual(try WallConfig.parse(perNode, file: "wall.yaml").still?.path(forNode: "left"), "/srv/left.png")
+        assertError(
+            valid.replacingOccurrences(of: "start-margin: 300ms", with: "start-margin: 300ms\nstill: \"\""),
+            "wall.yaml:6: still: must name an image file")
+        assertError(
+            valid.replacingOccurrences(
+                of: "start-margin: 300ms", with: "start-margin: 300ms\nstill: {per-node: a.png}"),
+            "wall.yaml:6: still.per-node: must contain {id}, which becomes each node's id")
     }
 
     func testLoad_whenFileMissing_says() {
@@ -197,7 +223,8 @@ final class ConfigSecurityTests: XCTestCase {
         XCTAssertFalse(wall.security.metricsOpen)
         XCTAssertEqual(wall.startHorizon, MediaTime(value: 300, timescale: 1))
         let perNode = try WallConfig.parse(
-            config("").replacingOccurrences(of: "media: media/clip.mp4", with: "media: {per-node: \"/srv/{id}/a.mp4\"}"))
+            config("").replacingOccurrences(of: "media: media/clip.mp4", with: "media: {per-node: \"/srv/{id}/a.mp4\"}")
+        )
         XCTAssertEqual(perNode.mediaRoots, ["/srv"])
     }
 

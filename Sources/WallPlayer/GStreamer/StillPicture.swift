@@ -44,6 +44,11 @@ public final class StillPicture: Sendable {
         // The sink's display may have pixels that are not square (ximagesink asks for the X
         // screen's ratio): videoscale meets it, as the player's own chain does.
         let scale = try Element.make("videoscale")
+        // Stretched to the output's size when it has one, as the player stretches its tile.
+        let sizeFilter = try Element.make("capsfilter")
+        if let target = output.outputSize, target.width > 0, target.height > 0 {
+            Self.setArgument(sizeFilter, "caps", "video/x-raw,width=\(target.width),height=\(target.height)")
+        }
         let sink = try Element.parseBin(output.sinkDescription, role: "video")
         Self.setArgument(
             source, "caps",
@@ -59,7 +64,7 @@ public final class StillPicture: Sendable {
         text.set("shaded-background", true)
         // Sizes are the caption's own, not rescaled from a 640-pixel-wide reference.
         text.set("auto-resize", false)
-        let chain = [source, freeze, rateFilter, pace, convert, text, outputConvert, scale, sink]
+        let chain = [source, freeze, rateFilter, pace, convert, text, outputConvert, scale, sizeFilter, sink]
         for element in chain { pipeline.add(element) }
         for (element, next) in zip(chain, chain.dropFirst()) { try element.link(to: next) }
         if let bus = pipeline.bus {
@@ -109,6 +114,86 @@ public final class StillPicture: Sendable {
     }
 
     deinit { close() }
+
+    /// The longest side of an image a still may come from: 8K UHD's width, twice.
+    static let maximumImageSide = 15_360
+
+    /// Decodes the image file at `path` (PNG, JPEG, anything GStreamer decodes to one frame) into
+    /// RGB, 3 bytes a pixel, rows without padding, and keeps the part `crop` names.
+    ///
+    /// Only a regular file is opened. Throws naming the file and what is wrong with it: missing,
+    /// unreadable, not an image, too large, or not decoded within five seconds.
+    public static func decodeImage(atPath path: String, crop: NormalizedRect = .full) throws(PlayerError) -> (
+        rgb: [UInt8], size: PixelSize
+    ) {
+        try MediaInspector.checkRegularFile(path)
+        GStreamer.ensureInitialized()
+        var parseError: UnsafeMutablePointer<GError>?
+        let description =
+            "filesrc name=file ! decodebin ! videoconvert ! video/x-raw,format=RGB ! appsink name=frame sync=false"
+        guard let launched = gst_parse_launch(description, &parseError) else {
+            throw .pipelineConstruction("cannot decode images: \(GStreamer.consume(parseError))")
+        }
+        if parseError != nil { _ = GStreamer.consume(parseError) }
+        let pipeline = Element(sinking: launched)
+        defer { pipeline.setState(GST_STATE_NULL) }
+        let bin = pipeline.cast(to: GstBin.self)
+        guard let file = gst_bin_get_by_name(bin, "file").map({ Element(owning: $0) }),
+            let sink = gst_bin_get_by_name(bin, "frame").map({ Element(owning: $0) })
+        else { throw .pipelineConstruction("the image decoder lost its elements") }
+        file.set("location", path)
+        pipeline.setState(GST_STATE_PAUSED)
+        // The first frame arrives (ASYNC_DONE) or the decoder gives up (ERROR), whichever first.
+        let types = GstMessageType(GST_MESSAGE_ERROR.rawValue | GST_MESSAGE_ASYNC_DONE.rawValue)
+        guard let bus = pipeline.bus,
+            let popped = gst_bus_timed_pop_filtered(bus.pointer, Self.startTimeout.clockTime ?? 0, types)
+        else { throw .notAMediaFile(path: path, reason: "no picture decoded within \(Self.startTimeout.seconds) s") }
+        let message = Message(owning: popped)
+        if message.pointer.pointee.type == GST_MESSAGE_ERROR {
+            var error: UnsafeMutablePointer<GError>?
+            gst_message_parse_error(message.pointer, &error, nil)
+            throw .notAMediaFile(path: path, reason: GStreamer.consume(error))
+        }
+        guard let pulled = gst_app_sink_try_pull_preroll(sink.cast(to: GstAppSink.self), 0) else {
+            throw .notAMediaFile(path: path, reason: "the decoder gave no picture")
+        }
+        let sample = Sample(owning: pulled)
+        var width: gint = 0
+        var height: gint = 0
+        if let caps = gst_sample_get_caps(sample.pointer), let structure = gst_caps_get_structure(caps, 0) {
+            gst_structure_get_int(structure, "width", &width)
+            gst_structure_get_int(structure, "height", &height)
+        }
+        let size = PixelSize(width: Int(width), height: Int(height))
+        guard (1...maximumImageSide).contains(size.width), (1...maximumImageSide).contains(size.height) else {
+            throw .notAMediaFile(path: path, reason: "a picture of \(size) is beyond \(maximumImageSide) pixels a side")
+        }
+        guard let buffer = gst_sample_get_buffer(sample.pointer) else {
+            throw .notAMediaFile(path: path, reason: "the decoder gave no pixels")
+        }
+        var info = GstMapInfo()
+        guard gst_buffer_map(buffer, &info, GST_MAP_READ) != 0 else {
+            throw .notAMediaFile(path: path, reason: "the decoded pixels cannot be read")
+        }
+        defer { gst_buffer_unmap(buffer, &info) }
+        // GStreamer pads RGB rows to 4 bytes.
+        let stride = (size.width * 3 + 3) & ~3
+        guard Int(info.size) >= stride * (size.height - 1) + size.width * 3 else {
+            throw .notAMediaFile(path: path, reason: "the decoder gave \(info.size) bytes for \(size)")
+        }
+        let left = min(size.width - 1, max(0, Int((crop.x * Double(size.width)).rounded())))
+        let top = min(size.height - 1, max(0, Int((crop.y * Double(size.height)).rounded())))
+        let right = max(left + 1, min(size.width, Int(((crop.x + crop.width) * Double(size.width)).rounded())))
+        let bottom = max(top + 1, min(size.height, Int(((crop.y + crop.height) * Double(size.height)).rounded())))
+        var rgb = [UInt8]()
+        rgb.reserveCapacity((right - left) * (bottom - top) * 3)
+        let bytes = UnsafeRawBufferPointer(start: info.data, count: Int(info.size))
+        for row in top..<bottom {
+            let start = row * stride + left * 3
+            rgb += bytes[start..<(start + (right - left) * 3)]
+        }
+        return (rgb, PixelSize(width: right - left, height: bottom - top))
+    }
 
     /// Sets a property from its string form, whatever its type (`gst_util_set_object_arg`): enums
     /// by nick, caps from their description.

@@ -82,13 +82,12 @@ extension Player {
         engine.prerolled = false
         settings.withLock { $0.isReadyForDisplay = false }
         guard let item else {
-            engine.pipeline?.playbin.settle()
-            engine.pipeline?.playbin.setState(GST_STATE_READY)
-            setTimebase(.stopped(at: .zero))
+            haltLoadedMedia()
             updateIdleStatus()
             return
         }
         if case .failure(let error) = item.asset.inspectNow() {
+            haltLoadedMedia()
             item.markFailed(error)
             updateIdleStatus()
             return
@@ -99,6 +98,7 @@ extension Player {
             do {
                 try MediaInspector.checkRegularFile(item.asset.url.path)
             } catch {
+                haltLoadedMedia()
                 item.markFailed(error)
                 updateIdleStatus()
                 return
@@ -248,6 +248,16 @@ extension Player {
     }
 
     /// Status when there is nothing to play.
+    /// Stops what the pipeline plays: the item it played is replaced, by nothing or by an item that
+    /// cannot load. The old media must not play on under the new item (AVPlayer shows nothing
+    /// for a failed item), nor post its end as the new item's.
+    private func haltLoadedMedia() {
+        engine.pipeline?.playbin.settle()
+        engine.pipeline?.playbin.setState(GST_STATE_READY)
+        engine.prerolled = false
+        setTimebase(.stopped(at: .zero))
+    }
+
     func updateIdleStatus() {
         if rate != 0 {
             setTimeControl(.waitingToPlayAtSpecifiedRate, reason: .noItemToPlay)
@@ -289,6 +299,9 @@ extension Player {
             var warning: UnsafeMutablePointer<GError>?
             gst_message_parse_warning(pointer, &warning, nil)
             logger.warning("pipeline warning", metadata: ["gst.warning": "\(GStreamer.consume(warning))"])
+        case GST_MESSAGE_EOS where load != loadsStarted.load(ordering: .sequentiallyConsistent):
+            // The end of an item since replaced: no end notice for the item loaded now.
+            logger.debug("end of a replaced item ignored")
         case GST_MESSAGE_EOS:
             itemReachedEnd(pipeline)
         case GST_MESSAGE_ASYNC_DONE where fromPipeline:

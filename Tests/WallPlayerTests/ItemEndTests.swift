@@ -65,6 +65,40 @@ final class ItemEndTests: XCTestCase {
         XCTAssertNil(player.currentItem)
     }
 
+    /// Replacing a playing item with one that cannot load stops the old media: it neither plays on
+    /// under the failed item nor posts its end as the failed item's.
+    func testReplacingWithAnItemThatCannotLoad_stopsTheOldMedia() async throws {
+        let playing = PlayerItem(url: try TestMedia.frameCode(seconds: 2))
+        let player = Player(playerItem: playing, video: Headless.video, audioSinkDescription: nil)
+        try await playing.waitUntilReady()
+        player.play()
+        try await player.waitUntilTime(MediaTime(value: 1, timescale: 2))
+        let broken = PlayerItem(url: URL(fileURLWithPath: "/nonexistent/missing.mp4"))
+        let brokenEvents = broken.events
+        let presented = player.presentedFrames
+        player.replaceCurrentItem(with: broken)
+        _ = try await first(in: broken.statusUpdates, within: 5, "the broken item fails") { $0 == .failed }
+        // Past the old media's end (1.5 s away), with a margin: no frame, no end notice.
+        let seen = Task {
+            var frames = 0
+            for await _ in presented { frames += 1 }
+            return frames
+        }
+        let ended = Task {
+            for await event in brokenEvents where event == .didPlayToEndTime { return true }
+            return false
+        }
+        try await Task.sleep(for: .milliseconds(2500))
+        seen.cancel()
+        ended.cancel()
+        // A frame already on its way when the item was replaced may still arrive; a second of them would not.
+        let frames = await seen.value
+        XCTAssertLessThanOrEqual(frames, 2, "the old media played on under the failed item")
+        let endPosted = await ended.value
+        XCTAssertFalse(endPosted, "the old media's end was posted as the failed item's")
+        XCTAssertTrue(player.currentItem === broken)
+    }
+
     func testItem_currentInOnePlayer_isRefusedByAnother() throws {
         let item = PlayerItem(url: try TestMedia.frameCode(seconds: 1))
         let first = Player(playerItem: item, video: Headless.video, audioSinkDescription: nil)

@@ -110,6 +110,10 @@ final class SynchronizedStartTests: XCTestCase {
         let player = try await Player.ready(
             clip, video: VideoOutputSettings(sinkDescription: "fakesink sync=true"), audio: Headless.audio)
         player.automaticallyWaitsToMinimizeStalling = false
+        // The item is ready before its first frame reaches the sink: that frame (item time 0) is
+        // reported when it gets there, so the start's frames are watched only once it has.
+        let prerolled = await player.preroll(atRate: 1)
+        XCTAssertTrue(prerolled)
         let itemTime = frames(30)
         let hostTime = MasterClock.host.now() + margin
         let presented = player.presentedFrames

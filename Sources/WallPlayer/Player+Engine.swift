@@ -534,7 +534,7 @@ extension Player {
     }
 
     /// Hands the base time back to GStreamer: playback resumes from where the running time is now.
-    private func leaveScheduledMode(_ pipeline: PlaybackPipeline) {
+    func leaveScheduledMode(_ pipeline: PlaybackPipeline) {
         engine.scheduledMode = false
         let clock = effectiveClock.now()
         let base = MediaTime(clockTime: pipeline.playbin.baseTime)

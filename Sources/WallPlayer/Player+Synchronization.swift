@@ -4,23 +4,34 @@ import Dispatch
 import LockstepTime
 
 extension Player {
-    /// Prepares playback from the current time so that a start is immediate: the pipeline is
-    /// prerolled, the first frame sits in the video sink. The handler gets true when that is
-    /// done, false when a rate change, seek, load or `cancelPendingPrerolls()` came first.
+    /// Prepares playback from the current time at `rate` so that a start at that rate is
+    /// immediate: the pipeline is prerolled in that direction and at that rate (a flushing seek to
+    /// the current time when it was prerolled for another), the first frame sits in the video
+    /// sink. Playing at `rate` then needs no seek. The handler gets true when that is done, false
+    /// when the player is playing, has no ready item, the item cannot play at `rate`, or a rate
+    /// change, seek, load or `cancelPendingPrerolls()` came first. Rate 0 keeps the current one.
     public func preroll(atRate rate: Float, completionHandler: (@Sendable (Bool) -> Void)? = nil) {
         let handler: @Sendable (Bool) -> Void = completionHandler ?? { _ in }
         queue.async {
             guard self.rate == 0, self.engine.pipeline != nil, let item = self.engine.loadedItem,
-                item.status != .failed
+                item.status != .failed, rate.isFinite,
+                rate == 0 || item.status != .readyToPlay || item.canPlay(atRate: rate)
             else {
                 self.deliver(on: nil) { handler(false) }
                 return
             }
-            if item.status == .readyToPlay, self.engine.prerolled, Double(rate).sign == self.engine.segmentRate.sign {
+            let wanted = rate == 0 ? self.engine.segmentRate : Double(rate)
+            if item.status == .readyToPlay, self.engine.prerolled, wanted == self.engine.segmentRate {
                 self.deliver(on: nil) { handler(true) }
                 return
             }
             self.engine.prerollHandlers.append((nil, handler))
+            guard item.status == .readyToPlay, wanted != self.engine.segmentRate, let pipeline = self.engine.pipeline
+            else { return }
+            if self.engine.scheduledMode { self.leaveScheduledMode(pipeline) }
+            let position = pipeline.playbin.queryPosition() ?? self.engine.timebase.itemTime(atHost: .invalid)
+            self.engine.segmentRate = wanted
+            self.performSeek(self.makeSeek(to: position, before: .zero, after: .zero, queue: nil, completion: nil))
         }
     }
 
@@ -70,7 +81,8 @@ extension Player {
             let pause: @Sendable (Player) -> Void = { player in
                 player.applyRate(0, immediately: true)
                 guard itemTime.isNumeric else { return }
-                player.performSeek(player.makeSeek(to: itemTime, before: .zero, after: .zero, queue: nil, completion: nil))
+                player.performSeek(
+                    player.makeSeek(to: itemTime, before: .zero, after: .zero, queue: nil, completion: nil))
             }
             guard hostTime.isNumeric else { return pause(self) }
             addStartAlarm(at: hostTime, pause)
@@ -117,7 +129,8 @@ extension Player {
         let now = clock.now()
         let hostTime = start.hostTime.isNumeric ? start.hostTime : now + Self.unscheduledStartDelay
         guard let base = (hostTime - latency).clockTime else {
-            logger.error("scheduled start before the clock's zero", metadata: ["start.host_time_ns": .nanoseconds(hostTime)])
+            logger.error(
+                "scheduled start before the clock's zero", metadata: ["start.host_time_ns": .nanoseconds(hostTime)])
             cancelScheduledStart()
             rateStream.update(0)
             setTimeControl(.paused)
@@ -133,7 +146,8 @@ extension Player {
         logger.debug(
             "start armed",
             metadata: [
-                "start.host_time_ns": .nanoseconds(hostTime), "start.item_time_ns": .nanoseconds(start.itemTime), "start.rate": .value(start.rate),
+                "start.host_time_ns": .nanoseconds(hostTime), "start.item_time_ns": .nanoseconds(start.itemTime),
+                "start.rate": .value(start.rate),
             ])
         let playAt = hostTime - Self.scheduledStartLead
         if playAt <= now {

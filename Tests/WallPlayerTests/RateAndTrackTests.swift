@@ -20,6 +20,44 @@ final class RateAndTrackTests: XCTestCase {
         player.pause()
     }
 
+    /// `preroll(atRate:)` prerolls in the rate's direction: backwards after a forward preroll it
+    /// completes (it never did), on the frame at the current time; playing backwards then starts
+    /// from there without another seek.
+    func testPrerollAtANegativeRate_afterAForwardPreroll_completes() async throws {
+        let player = try await Player.ready(try TestMedia.frameCode(seconds: 4))
+        _ = await player.seek(to: frames(60), toleranceBefore: .zero, toleranceAfter: .zero)
+        let forward = await player.preroll(atRate: 1)
+        XCTAssertTrue(forward)
+        // Through a stream, so that a preroll that never completes fails the test instead of holding it.
+        let (done, report) = AsyncStream.makeStream(of: Bool.self)
+        player.preroll(atRate: -1) { report.yield($0) }
+        let backward = try await first(in: done, within: 10, "the preroll backwards") { _ in true }
+        XCTAssertTrue(backward)
+        XCTAssertEqual(try player.shownFrame(), 60)
+        let events = player.currentItem!.events
+        let presented = player.presentedFrames
+        player.rate = -1
+        let shown = try await collect(5, from: presented, "frames played backwards")
+        XCTAssertEqual(shown.first?.presentationTimestamp, frames(60), "\(shown.map(\.presentationTimestamp))")
+        XCTAssertTrue(zip(shown, shown.dropFirst()).allSatisfy { $0.presentationTimestamp > $1.presentationTimestamp })
+        player.pause()
+        // Playing at the prerolled rate needed no seek: no time jump was posted.
+        let jumped = Task {
+            for await event in events where event == .timeJumped { return true }
+            return false
+        }
+        try await Task.sleep(for: .milliseconds(200))
+        jumped.cancel()
+        let didJump = await jumped.value
+        XCTAssertFalse(didJump, "playing at the prerolled rate seeked again")
+    }
+
+    func testPrerollAtARateTheItemCannotPlay_isRefused() async throws {
+        let player = try await Player.ready(try TestMedia.frameCode(seconds: 1))
+        let refused = await player.preroll(atRate: .nan)
+        XCTAssertFalse(refused)
+    }
+
     func testFastForward_advancesFasterThanRealTime() async throws {
         let player = try await Player.ready(try TestMedia.frameCode(seconds: 4))
         let presented = player.presentedFrames

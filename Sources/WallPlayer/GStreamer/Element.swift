@@ -121,7 +121,8 @@ extension GObjectRef where Pointee == GstElement {
     }
 
     /// A flushing seek (`gst_element_seek`): play from `position` at `rate`, forward up to `stop`
-    /// when it is numeric; negative rates play backwards from `position` to the start.
+    /// when it is numeric; negative rates play backwards from `position` to the start, the frame
+    /// at `position` first (a segment's stop is exclusive, so it ends a nanosecond after).
     func seek(to position: MediaTime, rate: Double, flags: GstSeekFlags, stop: MediaTime = .invalid) -> Bool {
         let allFlags = GstSeekFlags(rawValue: flags.rawValue | GST_SEEK_FLAG_FLUSH.rawValue)
         if rate >= 0 {
@@ -132,6 +133,6 @@ extension GObjectRef where Pointee == GstElement {
         }
         return gst_element_seek(
             pointer, rate, GST_FORMAT_TIME, allFlags, GST_SEEK_TYPE_SET, 0, GST_SEEK_TYPE_SET,
-            position.streamPosition) != 0
+            position.streamPosition + 1) != 0
     }
 }

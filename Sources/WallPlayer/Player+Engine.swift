@@ -299,9 +299,6 @@ extension Player {
             var warning: UnsafeMutablePointer<GError>?
             gst_message_parse_warning(pointer, &warning, nil)
             logger.warning("pipeline warning", metadata: ["gst.warning": "\(GStreamer.consume(warning))"])
-        case GST_MESSAGE_EOS where load != loadsStarted.load(ordering: .sequentiallyConsistent):
-            // The end of an item since replaced: no end notice for the item loaded now.
-            logger.debug("end of a replaced item ignored")
         case GST_MESSAGE_EOS:
             itemReachedEnd(pipeline)
         case GST_MESSAGE_ASYNC_DONE where fromPipeline:

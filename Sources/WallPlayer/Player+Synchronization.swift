@@ -59,8 +59,7 @@ extension Player {
     ///
     /// - Throws: `PlayerError.waitsToMinimizeStalling` when `automaticallyWaitsToMinimizeStalling`
     ///   is true, `.notFileBased` for an item that is not a local file, `.itemNotReady` without a
-    ///   playable item, `.invalidTime` for infinite or indefinite times, `.unsupportedRate` for a
-    ///   rate the item cannot play (`PlayerItem.canPlay(atRate:)`; NaN and infinities never).
+    ///   playable item, `.invalidTime` for infinite or indefinite times.
     public func setRate(_ rate: Float, time itemTime: MediaTime, atHostTime hostClockTime: MediaTime)
         throws(PlayerError)
     {
@@ -68,10 +67,6 @@ extension Player {
         guard let item = currentItem else { throw .itemNotReady("setRate(_:time:atHostTime:)") }
         guard item.asset.isFileBased else { throw .notFileBased(item.asset.url.absoluteString) }
         guard item.status != .failed else { throw .itemNotReady("setRate(_:time:atHostTime:)") }
-        // An item still loading does not know yet what it can play at: the start waits for it.
-        guard rate.isFinite, item.status != .readyToPlay || item.canPlay(atRate: rate) else {
-            throw .unsupportedRate(rate)
-        }
         if itemTime.isValid, !itemTime.isNumeric { throw .invalidTime(argument: "time", time: itemTime) }
         if hostClockTime.isValid, !hostClockTime.isNumeric {
             throw .invalidTime(argument: "atHostTime", time: hostClockTime)

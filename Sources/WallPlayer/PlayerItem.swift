@@ -127,7 +127,6 @@ public final class PlayerItem: Sendable, CustomStringConvertible {
 
     /// Whether a rate is one this item can play at, by the canPlay* properties.
     public func canPlay(atRate rate: Float) -> Bool {
-        guard rate.isFinite else { return false }
         switch rate {
         case 1, 0: return true
         case let r where r > 1: return canPlayFastForward

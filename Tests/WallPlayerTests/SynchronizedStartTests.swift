@@ -37,18 +37,6 @@ final class SynchronizedStartTests: XCTestCase {
         }
     }
 
-    func testSetRateAtHostTime_whenTheItemCannotPlayTheRate_throwsUnsupportedRate() async throws {
-        let player = try await Player.ready(try TestMedia.frameCode(seconds: 1))
-        player.automaticallyWaitsToMinimizeStalling = false
-        for rate in [Float.nan, .infinity, -.infinity] {
-            XCTAssertFalse(player.currentItem!.canPlay(atRate: rate))
-            XCTAssertThrowsError(try player.setRate(rate, time: .zero, atHostTime: MasterClock.host.now())) {
-                XCTAssertEqual("\($0)", "\(PlayerError.unsupportedRate(rate))")
-            }
-        }
-        XCTAssertEqual(player.rate, 0, "a refused rate is not taken")
-    }
-
     func testPreroll_completesWithTheFirstFrameInTheSink() async throws {
         let player = Player(
             playerItem: PlayerItem(url: try TestMedia.frameCode(seconds: 1)), video: Headless.video,

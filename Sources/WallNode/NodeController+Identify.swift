@@ -36,7 +36,7 @@ extension NodeController {
             canvas: (wall.canvas.width, wall.canvas.height),
             tile: DisplayRect(x: node.tile.x, y: node.tile.y, width: node.tile.width, height: node.tile.height),
             output: (size.width, size.height), index: index)
-        let tile = "\(node.tile.width)x\(node.tile.height)+\(node.tile.x)+\(node.tile.y)"
+        let tile = node.tile.geometry
         let caption = [
             CaptionLine(settings.id, height: 0.16),
             CaptionLine("\(wall.name): screen \(index + 1) of \(wall.nodes.count), tile \(tile)", height: 0.045),

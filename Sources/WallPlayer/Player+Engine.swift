@@ -247,17 +247,16 @@ extension Player {
         }
     }
 
-    /// Status when there is nothing to play.
     /// Stops what the pipeline plays: the item it played is replaced, by nothing or by an item that
     /// cannot load. The old media must not play on under the new item (AVPlayer shows nothing
     /// for a failed item), nor post its end as the new item's.
     private func haltLoadedMedia() {
         engine.pipeline?.playbin.settle()
         engine.pipeline?.playbin.setState(GST_STATE_READY)
-        engine.prerolled = false
         setTimebase(.stopped(at: .zero))
     }
 
+    /// Status when there is nothing to play.
     func updateIdleStatus() {
         if rate != 0 {
             setTimeControl(.waitingToPlayAtSpecifiedRate, reason: .noItemToPlay)

@@ -158,6 +158,9 @@ public struct PixelRect: Sendable, Hashable, Codable {
         self.height = height
     }
 
+    /// The rectangle as X writes a geometry: "WIDTHxHEIGHT+X+Y".
+    public var geometry: String { "\(width)x\(height)+\(x)+\(y)" }
+
     /// This rectangle as fractions of `canvas`: (x, y, width, height) each in 0...1.
     public func normalized(in canvas: CanvasSize) -> (x: Double, y: Double, width: Double, height: Double) {
         let w = Double(canvas.width)

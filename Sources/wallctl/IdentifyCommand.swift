@@ -39,9 +39,8 @@ struct IdentifyCommand: AsyncParsableCommand {
                 "test card on \(wall.clients.count) screen\(wall.clients.count == 1 ? "" : "s") for \(seconds) s:")
             for (index, node) in wall.config.nodes.enumerated() where wall.clients.contains(where: { $0.id == node.id })
             {
-                let tile = node.tile
                 Output.line(
-                    "  \(node.id): screen \(index + 1) of \(count), tile \(tile.width)x\(tile.height)+\(tile.x)+\(tile.y)"
+                    "  \(node.id): screen \(index + 1) of \(count), tile \(node.tile.geometry)"
                 )
             }
         }

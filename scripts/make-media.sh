@@ -5,6 +5,12 @@
 #   scripts/make-media.sh framecode OUT.mp4 [SECONDS] [WxH] [AUDIO_SECONDS]
 #                                                          H.264 + AAC whose pixels carry the frame number;
 #                                                          the tone lasts AUDIO_SECONDS (default SECONDS)
+#   scripts/make-media.sh rotated OUT.mp4 [SECONDS] [WxH]    the av pattern stored as WxH with a display
+#                                                          matrix saying "turn 90° counterclockwise", as a
+#                                                          phone stores a video shot upright
+#   scripts/make-media.sh interlaced OUT.ts [SECONDS] [WxH]  MPEG-2 in MPEG-TS, 25 frames a second of
+#                                                          top-field-first fields 1/50 s apart: moving
+#                                                          edges comb unless deinterlaced
 #
 # Frame code (decoded by GroundTruth.FrameCode): frame n is one flat colour. With level(i) = 24 + 13*i,
 # Y = level(n mod 16), U = level((n / 16) mod 16), V = level((n / 256) mod 16): 12 bits, n mod 4096,
@@ -13,7 +19,7 @@
 # seek that lands exactly on a keyframe to its decode time, one frame early).
 set -euo pipefail
 
-kind=${1:?usage: make-media.sh av|framecode OUT.mp4 [SECONDS] [WxH]}
+kind=${1:?usage: make-media.sh av|framecode|rotated|interlaced OUT [SECONDS] [WxH]}
 out=${2:?output file}
 seconds=${3:-10}
 size=${4:-320x180}
@@ -30,8 +36,27 @@ case "$kind" in
         video="color=c=black:size=${size}:rate=${fps}:duration=${seconds},format=yuv420p,geq=lum='24+13*mod(N,16)':cb='24+13*mod(floor(N/16),16)':cr='24+13*mod(floor(N/256),16)'"
         bframes=(-bf 0)
         ;;
+    rotated)
+        mkdir -p "$(dirname "$out")"
+        plain="$out.plain.$$.mp4"
+        trap 'rm -f "$plain"' EXIT
+        "$0" av "$plain" "$seconds" "$size"
+        ffmpeg -nostdin -hide_banner -loglevel error -y -i "$plain" -c copy -metadata:s:v:0 rotate=90 "$out.tmp.$$.mp4"
+        mv "$out.tmp.$$.mp4" "$out"
+        exit 0
+        ;;
+    interlaced)
+        mkdir -p "$(dirname "$out")"
+        # A 50 fps pattern woven two frames to one: each frame's lines alternate between two moments.
+        ffmpeg -nostdin -hide_banner -loglevel error -y \
+            -f lavfi -i "testsrc2=size=${size}:rate=50:duration=${seconds}" \
+            -vf "tinterlace=mode=interleave_top,fieldorder=tff" \
+            -pix_fmt yuv420p -c:v mpeg2video -flags +ilme+ildct -top 1 -q:v 2 -g 25 -f mpegts "$out.tmp.$$.ts"
+        mv "$out.tmp.$$.ts" "$out"
+        exit 0
+        ;;
     *)
-        echo "make-media.sh: unknown kind '$kind' (expected av or framecode)" >&2
+        echo "make-media.sh: unknown kind '$kind' (expected av, framecode, rotated or interlaced)" >&2
         exit 2
         ;;
 esac

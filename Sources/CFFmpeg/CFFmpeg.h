@@ -5,4 +5,6 @@
 #include <libavutil/avutil.h>
 #include <libavutil/dict.h>
 #include <libavutil/error.h>
+#include <libavutil/display.h>
+#include <libavutil/pixdesc.h>
 #endif

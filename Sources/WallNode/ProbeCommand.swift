@@ -49,7 +49,17 @@ extension WallNode {
             for track in tracks {
                 var line = "  track \(track.trackID): \(track.mediaType.rawValue) \(track.codec)"
                 if let size = track.naturalSize { line += " \(size)" }
+                if track.preferredRotation != 0, let shown = track.presentationSize {
+                    line += " turned \(track.preferredRotation)° clockwise (shown \(shown))"
+                }
                 if track.nominalFrameRate > 0 { line += " @ \(track.nominalFrameRate) fps" }
+                if let format = track.pixelFormat { line += " \(format) \(track.bitDepth)-bit" }
+                switch track.fieldOrder {
+                case .topFieldFirst: line += " interlaced (top field first)"
+                case .bottomFieldFirst: line += " interlaced (bottom field first)"
+                case .progressive: line += " progressive"
+                case .unknown: break
+                }
                 if track.sampleRate > 0 { line += " \(track.sampleRate) Hz \(track.channelCount) ch" }
                 if let language = track.languageCode { line += " [\(language)]" }
                 print(line)
@@ -68,6 +78,10 @@ struct ProbeReport: Encodable {
         let codec: String
         let width: Int?
         let height: Int?
+        let rotationDegrees: Int?
+        let fieldOrder: String?
+        let pixelFormat: String?
+        let bitDepth: Int?
         let frameRate: Double?
         let sampleRate: Int?
         let channels: Int?
@@ -81,6 +95,11 @@ struct ProbeReport: Encodable {
             codec = track.codec
             width = track.naturalSize?.width
             height = track.naturalSize?.height
+            let isVideo = track.mediaType == .video
+            rotationDegrees = isVideo ? track.preferredRotation : nil
+            fieldOrder = isVideo ? track.fieldOrder.rawValue : nil
+            pixelFormat = track.pixelFormat
+            bitDepth = track.bitDepth > 0 ? track.bitDepth : nil
             frameRate = track.nominalFrameRate > 0 ? Double(track.nominalFrameRate) : nil
             sampleRate = track.sampleRate > 0 ? track.sampleRate : nil
             channels = track.channelCount > 0 ? track.channelCount : nil

@@ -24,7 +24,10 @@ public enum TestMedia {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             try run(
                 script.path,
-                ["framecode", url.path, String(seconds), size, String(format: "%.3f", Double(audioMilliseconds) / 1000)])
+                [
+                    "framecode", url.path, String(seconds), size,
+                    String(format: "%.3f", Double(audioMilliseconds) / 1000),
+                ])
         }
         cache.withLock { $0[key] = url }
         return url
@@ -33,6 +36,17 @@ public enum TestMedia {
     /// An H.264 + AAC test pattern with a tone.
     public static func audioVideo(seconds: Int = 3, size: String = "160x90") throws -> URL {
         try generate(kind: "av", seconds: seconds, size: size)
+    }
+
+    /// The H.264 test pattern stored sideways (`size` as stored) with a display matrix that turns
+    /// it 90° counterclockwise to show it: a phone video shot upright.
+    public static func rotated(seconds: Int = 2, size: String = "320x180") throws -> URL {
+        try generate(kind: "rotated", seconds: seconds, size: size)
+    }
+
+    /// Interlaced MPEG-2 in MPEG-TS, top field first, the fields of each frame 1/50 s apart.
+    public static func interlaced(seconds: Int = 2, size: String = "320x180") throws -> URL {
+        try generate(kind: "interlaced", seconds: seconds, size: size, fileExtension: "ts")
     }
 
     /// An AAC tone with no video at all: media a player plays but a wall node must refuse.
@@ -83,10 +97,11 @@ public enum TestMedia {
             "lockstep-media-\(String(hash, radix: 16))")
     }
 
-    private static func generate(kind: String, seconds: Int, size: String) throws -> URL {
+    private static func generate(kind: String, seconds: Int, size: String, fileExtension: String = "mp4") throws -> URL
+    {
         let key = "\(kind)-\(seconds)s-\(size)"
         if let done = cache.withLock({ $0[key] }) { return done }
-        let url = directory.appendingPathComponent("\(key).mp4")
+        let url = directory.appendingPathComponent("\(key).\(fileExtension)")
         if !FileManager.default.fileExists(atPath: url.path) {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             try run(script.path, [kind, url.path, String(seconds), size])

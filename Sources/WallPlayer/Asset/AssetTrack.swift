@@ -27,8 +27,19 @@ public struct AssetTrack: Sendable, Hashable {
     public let codec: String
     /// Video only: the stored picture size, with non-square pixels corrected.
     public let naturalSize: PixelSize?
+    /// Video only: degrees clockwise the stored picture is turned to be shown upright (0, 90, 180
+    /// or 270), from the container's display matrix: a phone video shot upright is stored
+    /// sideways with 90 here (`preferredTransform`'s rotation). Players show it turned.
+    public let preferredRotation: Int
     /// Video only: frames per second as the container states it; 0 when unknown.
     public let nominalFrameRate: Float
+    /// Video only: whether the picture is progressive or interlaced (and which field comes first).
+    /// Players deinterlace interlaced video.
+    public let fieldOrder: FieldOrder
+    /// Video only: the decoded pixel format as libavutil names it ("yuv420p", "yuv420p10le", ...).
+    public let pixelFormat: String?
+    /// Video only: bits per sample of the first component (8, 10, 12, ...); 0 when unknown.
+    public let bitDepth: Int
     /// The time the track covers in the asset's timeline.
     public let timeRange: MediaTimeRange
     /// Audio only: samples per second; 0 otherwise.
@@ -38,8 +49,27 @@ public struct AssetTrack: Sendable, Hashable {
     /// The track's language (ISO 639), when tagged.
     public let languageCode: String?
 
+    /// Video only: the size the picture is shown at, `naturalSize` turned by `preferredRotation`.
+    public var presentationSize: PixelSize? {
+        guard let naturalSize else { return nil }
+        return preferredRotation % 180 == 0
+            ? naturalSize : PixelSize(width: naturalSize.height, height: naturalSize.width)
+    }
+
     /// Whether the track is audio or video that a decoder may play.
     public var isPlayable: Bool { (mediaType == .video || mediaType == .audio) && codec != "none" }
+}
+
+/// How a video's lines are scanned, in display order.
+public enum FieldOrder: String, Sendable, Hashable, Codable {
+    case progressive
+    case topFieldFirst
+    case bottomFieldFirst
+    /// Not stated by the container or the codec (not a video, or a stream that does not say).
+    case unknown
+
+    /// Whether the video is interlaced.
+    public var isInterlaced: Bool { self == .topFieldFirst || self == .bottomFieldFirst }
 }
 
 /// A piece of descriptive metadata (`AVMetadataItem`), from the container's tags.

@@ -165,7 +165,8 @@ enum MediaInspector {
         var owned: UnsafeMutablePointer<AVPacket>? = packet
         defer { av_packet_free(&owned) }
         let from = (range.lowerBound - MediaTime(value: 1, timescale: 1))
-            .multiplied(byRatio: Int64(base.den), Int64(base.num)).convertScale(1, method: .towardNegativeInfinity).value
+            .multiplied(byRatio: Int64(base.den), Int64(base.num)).convertScale(1, method: .towardNegativeInfinity)
+            .value
         _ = av_seek_frame(context, index, max(0, from), AVSEEK_FLAG_BACKWARD)
         var found: [Packet] = []
         let nopts = lockstep_av_nopts_value()
@@ -177,7 +178,8 @@ enum MediaInspector {
             guard timestamp >= range.lowerBound, let bytes = packet.pointee.data else { continue }
             found.append(
                 Packet(
-                    timestamp: timestamp, duration: time(packet.pointee.duration, numerator: base.num, denominator: base.den),
+                    timestamp: timestamp,
+                    duration: time(packet.pointee.duration, numerator: base.num, denominator: base.den),
                     data: Array(UnsafeBufferPointer(start: bytes, count: Int(packet.pointee.size)))))
         }
         return found
@@ -267,7 +269,17 @@ enum MediaInspector {
 
         var naturalSize: PixelSize?
         var frameRate: Float = 0
+        var rotation = 0
+        var fieldOrder = FieldOrder.unknown
+        var pixelFormat: String?
+        var bitDepth = 0
         if mediaType == .video {
+            rotation = Self.rotation(of: stream)
+            fieldOrder = Self.fieldOrder(parameters.field_order)
+            if let descriptor = av_pix_fmt_desc_get(AVPixelFormat(rawValue: parameters.format)) {
+                pixelFormat = String(cString: descriptor.pointee.name)
+                bitDepth = Int(descriptor.pointee.comp.0.depth)
+            }
             let aspect = parameters.sample_aspect_ratio
             var width = Int(parameters.width)
             if aspect.num > 0, aspect.den > 0, aspect.num != aspect.den {
@@ -286,11 +298,39 @@ enum MediaInspector {
             mediaType: mediaType,
             codec: String(cString: avcodec_get_name(parameters.codec_id)),
             naturalSize: naturalSize,
+            preferredRotation: rotation,
             nominalFrameRate: frameRate,
+            fieldOrder: fieldOrder,
+            pixelFormat: pixelFormat,
+            bitDepth: bitDepth,
             timeRange: timeRange,
             sampleRate: mediaType == .audio ? Int(parameters.sample_rate) : 0,
             channelCount: mediaType == .audio ? Int(parameters.ch_layout.nb_channels) : 0,
             languageCode: language.flatMap { $0 == "und" ? nil : $0 })
+    }
+
+    /// Degrees clockwise the stream's display matrix turns the stored picture, to the nearest
+    /// quarter turn: 0 without a matrix.
+    private static func rotation(of stream: UnsafeMutablePointer<AVStream>) -> Int {
+        var size = 0
+        guard let data = av_stream_get_side_data(stream, AV_PKT_DATA_DISPLAYMATRIX, &size),
+            size >= 9 * MemoryLayout<Int32>.size
+        else { return 0 }
+        let counterclockwise = data.withMemoryRebound(to: Int32.self, capacity: 9) { av_display_rotation_get($0) }
+        guard counterclockwise.isFinite else { return 0 }
+        let quarterTurns = Int((-counterclockwise / 90).rounded())
+        return ((quarterTurns % 4) + 4) % 4 * 90
+    }
+
+    /// libavcodec's field order, in display order: "coded top first, bottom displayed first" is
+    /// bottom first.
+    private static func fieldOrder(_ order: AVFieldOrder) -> FieldOrder {
+        switch order {
+        case AV_FIELD_PROGRESSIVE: return .progressive
+        case AV_FIELD_TT, AV_FIELD_BT: return .topFieldFirst
+        case AV_FIELD_BB, AV_FIELD_TB: return .bottomFieldFirst
+        default: return .unknown
+        }
     }
 
     private static func metadata(_ dictionary: OpaquePointer?) -> [MetadataItem] {

@@ -101,6 +101,12 @@ final class PlaybackPipeline: @unchecked Sendable {
         var cropTarget: Pad?
         if let settings {
             flags |= Self.videoFlag
+            // Interlaced video is deinterlaced (each field a frame: 50i plays as 50p); progressive
+            // video passes through untouched. The picture is then turned upright as the
+            // container's orientation tag says, so the crop cuts tiles from the upright picture.
+            let deinterlace = try Element.make("deinterlace", name: "deinterlace")
+            let orient = try Element.make("videoflip", name: "orient")
+            orient.set("video-direction", Int32(GST_VIDEO_ORIENTATION_AUTO.rawValue))
             crop = try Element.make("videocrop", name: "crop")
             scale = try Element.make("videoscale", name: "scale")
             let convert = try Element.make("videoconvert", name: "convert")
@@ -117,15 +123,19 @@ final class PlaybackPipeline: @unchecked Sendable {
             let sink = try Element.parseBin(settings.sinkDescription, role: "video")
             videoSink = sink
             let bin = Element(sinking: gst_bin_new("video-output"))
-            for element in [crop!, scale!, convert, sizeFilter!, queue, stamp, sink] { bin.add(element) }
+            for element in [deinterlace, orient, crop!, scale!, convert, sizeFilter!, queue, stamp, sink] {
+                bin.add(element)
+            }
+            try deinterlace.link(to: orient)
+            try orient.link(to: crop!)
             try crop!.link(to: scale!)
             try scale!.link(to: convert)
             try convert.link(to: sizeFilter!)
             try sizeFilter!.link(to: queue)
             try queue.link(to: stamp)
             try stamp.link(to: sink)
-            guard let target = crop!.staticPad("sink"),
-                let ghost = gst_ghost_pad_new("sink", target.pointer)
+            guard let target = crop!.staticPad("sink"), let entry = deinterlace.staticPad("sink"),
+                let ghost = gst_ghost_pad_new("sink", entry.pointer)
             else { throw .pipelineConstruction("cannot expose the video output's sink pad") }
             gst_element_add_pad(bin.pointer, ghost)
             videoBin = bin
@@ -188,7 +198,8 @@ final class PlaybackPipeline: @unchecked Sendable {
     private func addGroupProbe(on pad: Pad, kind: StreamGroups.Kind) {
         let context = GroupProbeContext(groups: groups, kind: kind)
         let id = gst_pad_add_probe(
-            pad.pointer, GstPadProbeType(GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM.rawValue | GST_PAD_PROBE_TYPE_BUFFER.rawValue),
+            pad.pointer,
+            GstPadProbeType(GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM.rawValue | GST_PAD_PROBE_TYPE_BUFFER.rawValue),
             groupProbe, Unmanaged.passRetained(context).toOpaque(),
             releaseGroupProbeContext)
         if id != 0 { groupProbes.append((pad, id)) }

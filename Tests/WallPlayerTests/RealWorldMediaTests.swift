@@ -1,0 +1,108 @@
+import Foundation
+import LockstepTime
+import TestSupport
+import WallPlayer
+import XCTest
+
+/// Media as cameras and broadcasters make it: phone videos stored sideways, interlaced video.
+final class RealWorldMediaTests: XCTestCase {
+    func testProbe_whenStoredSideways_reportsTheTurnAndTheUprightSize() async throws {
+        let video = try await URLAsset(url: try TestMedia.rotated()).loadTracks(withMediaType: .video)
+        let track = try XCTUnwrap(video.first)
+        XCTAssertEqual(track.naturalSize, PixelSize(width: 320, height: 180), "the stored picture")
+        XCTAssertEqual(track.preferredRotation, 270, "a quarter turn counterclockwise, as ffmpeg shows it")
+        XCTAssertEqual(track.presentationSize, PixelSize(width: 180, height: 320))
+        XCTAssertEqual(track.fieldOrder, .progressive)
+        XCTAssertEqual(track.pixelFormat, "yuv420p")
+        XCTAssertEqual(track.bitDepth, 8)
+    }
+
+    func testProbe_whenInterlaced_reportsTheFieldOrder() async throws {
+        let video = try await URLAsset(url: try TestMedia.interlaced()).loadTracks(withMediaType: .video)
+        let track = try XCTUnwrap(video.first)
+        XCTAssertEqual(track.fieldOrder, .topFieldFirst)
+        XCTAssertTrue(track.fieldOrder.isInterlaced)
+        XCTAssertEqual(track.preferredRotation, 0)
+        let plain = try await URLAsset(url: try TestMedia.frameCode(seconds: 4)).loadTracks(withMediaType: .video)
+        XCTAssertEqual(plain.first?.preferredRotation, 0)
+        XCTAssertEqual(plain.first?.presentationSize, plain.first?.naturalSize)
+    }
+
+    func testPlay_whenStoredSideways_showsThePictureUpright() async throws {
+        let url = try TestMedia.rotated()
+        let reference = try Self.ffmpegFirstLuma(url, size: PixelSize(width: 180, height: 320))
+        let player = try await Player.ready(url)
+        let frame = try XCTUnwrap(try player.copyCurrentVideoFrame(format: .i420))
+        XCTAssertEqual(frame.size, PixelSize(width: 180, height: 320), "shown upright, as the display matrix says")
+        let luma = frame.data.prefix(180 * 320)
+        XCTAssertGreaterThan(Self.psnr(luma, reference), 30, "the same picture as ffmpeg's upright one")
+        // Turned clockwise instead, the picture would be ffmpeg's upside down (its bytes reversed).
+        XCTAssertLessThan(Self.psnr(luma, Data(reference.reversed())), 20, "a turn the other way does not pass")
+    }
+
+    func testPlay_whenStoredSideways_cutsTilesFromTheUprightPicture() async throws {
+        let url = try TestMedia.rotated()
+        let reference = try Self.ffmpegFirstLuma(url, size: PixelSize(width: 180, height: 320))
+        var settings = Headless.video
+        settings.sourceCrop = NormalizedRect(x: 0, y: 0, width: 1, height: 0.5)
+        let player = try await Player.ready(url, video: settings)
+        let frame = try XCTUnwrap(try player.copyCurrentVideoFrame(format: .i420))
+        XCTAssertEqual(frame.size, PixelSize(width: 180, height: 160), "the top half of the upright picture")
+        XCTAssertGreaterThan(Self.psnr(frame.data.prefix(180 * 160), reference.prefix(180 * 160)), 30)
+    }
+
+    func testPlay_whenInterlaced_deinterlaces() async throws {
+        let url = try TestMedia.interlaced()
+        let woven = try Self.ffmpegFirstLuma(url, size: PixelSize(width: 320, height: 180))
+        let player = try await Player.ready(url)
+        let frame = try XCTUnwrap(try player.copyCurrentVideoFrame(format: .i420))
+        XCTAssertEqual(frame.size, PixelSize(width: 320, height: 180))
+        let shown = Self.combedFraction(frame.data.prefix(320 * 180), width: 320, height: 180)
+        let raw = Self.combedFraction(woven, width: 320, height: 180)
+        XCTAssertGreaterThan(raw, 0.01, "the woven frame combs where the pattern moves")
+        XCTAssertLessThan(shown, raw / 3, "the frame shown does not: \(shown) of pixels combed, \(raw) woven")
+    }
+
+    // MARK: - Pictures
+
+    /// The luma plane of ffmpeg's first frame of `url` (display matrix applied, not deinterlaced),
+    /// in video range as the player's I420 copies are.
+    private static func ffmpegFirstLuma(_ url: URL, size: PixelSize) throws -> Data {
+        let out = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "lockstep-first-frame-\(ProcessInfo.processInfo.processIdentifier)-\(UUID().uuidString).raw")
+        defer { try? FileManager.default.removeItem(at: out) }
+        try TestMedia.run(
+            "/usr/bin/ffmpeg",
+            [
+                "-nostdin", "-loglevel", "error", "-y", "-i", url.path, "-frames:v", "1", "-f", "rawvideo",
+                "-pix_fmt", "yuv420p", out.path,
+            ])
+        return try Data(contentsOf: out).prefix(size.width * size.height)
+    }
+
+    private static func psnr(_ a: some Collection<UInt8>, _ b: some Collection<UInt8>) -> Double {
+        guard a.count == b.count, !a.isEmpty else { return 0 }
+        let squared = zip(a, b).reduce(0.0) { sum, pair in
+            let difference = Double(pair.0) - Double(pair.1)
+            return sum + difference * difference
+        }
+        let mean = squared / Double(a.count)
+        return mean == 0 ? .infinity : 10 * log10(255 * 255 / mean)
+    }
+
+    /// The share of pixels whose neighbours above and below both differ from them the same way by
+    /// more than 20 levels: the teeth of two fields from different moments woven into one frame.
+    private static func combedFraction(_ plane: some Collection<UInt8>, width: Int, height: Int) -> Double {
+        let pixels = Array(plane)
+        var combed = 0
+        for y in 1..<(height - 1) {
+            for x in 0..<width {
+                let above = Int(pixels[(y - 1) * width + x])
+                let here = Int(pixels[y * width + x])
+                let below = Int(pixels[(y + 1) * width + x])
+                if (above - here) * (below - here) > 400 { combed += 1 }
+            }
+        }
+        return Double(combed) / Double(width * (height - 2))
+    }
+}

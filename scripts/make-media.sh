@@ -8,6 +8,9 @@
 #   scripts/make-media.sh rotated OUT.mp4 [SECONDS] [WxH]    the av pattern stored as WxH with a display
 #                                                          matrix saying "turn 90° counterclockwise", as a
 #                                                          phone stores a video shot upright
+#   scripts/make-media.sh framecode-ts OUT.ts [SECONDS] [WxH] the frame-code clip remuxed to MPEG-TS as
+#                                                          ffmpeg muxes it: timestamps from 1.4 s,
+#                                                          the first clock reference 0.7 s before
 #   scripts/make-media.sh interlaced OUT.ts [SECONDS] [WxH]  MPEG-2 in MPEG-TS, 25 frames a second of
 #                                                          top-field-first fields 1/50 s apart: moving
 #                                                          edges comb unless deinterlaced
@@ -19,7 +22,7 @@
 # seek that lands exactly on a keyframe to its decode time, one frame early).
 set -euo pipefail
 
-kind=${1:?usage: make-media.sh av|framecode|rotated|interlaced OUT [SECONDS] [WxH]}
+kind=${1:?usage: make-media.sh av|framecode|framecode-ts|rotated|interlaced OUT [SECONDS] [WxH]}
 out=${2:?output file}
 seconds=${3:-10}
 size=${4:-320x180}
@@ -45,6 +48,15 @@ case "$kind" in
         mv "$out.tmp.$$.mp4" "$out"
         exit 0
         ;;
+    framecode-ts)
+        mkdir -p "$(dirname "$out")"
+        plain="$out.plain.$$.mp4"
+        trap 'rm -f "$plain"' EXIT
+        "$0" framecode "$plain" "$seconds" "$size"
+        ffmpeg -nostdin -hide_banner -loglevel error -y -i "$plain" -c copy -f mpegts "$out.tmp.$$.ts"
+        mv "$out.tmp.$$.ts" "$out"
+        exit 0
+        ;;
     interlaced)
         mkdir -p "$(dirname "$out")"
         # A 50 fps pattern woven two frames to one: each frame's lines alternate between two moments.
@@ -56,7 +68,7 @@ case "$kind" in
         exit 0
         ;;
     *)
-        echo "make-media.sh: unknown kind '$kind' (expected av, framecode, rotated or interlaced)" >&2
+        echo "make-media.sh: unknown kind '$kind' (expected av, framecode, framecode-ts, rotated or interlaced)" >&2
         exit 2
         ;;
 esac

@@ -119,7 +119,9 @@ extension Player {
         engine.segmentRate = 1
         engine.runningTimeZero = .zero
         pipeline.groups.restart(
-            with: GroupTiming(start: .zero, end: item.playbackEnd, runningStart: .zero, rate: 1), sameGroup: false)
+            with: GroupTiming(
+                start: .zero, end: item.playbackEnd, runningStart: .zero, rate: 1, origin: item.streamTimeOrigin),
+            sameGroup: false)
         // An item with bounds starts with a seek to them, done once it is ready.
         if item.playbackStartTime > .zero || item.forwardPlaybackEndTime.isNumeric {
             engine.queuedSeek = makeSeek(
@@ -429,11 +431,15 @@ extension Player {
     private func facts(from pipeline: PlaybackPipeline, item: PlayerItem) -> PlayerItem.Facts {
         var facts = PlayerItem.Facts()
         let inspected = (try? item.asset.inspectNow().get())?.duration ?? .indefinite
-        facts.duration = pipeline.playbin.queryDuration() ?? inspected
+        // An MPEG demuxer measures from its first clock reference, not the item's start: there
+        // libavformat's duration and the whole item are what item time spans.
+        let countsFromItsOwnOrigin = item.streamTimeOrigin != .zero && inspected.isNumeric
+        facts.duration = countsFromItsOwnOrigin ? inspected : pipeline.playbin.queryDuration() ?? inspected
         if let seeking = pipeline.playbin.querySeeking(), seeking.seekable {
             facts.isSeekable = true
-            let end = seeking.end.isNumeric ? seeking.end : facts.duration
-            facts.seekableTimeRanges = [MediaTimeRange(start: seeking.start, end: end)]
+            let end = seeking.end.isNumeric && !countsFromItsOwnOrigin ? seeking.end : facts.duration
+            let start = countsFromItsOwnOrigin ? .zero : seeking.start
+            facts.seekableTimeRanges = [MediaTimeRange(start: start, end: end)]
         }
         if item.asset.isFileBased, facts.duration.isNumeric {
             facts.loadedTimeRanges = [MediaTimeRange(start: .zero, duration: facts.duration)]

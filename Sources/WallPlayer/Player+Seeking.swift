@@ -94,7 +94,9 @@ extension Player {
         let forwardEnd = engine.loadedItem?.forwardPlaybackEndTime ?? .invalid
         let stop = engine.segmentRate > 0 && forwardEnd.isNumeric && forwardEnd > destination ? forwardEnd : .invalid
         pipeline.groups.restart(
-            with: GroupTiming(start: destination, end: end, runningStart: .zero, rate: engine.segmentRate),
+            with: GroupTiming(
+                start: destination, end: end, runningStart: .zero, rate: engine.segmentRate,
+                origin: engine.loadedItem?.streamTimeOrigin ?? .zero),
             sameGroup: true)
         if !pipeline.playbin.seek(
             to: destination, rate: engine.segmentRate, flags: GST_SEEK_FLAG_ACCURATE, stop: stop)

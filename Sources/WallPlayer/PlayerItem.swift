@@ -87,6 +87,12 @@ public final class PlayerItem: Sendable, CustomStringConvertible {
         return .indefinite
     }
 
+    /// GStreamer's stream time at this item's time zero (`MediaInspection.streamTimeOrigin`).
+    var streamTimeOrigin: MediaTime {
+        if case .success(let inspection)? = asset.loadedInspection { return inspection.streamTimeOrigin }
+        return .zero
+    }
+
     private func tracksSetOwner() {
         for track in tracks { track.item = self }
     }

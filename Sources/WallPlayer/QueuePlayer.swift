@@ -119,7 +119,8 @@ public final class QueuePlayer: Player, @unchecked Sendable {
             let next = queue.items[last + 1]
             guard case .success? = next.asset.loadedInspection,
                 let groups = pipelineRef.withLock({ $0 })?.groups,
-                groups.append(start: next.playbackStartTime, end: next.playbackEnd) != nil
+                groups.append(start: next.playbackStartTime, end: next.playbackEnd, origin: next.streamTimeOrigin)
+                    != nil
             else { return nil }
             queue.handedOver.append(next)
             return next.asset.url.absoluteString

@@ -38,6 +38,12 @@ public enum TestMedia {
         try generate(kind: "av", seconds: seconds, size: size)
     }
 
+    /// The frame-code clip remuxed to MPEG-TS by ffmpeg: timestamps start at 1.4 s (video 21 ms
+    /// after audio), the first PCR 0.7 s before them.
+    public static func frameCodeTransportStream(seconds: Int = 6, size: String = "160x90") throws -> URL {
+        try generate(kind: "framecode-ts", seconds: seconds, size: size, fileExtension: "ts")
+    }
+
     /// The H.264 test pattern stored sideways (`size` as stored) with a display matrix that turns
     /// it 90° counterclockwise to show it: a phone video shot upright.
     public static func rotated(seconds: Int = 2, size: String = "320x180") throws -> URL {

@@ -63,6 +63,83 @@ final class RealWorldMediaTests: XCTestCase {
         XCTAssertLessThan(shown, raw / 3, "the frame shown does not: \(shown) of pixels combed, \(raw) woven")
     }
 
+    // MARK: - MPEG-TS time
+
+    func testProbe_whenTransportStream_countsTrackTimesFromTheContainerStart() async throws {
+        let asset = URLAsset(url: try TestMedia.frameCodeTransportStream())
+        let duration = try await asset.duration
+        XCTAssertEqual(duration.seconds, 6.021, accuracy: 0.002, "libavformat's duration, from its start")
+        let videoTracks = try await asset.loadTracks(withMediaType: .video)
+        let audioTracks = try await asset.loadTracks(withMediaType: .audio)
+        let video = try XCTUnwrap(videoTracks.first)
+        let audio = try XCTUnwrap(audioTracks.first)
+        XCTAssertEqual(audio.timeRange.start.seconds, 0, accuracy: 0.0001, "the audio starts the stream")
+        XCTAssertEqual(video.timeRange.start.seconds, 1024.0 / 48_000, accuracy: 0.0001, "21 ms after it")
+    }
+
+    /// Item time counts from the container's start, as libavformat's does: frame n (n/30 s into the
+    /// clip's video) is shown from item time `videoStart + n/30`, and not 0.7 s off as with
+    /// GStreamer's own origin (its first PCR).
+    func testPlay_whenTransportStream_countsItemTimeFromTheFirstFrame() async throws {
+        let url = try TestMedia.frameCodeTransportStream()
+        let tracks = try await URLAsset(url: url).loadTracks(withMediaType: .video)
+        let videoStart = try XCTUnwrap(tracks.first).timeRange.start.seconds
+        let player = try await Player.ready(url)
+        XCTAssertEqual(try player.shownFrame(), 0)
+        XCTAssertEqual(player.currentTime().seconds, 0, accuracy: 0.03, "prerolled at the start")
+        let item = try XCTUnwrap(player.currentItem)
+        let assetDuration = try await item.asset.duration
+        XCTAssertEqual(item.duration, assetDuration, "the item lasts as long as its asset says")
+        XCTAssertEqual(item.seekableTimeRanges, [MediaTimeRange(start: .zero, duration: assetDuration)])
+        for target in [3.01, 1.5, 4.99, 0.5] {
+            let time = MediaTime(seconds: target, preferredTimescale: 1_000_000)
+            let finished = await player.seek(to: time, toleranceBefore: .zero, toleranceAfter: .zero)
+            XCTAssertTrue(finished)
+            let expected = Int(((target - videoStart) * 30).rounded(.down))
+            XCTAssertEqual(try player.shownFrame(), expected, "the frame shown at \(target) s")
+            XCTAssertEqual(player.currentTime().seconds, target, accuracy: 0.001, "the time at \(target) s")
+        }
+        // A fast seek lands on a keyframe (one a second, frame 0, 30, 60...) at or before the target,
+        // found in the container in item time.
+        _ = await player.seek(to: MediaTime(seconds: 2.5, preferredTimescale: 1_000_000))
+        XCTAssertEqual(try player.shownFrame(), 60)
+        XCTAssertEqual(player.currentTime().seconds, videoStart + 2, accuracy: 0.001)
+    }
+
+    /// Each pass of a gapless queue of transport streams counts from its own start: the frames
+    /// carry item times from the video's start on, and the running time runs on with item time,
+    /// passing from one item to the next at the first's duration.
+    func testQueue_whenTransportStreams_countsEachPassFromItsStart() async throws {
+        let url = try TestMedia.frameCodeTransportStream(seconds: 1)
+        let tracks = try await URLAsset(url: url).loadTracks(withMediaType: .video)
+        let videoStart = try XCTUnwrap(tracks.first).timeRange.start
+        let first = PlayerItem(url: url)
+        let second = PlayerItem(url: url)
+        let player = QueuePlayer(items: [first, second], video: Headless.video, audioSinkDescription: Headless.audio)
+        try await first.waitUntilReady()
+        let presented = player.presentedFrames
+        player.play()
+        let frames = try await collect(55, from: presented, within: 15, "both passes presented")
+        let restart = try XCTUnwrap(
+            frames.indices.dropLast().first { frames[$0 + 1].presentationTimestamp < frames[$0].presentationTimestamp },
+            "the second pass starts")
+        for index in frames.indices.dropLast() {
+            let (this, next) = (frames[index], frames[index + 1])
+            let itemStep =
+                index == restart
+                ? first.duration - this.presentationTimestamp + next.presentationTimestamp
+                : next.presentationTimestamp - this.presentationTimestamp
+            XCTAssertEqual(
+                (next.runningTime - this.runningTime).seconds, itemStep.seconds, accuracy: 0.002,
+                "running time from frame \(index) to the next")
+        }
+        for (index, frame) in frames.enumerated() {
+            let inPass = index <= restart ? index : index - restart - 1
+            let expected = videoStart.seconds + Double(inPass) / 30
+            XCTAssertEqual(frame.presentationTimestamp.seconds, expected, accuracy: 0.001, "frame \(index)")
+        }
+    }
+
     // MARK: - Pictures
 
     /// The luma plane of ffmpeg's first frame of `url` (display matrix applied, not deinterlaced),

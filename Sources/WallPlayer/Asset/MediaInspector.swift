@@ -13,6 +13,10 @@ struct MediaInspection: Sendable, Hashable {
     let duration: MediaTime
     let tracks: [AssetTrack]
     let commonMetadata: [MetadataItem]
+    /// GStreamer's stream time at item time zero. Item time counts from the container's start, as
+    /// libavformat's does; GStreamer's demuxers agree for every format but MPEG's (see
+    /// `MPEGClockReference`).
+    var streamTimeOrigin: MediaTime = .zero
 }
 
 /// Reads a local media file's container with libavformat.
@@ -53,11 +57,12 @@ enum MediaInspector {
         }
 
         let containerDuration = time(context.pointee.duration, numerator: 1, denominator: lockstep_av_time_base())
+        let (containerStart, streamTimeOrigin) = itemTimeZero(context, path: path)
         let streamCount = Int(context.pointee.nb_streams)
         var tracks: [AssetTrack] = []
         for index in 0..<streamCount {
             guard let stream = context.pointee.streams[index] else { continue }
-            tracks.append(track(from: stream, containerDuration: containerDuration))
+            tracks.append(track(from: stream, containerStart: containerStart, containerDuration: containerDuration))
         }
         guard tracks.contains(where: \.isPlayable) else {
             throw .noPlayableTrack(path: path, found: tracks.map { "\($0.mediaType.rawValue) (\($0.codec))" })
@@ -67,11 +72,25 @@ enum MediaInspector {
             ? containerDuration : tracks.map(\.timeRange.end).filter(\.isNumeric).max() ?? .indefinite
         return MediaInspection(
             formatName: formatName, duration: duration, tracks: tracks,
-            commonMetadata: metadata(context.pointee.metadata))
+            commonMetadata: metadata(context.pointee.metadata), streamTimeOrigin: streamTimeOrigin)
     }
 
-    /// The presentation times of the video keyframes nearest `time`: the last at or before it and
-    /// the first at or after it (nil where there is none, or the file has no video).
+    /// Where item time zero lies: the container's timestamp of it, and GStreamer's stream time of
+    /// it. Both zero but for MPEG streams, whose timestamps start anywhere: there item time starts
+    /// at the container's start, and GStreamer's stream time at the first clock reference.
+    private static func itemTimeZero(
+        _ context: UnsafeMutablePointer<AVFormatContext>, path: String
+    ) -> (containerStart: MediaTime, streamTime: MediaTime) {
+        let format = context.pointee.iformat.map { String(cString: $0.pointee.name) } ?? ""
+        let start = time(context.pointee.start_time, numerator: 1, denominator: lockstep_av_time_base())
+        guard start.isNumeric, let reference = MPEGClockReference.first(inFileAt: path, format: format) else {
+            return (.zero, .zero)
+        }
+        return (start, start - reference)
+    }
+
+    /// The item times of the video keyframes nearest item time `time`: the last at or before it
+    /// and the first at or after it (nil where there is none, or the file has no video).
     ///
     /// Calls `av_seek_frame` on the video stream and reads the keyframe packet it lands on: one
     /// seek and a packet or two per question, whatever the file's size.
@@ -114,17 +133,32 @@ enum MediaInspector {
             }
             return nil
         }
-        func seconds(_ ticks: Int64) -> MediaTime { Self.time(ticks, numerator: base.num, denominator: base.den) }
         // Containers seek by decode time: a keyframe found backward from the target may still be
         // presented after it (B-frames). Then it is the one after, and the one before lies
         // further back.
-        let target = ticks(time)
+        let zero = itemTimeZero(context, path: path).containerStart
+        func seconds(_ ticks: Int64) -> MediaTime {
+            Self.time(ticks, numerator: base.num, denominator: base.den) - zero
+        }
+        let target = ticks(time + zero)
         guard let found = keyframe(from: target, backward: true) else { return (nil, nil) }
         if found.pts <= target {
             let next = keyframe(from: target + 1, backward: false)
             return (seconds(found.pts), next.map { seconds($0.pts) })
         }
-        let previous = keyframe(from: found.dts - 1, backward: true).flatMap { $0.pts <= target ? $0 : nil }
+        // MPEG-TS seeks by bisecting on timestamps and may land past a keyframe: step back
+        // further, a second more each time, doubling.
+        var previous: (pts: Int64, dts: Int64)?
+        var from = found.dts - 1
+        var step = ticks(MediaTime(value: 1, timescale: 1))
+        for _ in 0..<6 where step > 0 {
+            if let candidate = keyframe(from: from, backward: true), candidate.pts <= target {
+                previous = candidate
+                break
+            }
+            from -= step
+            step *= 2
+        }
         return (previous.map { seconds($0.pts) }, seconds(found.pts))
     }
 
@@ -249,7 +283,9 @@ enum MediaInspector {
         return .notAMediaFile(path: path, reason: reason)
     }
 
-    private static func track(from stream: UnsafeMutablePointer<AVStream>, containerDuration: MediaTime) -> AssetTrack {
+    private static func track(
+        from stream: UnsafeMutablePointer<AVStream>, containerStart: MediaTime, containerDuration: MediaTime
+    ) -> AssetTrack {
         let parameters = stream.pointee.codecpar.pointee
         let mediaType: MediaType
         switch parameters.codec_type {
@@ -263,7 +299,7 @@ enum MediaInspector {
         let timeBase = stream.pointee.time_base
         let start = time(stream.pointee.start_time, numerator: timeBase.num, denominator: timeBase.den)
         let length = time(stream.pointee.duration, numerator: timeBase.num, denominator: timeBase.den)
-        let startTime = start.isNumeric ? start : .zero
+        let startTime = start.isNumeric ? start - containerStart : .zero
         let timeRange = MediaTimeRange(
             start: startTime, duration: length.isNumeric ? length : containerDuration - startTime)
 

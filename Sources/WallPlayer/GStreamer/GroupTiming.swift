@@ -19,6 +19,9 @@ struct GroupTiming: Hashable, Sendable {
     var runningStart: MediaTime
     /// The segment rate (1 for gapless groups).
     var rate: Double
+    /// GStreamer's stream time at the item's time zero (`MediaInspection.streamTimeOrigin`): not
+    /// zero for MPEG streams, whose demuxers count from the first clock reference.
+    var origin: MediaTime = .zero
 
     /// Running time at which the group ends and the next begins, if the end is known.
     var runningEnd: MediaTime? {
@@ -29,9 +32,9 @@ struct GroupTiming: Hashable, Sendable {
 
     /// The next group, from `start` to `end`, presented from where this one ends. Only at rate 1:
     /// a decoder fed gaplessly delivers at rate 1, and only a seek changes that.
-    func followed(start: MediaTime, end: MediaTime) -> GroupTiming? {
+    func followed(start: MediaTime, end: MediaTime, origin: MediaTime = .zero) -> GroupTiming? {
         guard rate == 1, let runningEnd else { return nil }
-        return GroupTiming(start: start, end: end, runningStart: runningEnd, rate: rate)
+        return GroupTiming(start: start, end: end, runningStart: runningEnd, rate: rate, origin: origin)
     }
 
     /// `segment` (one of the group's, in nanoseconds) mapped so that item time `start` runs at
@@ -68,6 +71,21 @@ struct SegmentValues: Hashable, Sendable {
     var base: Int64
     var position: Int64
     var offset: Int64
+
+    /// The segment with its stream time counted from `origin` (nanoseconds of stream time): item
+    /// time. Buffers before the origin fall outside it.
+    func counted(from origin: Int64) -> SegmentValues {
+        guard origin != 0 else { return self }
+        var result = self
+        if time >= origin {
+            result.time = time - origin
+        } else {
+            result.start = start + (origin - time)
+            result.position = max(position, result.start)
+            result.time = 0
+        }
+        return result
+    }
 
     /// Running time of buffer timestamp `timestamp` (`gst_segment_to_running_time`, forward).
     func runningTime(of timestamp: Int64) -> Int64? {

@@ -29,8 +29,8 @@ public enum RenderThreadPriority: Sendable, Hashable, CustomStringConvertible {
 
 /// One frame as the sink presented it: where the render thread reports it, after the clock wait.
 public struct PresentedFrame: Sendable, Hashable {
-    /// The frame's presentation timestamp in its item: its item time (GStreamer's stream time),
-    /// whatever time origin the container's own timestamps have.
+    /// The frame's presentation timestamp in its item: its item time, whatever time origin the
+    /// container's own timestamps have (an MPEG stream's included).
     public let presentationTimestamp: MediaTime
     public let duration: MediaTime
     /// The frame's running time: continuous across items and loops, the same on every node
@@ -199,7 +199,9 @@ final class PlaybackPipeline: @unchecked Sendable {
         let context = GroupProbeContext(groups: groups, kind: kind)
         let id = gst_pad_add_probe(
             pad.pointer,
-            GstPadProbeType(GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM.rawValue | GST_PAD_PROBE_TYPE_BUFFER.rawValue),
+            GstPadProbeType(
+                GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM.rawValue | GST_PAD_PROBE_TYPE_EVENT_UPSTREAM.rawValue
+                    | GST_PAD_PROBE_TYPE_BUFFER.rawValue),
             groupProbe, Unmanaged.passRetained(context).toOpaque(),
             releaseGroupProbeContext)
         if id != 0 { groupProbes.append((pad, id)) }

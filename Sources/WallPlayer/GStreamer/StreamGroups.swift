@@ -35,12 +35,15 @@ final class StreamGroups: @unchecked Sendable {
             }
             let index = state.current[.video] ?? state.current[.audio] ?? 0
             let id = state.ids.indices.contains(index) ? state.ids[index] : nil
-            let successors = state.timings.indices.filter { $0 > index && state.ids[$0] == nil }.map { state.timings[$0] }
+            let successors = state.timings.indices.filter { $0 > index && state.ids[$0] == nil }.map {
+                state.timings[$0]
+            }
             state.timings = [first]
             state.ids = [id]
             for successor in successors {
-                guard let next = state.timings[state.timings.count - 1].followed(
-                    start: successor.start, end: successor.end)
+                guard
+                    let next = state.timings[state.timings.count - 1].followed(
+                        start: successor.start, end: successor.end, origin: successor.origin)
                 else { break }
                 state.timings.append(next)
                 state.ids.append(nil)
@@ -52,9 +55,10 @@ final class StreamGroups: @unchecked Sendable {
 
     /// Queues the timing of the next gapless group: it starts where the last planned one ends.
     /// Returns nil (nothing queued) when the last group's end is not known.
-    func append(start: MediaTime, end: MediaTime) -> GroupTiming? {
+    func append(start: MediaTime, end: MediaTime, origin: MediaTime) -> GroupTiming? {
         state.withLock { state in
-            guard let last = state.timings.last, let next = last.followed(start: start, end: end) else { return nil }
+            guard let last = state.timings.last, let next = last.followed(start: start, end: end, origin: origin)
+            else { return nil }
             state.timings.append(next)
             state.ids.append(nil)
             return next
@@ -76,18 +80,33 @@ final class StreamGroups: @unchecked Sendable {
         }
     }
 
-    /// The segment `kind` should use in place of `segment`: rewritten for a gapless group, nil
-    /// (unchanged) for the first.
-    func rewrite(_ kind: Kind, _ segment: SegmentValues?) -> SegmentValues? {
+    /// The segment `kind` should use in place of `segment`: counted in item time (see
+    /// `GroupTiming.origin`), and rewritten to the plan for a forward gapless group (or any group
+    /// of an MPEG stream); nil when that leaves it unchanged.
+    func rewrite(_ kind: Kind, _ segment: SegmentValues?, forward: Bool) -> SegmentValues? {
         state.withLock { state in
-            guard let segment, let index = state.current[kind], index > 0 else {
+            guard let segment, let index = state.current[kind], state.timings.indices.contains(index) else {
                 state.rewritten[kind] = nil
                 return nil
             }
-            let rewritten = state.timings[index].rewrite(segment)
+            let timing = state.timings[index]
+            let counted = segment.counted(from: timing.origin.nanoseconds ?? 0)
+            // The first group is timed by its load or seek, whose segment says so, except where an
+            // MPEG demuxer starts it at its first frame rather than at the item's start.
+            guard index > 0 || timing.origin != .zero, forward else {
+                state.rewritten[kind] = nil
+                return counted == segment ? nil : counted
+            }
+            let rewritten = timing.rewrite(counted)
             state.rewritten[kind] = rewritten
             return rewritten
         }
+    }
+
+    /// GStreamer's stream time of item time zero for a seek: the first group's, which the seek
+    /// restarted from.
+    var seekOrigin: MediaTime {
+        state.withLock { $0.timings.first?.origin ?? .zero }
     }
 
     /// Where a buffer from `timestamp` lasting `duration` lies against the rewritten segment
@@ -122,8 +141,9 @@ let releaseGroupProbeContext: GDestroyNotify = { pointer in
     Unmanaged<GroupProbeContext>.fromOpaque(pointer).release()
 }
 
-/// Watches STREAM_START and SEGMENT events on the way into an output, rewrites the segments of
-/// gapless groups (`StreamGroups`) and drops the buffers that fall wholly outside them.
+/// Watches STREAM_START and SEGMENT events on the way into an output, counts segments in item
+/// time and rewrites those of gapless groups (`StreamGroups`), drops the buffers that fall wholly
+/// outside them, and counts seeks on their way up in GStreamer's stream time.
 let groupProbe: GstPadProbeCallback = { _, info, data in
     guard let info, let data, let event = info.pointee.data?.assumingMemoryBound(to: GstEvent.self) else {
         return GST_PAD_PROBE_OK
@@ -155,6 +175,9 @@ let groupProbe: GstPadProbeCallback = { _, info, data in
         }
     }
     let type = event.pointee.type
+    if type == GST_EVENT_SEEK {
+        return countSeekInStreamTime(info, event, origin: context.groups.seekOrigin)
+    }
     if type == GST_EVENT_STREAM_START {
         var id: guint = 0
         let hasID = gst_event_parse_group_id(event, &id) != 0
@@ -162,16 +185,46 @@ let groupProbe: GstPadProbeCallback = { _, info, data in
     } else if type == GST_EVENT_SEGMENT {
         var segment = GstSegment()
         gst_event_copy_segment(event, &segment)
-        let usable = segment.format == GST_FORMAT_TIME && segment.rate > 0 && segment.start != guint64.max
-        guard let rewritten = context.groups.rewrite(context.kind, usable ? SegmentValues(segment) : nil) else {
-            return GST_PAD_PROBE_OK
-        }
+        let usable = segment.format == GST_FORMAT_TIME && segment.start != guint64.max
+        guard
+            let rewritten = context.groups.rewrite(
+                context.kind, usable ? SegmentValues(segment) : nil, forward: segment.rate > 0)
+        else { return GST_PAD_PROBE_OK }
         rewritten.apply(to: &segment)
         guard let replacement = gst_event_new_segment(&segment) else { return GST_PAD_PROBE_OK }
         gst_event_set_seqnum(replacement, gst_event_get_seqnum(event))
         info.pointee.data = UnsafeMutableRawPointer(replacement)
         gst_mini_object_unref(UnsafeMutableRawPointer(event).assumingMemoryBound(to: GstMiniObject.self))
     }
+    return GST_PAD_PROBE_OK
+}
+
+/// Replaces a seek on its way upstream, in item time, with the same seek in GStreamer's stream
+/// time: `origin` later (see `GroupTiming.origin`).
+private func countSeekInStreamTime(
+    _ info: UnsafeMutablePointer<GstPadProbeInfo>, _ event: UnsafeMutablePointer<GstEvent>, origin: MediaTime
+) -> GstPadProbeReturn {
+    guard let shift = origin.nanoseconds, shift != 0 else { return GST_PAD_PROBE_OK }
+    var rate = 0.0
+    var format = GST_FORMAT_UNDEFINED
+    var flags = GstSeekFlags(rawValue: 0)
+    var startType = GST_SEEK_TYPE_NONE
+    var stopType = GST_SEEK_TYPE_NONE
+    var start: gint64 = 0
+    var stop: gint64 = 0
+    gst_event_parse_seek(event, &rate, &format, &flags, &startType, &start, &stopType, &stop)
+    guard format == GST_FORMAT_TIME else { return GST_PAD_PROBE_OK }
+    func moved(_ position: gint64, _ type: GstSeekType) -> gint64 {
+        type == GST_SEEK_TYPE_SET && position >= 0 ? max(0, position + gint64(shift)) : position
+    }
+    guard
+        let replacement = gst_event_new_seek(
+            rate, format, flags, startType, moved(start, startType), stopType, moved(stop, stopType))
+    else { return GST_PAD_PROBE_OK }
+    gst_event_set_seqnum(replacement, gst_event_get_seqnum(event))
+    // The event may be shared with the other output's copy: replaced, never changed in place.
+    info.pointee.data = UnsafeMutableRawPointer(replacement)
+    gst_mini_object_unref(UnsafeMutableRawPointer(event).assumingMemoryBound(to: GstMiniObject.self))
     return GST_PAD_PROBE_OK
 }
 

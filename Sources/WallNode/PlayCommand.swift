@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import LockstepCLI
 import LockstepTime
+import Synchronization
 import WallPlayer
 
 extension WallNode {
@@ -67,9 +68,20 @@ extension WallNode {
                 print("time \($0)")
             }
             defer { player.removeTimeObserver(clock) }
+            let tally = FrameTally()
+            let counting = Task { [frames = player.presentedFrames] in
+                for await frame in frames { tally.count(frame) }
+            }
+            defer { counting.cancel() }
             player.rate = rate
-            try await waitForEnd(of: player, looping: looper != nil)
+            do {
+                try await waitForEnd(of: player, looping: looper != nil)
+            } catch {
+                print(tally.summary(dropped: player.videoFrameCounts.dropped))
+                throw error
+            }
             print("loops completed: \(looper?.loopCount ?? 0)")
+            print(tally.summary(dropped: player.videoFrameCounts.dropped))
         }
 
         private func waitUntilReady(_ item: PlayerItem, timeout: Double) async throws -> PlayerItem {
@@ -133,5 +145,28 @@ extension WallNode {
             }
             player.pause()
         }
+    }
+}
+
+/// The frames `wallnode play` presented: how many, how many late, and the worst lateness.
+private final class FrameTally: Sendable {
+    private let state = Mutex((presented: 0, late: 0, worst: MediaTime.zero))
+
+    func count(_ frame: PresentedFrame) {
+        state.withLock {
+            $0.presented += 1
+            if frame.lateness > FrameLog.lateThreshold { $0.late += 1 }
+            $0.worst = max($0.worst, frame.lateness)
+        }
+    }
+
+    /// "frames: 180 presented, 0 late (more than 1.0 ms after due), 0 dropped by the sink; at worst
+    /// 0.412 ms after due".
+    func summary(dropped: UInt64) -> String {
+        let counts = state.withLock { $0 }
+        let threshold = FrameLog.lateThreshold.seconds * 1000
+        let worst = String(format: "%.3f", counts.worst.seconds * 1000)
+        return "frames: \(counts.presented) presented, \(counts.late) late (more than \(threshold) ms after due), "
+            + "\(dropped) dropped by the sink; at worst \(worst) ms after due"
     }
 }

@@ -36,6 +36,13 @@ final class WallNodeCommandTests: XCTestCase {
         XCTAssertTrue(result.output.contains("end of item"), result.output)
         XCTAssertGreaterThanOrEqual(elapsed, 3, "a 3 s clip cannot end sooner")
         XCTAssertLessThan(elapsed, 4.5, "a 3 s clip takes 3 s (plus start-up)")
+        // The last line tells how the frames went: 90 frames of 3 s at 30 fps, each counted once.
+        let summary = try XCTUnwrap(
+            result.output.split(separator: "\n").last { $0.hasPrefix("frames: ") }, result.output)
+        let presented = try XCTUnwrap(Int(summary.dropFirst("frames: ".count).prefix { $0.isNumber }), String(summary))
+        XCTAssertEqual(presented, 90, String(summary))
+        XCTAssertTrue(summary.contains(" late (more than 1.0 ms after due), "), String(summary))
+        XCTAssertTrue(summary.contains(" dropped by the sink; at worst "), String(summary))
     }
 
     func testPlay_whenFileMissing_exitsNonZeroWithTheReason() throws {

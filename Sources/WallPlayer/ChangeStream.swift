@@ -9,8 +9,7 @@ import Synchronization
 public final class ChangeStream<Value: Sendable>: Sendable {
     private struct State {
         var value: Value
-        var subscribers: [Int: AsyncStream<Value>.Continuation] = [:]
-        var nextID = 0
+        var subscribers = Subscribers<Value>()
     }
 
     private let state: Mutex<State>
@@ -22,18 +21,14 @@ public final class ChangeStream<Value: Sendable>: Sendable {
     /// The current value.
     public var value: Value { state.withLock { $0.value } }
 
+    var subscriberCount: Int { state.withLock { $0.subscribers.count } }
+
     /// A stream of the current value followed by every change.
     public func values() -> AsyncStream<Value> {
         let (stream, continuation) = AsyncStream<Value>.makeStream(bufferingPolicy: .unbounded)
-        let id = state.withLock { state in
-            let id = state.nextID
-            state.nextID += 1
-            state.subscribers[id] = continuation
+        state.withLock { state in
+            state.subscribers.add(continuation)
             continuation.yield(state.value)
-            return id
-        }
-        continuation.onTermination = { [weak self] _ in
-            _ = self?.state.withLock { $0.subscribers.removeValue(forKey: id) }
         }
         return stream
     }
@@ -42,7 +37,7 @@ public final class ChangeStream<Value: Sendable>: Sendable {
     func send(_ value: Value) {
         state.withLock { state in
             state.value = value
-            for continuation in state.subscribers.values { continuation.yield(value) }
+            state.subscribers.yield(value)
         }
     }
 
@@ -52,51 +47,80 @@ public final class ChangeStream<Value: Sendable>: Sendable {
         state.withLock { state in
             guard state.value != value else { return false }
             state.value = value
-            for continuation in state.subscribers.values { continuation.yield(value) }
+            state.subscribers.yield(value)
             return true
         }
     }
 
     deinit {
-        state.withLock { state in
-            for continuation in state.subscribers.values { continuation.finish() }
-        }
+        state.withLock { $0.subscribers.finishAll() }
     }
 }
 
 /// A stream of events (not values): subscribers get the events sent after they subscribed.
 public final class EventStream<Event: Sendable>: Sendable {
-    private let subscribers = Mutex<(next: Int, all: [Int: AsyncStream<Event>.Continuation])>((0, [:]))
+    private let subscribers = Mutex(Subscribers<Event>())
     private let bufferingPolicy: AsyncStream<Event>.Continuation.BufferingPolicy
 
     init(bufferingPolicy: AsyncStream<Event>.Continuation.BufferingPolicy = .unbounded) {
         self.bufferingPolicy = bufferingPolicy
     }
 
+    var subscriberCount: Int { subscribers.withLock { $0.count } }
+
     /// A stream of the events sent from now on.
     public func events() -> AsyncStream<Event> {
         let (stream, continuation) = AsyncStream<Event>.makeStream(bufferingPolicy: bufferingPolicy)
-        let id = subscribers.withLock { state in
-            let id = state.next
-            state.next += 1
-            state.all[id] = continuation
-            return id
-        }
-        continuation.onTermination = { [weak self] _ in
-            _ = self?.subscribers.withLock { $0.all.removeValue(forKey: id) }
-        }
+        subscribers.withLock { $0.add(continuation) }
         return stream
     }
 
     func send(_ event: Event) {
-        subscribers.withLock { state in
-            for continuation in state.all.values { continuation.yield(event) }
-        }
+        subscribers.withLock { $0.yield(event) }
     }
 
     deinit {
-        subscribers.withLock { state in
-            for continuation in state.all.values { continuation.finish() }
-        }
+        subscribers.withLock { $0.finishAll() }
     }
+}
+
+/// The continuations of one stream's subscribers, kept under its owner's lock.
+///
+/// Delivering under that lock keeps every subscriber's order, but then nothing the Swift runtime
+/// calls while it holds a task's own lock may take it: the runtime resumes a waiting subscriber
+/// (taking that task's status lock) inside `yield`, and calls `onTermination` with the status lock
+/// held when the task is cancelled. So a subscriber that ends only raises its flag, without a lock,
+/// and is dropped at the next add or delivery.
+private struct Subscribers<Element: Sendable> {
+    private var all: [(continuation: AsyncStream<Element>.Continuation, ended: EndFlag)] = []
+
+    var count: Int { all.count }
+
+    mutating func add(_ continuation: AsyncStream<Element>.Continuation) {
+        dropEnded()
+        let ended = EndFlag()
+        continuation.onTermination = { _ in ended.raise() }
+        all.append((continuation, ended))
+    }
+
+    mutating func yield(_ element: Element) {
+        dropEnded()
+        for subscriber in all { subscriber.continuation.yield(element) }
+    }
+
+    func finishAll() {
+        for subscriber in all { subscriber.continuation.finish() }
+    }
+
+    private mutating func dropEnded() {
+        all.removeAll { $0.ended.isRaised }
+    }
+}
+
+/// Raised once, from any thread, without a lock.
+private final class EndFlag: Sendable {
+    private let raised = Atomic(false)
+
+    func raise() { raised.store(true, ordering: .releasing) }
+    var isRaised: Bool { raised.load(ordering: .acquiring) }
 }

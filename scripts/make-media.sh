@@ -11,6 +11,8 @@
 #   scripts/make-media.sh framecode-ts OUT.ts [SECONDS] [WxH] the frame-code clip remuxed to MPEG-TS as
 #                                                          ffmpeg muxes it: timestamps from 1.4 s,
 #                                                          the first clock reference 0.7 s before
+#   scripts/make-media.sh hap OUT.mov [SECONDS] [WxH]         the test pattern as HAP video (Hap1), as media
+#                                                          servers and VJ tools export it
 #   scripts/make-media.sh interlaced OUT.ts [SECONDS] [WxH]  MPEG-2 in MPEG-TS, 25 frames a second of
 #                                                          top-field-first fields 1/50 s apart: moving
 #                                                          edges comb unless deinterlaced
@@ -22,7 +24,7 @@
 # seek that lands exactly on a keyframe to its decode time, one frame early).
 set -euo pipefail
 
-kind=${1:?usage: make-media.sh av|framecode|framecode-ts|rotated|interlaced OUT [SECONDS] [WxH]}
+kind=${1:?usage: make-media.sh av|framecode|framecode-ts|rotated|hap|interlaced OUT [SECONDS] [WxH]}
 out=${2:?output file}
 seconds=${3:-10}
 size=${4:-320x180}
@@ -57,6 +59,13 @@ case "$kind" in
         mv "$out.tmp.$$.ts" "$out"
         exit 0
         ;;
+    hap)
+        mkdir -p "$(dirname "$out")"
+        ffmpeg -nostdin -hide_banner -loglevel error -y \
+            -f lavfi -i "testsrc2=size=${size}:rate=${fps}:duration=${seconds}" -c:v hap -f mov "$out.tmp.$$.mov"
+        mv "$out.tmp.$$.mov" "$out"
+        exit 0
+        ;;
     interlaced)
         mkdir -p "$(dirname "$out")"
         # A 50 fps pattern woven two frames to one: each frame's lines alternate between two moments.
@@ -68,7 +77,7 @@ case "$kind" in
         exit 0
         ;;
     *)
-        echo "make-media.sh: unknown kind '$kind' (expected av, framecode, framecode-ts, rotated or interlaced)" >&2
+        echo "make-media.sh: unknown kind '$kind' (expected av, framecode, framecode-ts, rotated, hap or interlaced)" >&2
         exit 2
         ;;
 esac

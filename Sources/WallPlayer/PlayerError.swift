@@ -70,7 +70,9 @@ public enum PlayerError: Error, Hashable, CustomStringConvertible {
         case .unsupportedCodec(let detail):
             return "unsupported codec or format: \(detail)"
         case .missingPlugin(let description, let package):
-            let remedy = package.map { "; on Debian it is in \($0) (apt-get install \($0))" } ?? ""
+            let remedy =
+                package.map { "; on Debian it is in \($0) (apt-get install \($0))" }
+                ?? MissingPlugins.advice(for: description).map { "; \($0)" } ?? ""
             return "no installed GStreamer plugin provides a \(description)\(remedy)"
         case .unsupportedURL(let url):
             return "unsupported URL \(url): only file paths and file://, http(s):// URLs play"

@@ -50,6 +50,11 @@ public enum TestMedia {
         try generate(kind: "rotated", seconds: seconds, size: size)
     }
 
+    /// The test pattern as HAP video in QuickTime: a codec GStreamer 1.22 cannot decode.
+    public static func hap(seconds: Int = 1, size: String = "160x96") throws -> URL {
+        try generate(kind: "hap", seconds: seconds, size: size, fileExtension: "mov")
+    }
+
     /// Interlaced MPEG-2 in MPEG-TS, top field first, the fields of each frame 1/50 s apart.
     public static func interlaced(seconds: Int = 2, size: String = "320x180") throws -> URL {
         try generate(kind: "interlaced", seconds: seconds, size: size, fileExtension: "ts")

@@ -79,6 +79,18 @@ final class PlayerStatusTests: XCTestCase {
         XCTAssertEqual(package, "gstreamer1.0-libav")
     }
 
+    /// HAP: gst-libav has a decoder no demuxer can link to, so no package helps; the error says
+    /// how to convert the file instead of naming a package that is already installed.
+    func testItem_whenHAP_failsSayingHowToConvertIt() async throws {
+        guard case .missingPlugin(let description, let package)? = try await failure(for: try TestMedia.hap()) else {
+            return XCTFail("wrong error")
+        }
+        XCTAssertTrue(description.contains("Hap1"), description)
+        XCTAssertNil(package)
+        let message = PlayerError.missingPlugin(description: description, package: package).description
+        XCTAssertTrue(message.contains("convert the file, e.g. ffmpeg -i IN.mov -c:v libx264"), message)
+    }
+
     func testStatusStreams_startWithCurrentValueAndStayOrdered() async throws {
         let player = try await Player.ready(try TestMedia.audioVideo())
         let rates = player.rateUpdates

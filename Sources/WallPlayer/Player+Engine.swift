@@ -199,6 +199,7 @@ extension Player {
             pipeline.playbin.set("mute", current.isMuted)
             engine.pipeline = pipeline
             pipelineRef.withLock { $0 = pipeline }
+            if status == .unknown { statusStream.update(.readyToPlay) }
             return pipeline
         } catch {
             fail(error)

@@ -115,7 +115,6 @@ public class Player: @unchecked Sendable {
             Settings(
                 actionAtItemEnd: Self.defaultActionAtItemEnd, video: video,
                 audioSinkDescription: audioSinkDescription))
-        statusStream.send(.readyToPlay)
         if let item { replaceCurrentItem(with: item) }
     }
 
@@ -157,7 +156,9 @@ public class Player: @unchecked Sendable {
 
     // MARK: Status
 
-    /// Whether the player can play: `failed` when its outputs cannot work.
+    /// Whether the player can play (`AVPlayer.status`): `unknown` until its outputs are built,
+    /// with the first item it loads; `readyToPlay` once they are; `failed` when they cannot work,
+    /// for good.
     public var status: Status { statusStream.value }
     /// Why the player failed; set before `status` becomes `.failed`.
     public var error: PlayerError? { settings.withLock { $0.error } }

@@ -187,6 +187,8 @@ check 0 30 "wallnode probe --json" "$wallnode" probe "$work/clip.mp4" --json
 check 0 60 "wallnode play (to the end, fakesink)" "$wallnode" play "$work/clip.mp4" \
     --video-sink "fakesink sync=true" --audio-sink "fakesink sync=true"
 check nonzero 30 "wallnode probe (missing file)" "$wallnode" probe "$work/no-such-file.mp4"
+check 0 30 "wallnode thumbnails" "$wallnode" thumbnails "$work/clip.mp4" --times 0.5,1 --exact --out "$work/thumbs"
+check nonzero 30 "wallnode thumbnails (bad times)" "$wallnode" thumbnails "$work/clip.mp4" --times 1,x --out "$work/thumbs"
 
 # The master clock, and a probe of it directly and through an impairment proxy.
 start_background "wallctl clock serve" "$work/master.log" \

@@ -8,5 +8,5 @@ struct WallNode: AsyncParsableCommand {
         commandName: "wallnode",
         abstract: "Plays one screen of a Lockstep video wall.",
         version: LockstepVersion.current,
-        subcommands: [Run.self, Probe.self, Play.self])
+        subcommands: [Run.self, Probe.self, Play.self, Thumbnails.self])
 }

@@ -107,22 +107,10 @@ extension Player {
         }
     }
 
-    /// Where a seek goes: the exact target for zero tolerances; otherwise the video keyframe the
-    /// tolerances allow that is nearest the target (the one at or before it when both are
-    /// unbounded, as `seek(to:)` promises), found in the container. Decoding then starts at that
-    /// keyframe, which is what makes a tolerant seek fast; the exact target when none qualifies.
     private func seekDestination(for request: SeekRequest, in item: PlayerItem) -> MediaTime {
-        let target = request.target
-        let before = request.toleranceBefore
-        let after = request.toleranceAfter
-        guard before != .zero || after != .zero, item.asset.isFileBased else { return target }
-        let keyframes = MediaInspector.keyframes(around: target, path: item.asset.url.path)
-        if before.isPositiveInfinity, after.isPositiveInfinity, let previous = keyframes.before {
-            return previous
-        }
-        let allowed = [keyframes.before, keyframes.after].compactMap { $0 }.filter {
-            $0 >= target - before && $0 <= target + after
-        }
-        return allowed.min { ($0 - target).magnitude < ($1 - target).magnitude } ?? target
+        guard item.asset.isFileBased else { return request.target }
+        return MediaInspector.seekDestination(
+            for: request.target, toleranceBefore: request.toleranceBefore, toleranceAfter: request.toleranceAfter,
+            path: item.asset.url.path)
     }
 }

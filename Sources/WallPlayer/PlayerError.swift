@@ -49,6 +49,10 @@ public enum PlayerError: Error, Hashable, CustomStringConvertible {
     case invalidTime(argument: String, time: MediaTime)
     /// The item's media cannot play at that rate.
     case unsupportedRate(Float)
+    /// A time at or past the end of the media.
+    case timePastEnd(MediaTime, duration: MediaTime)
+    /// The request was cancelled before it was served (`cancelAllImageGeneration()`).
+    case cancelled(String)
 
     public var description: String {
         switch self {
@@ -88,6 +92,10 @@ public enum PlayerError: Error, Hashable, CustomStringConvertible {
             return "setRate(_:time:atHostTime:) needs automaticallyWaitsToMinimizeStalling to be false"
         case .notFileBased(let url):
             return "setRate(_:time:atHostTime:) needs a file-based item, not \(url)"
+        case .timePastEnd(let time, let duration):
+            return "\(time) is past the end of the media, which lasts \(duration)"
+        case .cancelled(let request):
+            return "\(request) was cancelled before it was made"
         case .itemNotReady(let operation):
             return "\(operation) needs a current item that is ready to play"
         case .invalidTime(let argument, let time):

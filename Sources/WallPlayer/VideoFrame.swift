@@ -30,18 +30,30 @@ public struct VideoFrame: Sendable, Hashable {
 }
 
 extension Player {
+    /// The longest side a frame copy may have: 8K UHD's width, twice.
+    public static let maximumFrameSide = 15_360
+
     /// A copy of the frame the video sink shows now (prerolled or presented), converted to
     /// `format` and stretched to exactly `size` if given; nil before the first frame
     /// (`AVPlayerItemVideoOutput.copyPixelBuffer`).
     public func copyCurrentVideoFrame(format: VideoFrame.Format = .png, size: PixelSize? = nil) throws(PlayerError)
         -> VideoFrame?
     {
-        if let size, !(1...Self.maximumFrameSide).contains(size.width) || !(1...Self.maximumFrameSide).contains(size.height)
+        if let size,
+            !(1...Self.maximumFrameSide).contains(size.width) || !(1...Self.maximumFrameSide).contains(size.height)
         {
             throw .pipelineConstruction(
                 "a frame copy of \(size.width)x\(size.height): each side must be 1 to \(Self.maximumFrameSide) pixels")
         }
         guard let pipeline = pipelineRef.withLock({ $0 }), let sample = pipeline.lastVideoSample() else { return nil }
+        return try VideoFrame.converting(sample, to: format, size: size)
+    }
+}
+
+extension VideoFrame {
+    /// `sample` converted to `format`, stretched to exactly `size` if given, stamped with its item
+    /// time; nil when it holds no buffer.
+    static func converting(_ sample: Sample, to format: Format, size: PixelSize?) throws(PlayerError) -> VideoFrame? {
         var description = format.caps
         if let size { description += ",width=\(size.width),height=\(size.height)" }
         guard let caps = gst_caps_from_string(description) else {
@@ -64,7 +76,7 @@ extension Player {
             gst_structure_get_int(structure, "width", &width)
             gst_structure_get_int(structure, "height", &height)
         }
-        if format == .rgb { data = Self.unpadded(data, width: Int(width), height: Int(height)) }
+        if format == .rgb { data = unpadded(data, width: Int(width), height: Int(height)) }
         // The item time: the buffer's timestamp through the sample's segment (see PresentedFrame).
         var time = gst_sample_get_buffer(sample.pointer)?.pointee.pts ?? GStreamer.clockTimeNone
         if let segment = gst_sample_get_segment(sample.pointer), time != GStreamer.clockTimeNone {
@@ -75,9 +87,6 @@ extension Player {
             presentationTimestamp: MediaTime(clockTime: time),
             size: PixelSize(width: Int(width), height: Int(height)), format: format, data: data)
     }
-
-    /// The longest side a frame copy may have: 8K UHD's width, twice.
-    public static let maximumFrameSide = 15_360
 
     /// GStreamer pads RGB rows to 4 bytes; a frame copy has none.
     private static func unpadded(_ data: Data, width: Int, height: Int) -> Data {

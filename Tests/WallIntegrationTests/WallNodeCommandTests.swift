@@ -45,6 +45,30 @@ final class WallNodeCommandTests: XCTestCase {
         XCTAssertTrue(summary.contains(" dropped by the sink; at worst "), String(summary))
     }
 
+    func testThumbnails_writesOnePNGPerTime_andNamesTheFailures() throws {
+        let clip = try TestMedia.frameCode(seconds: 2)
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("lockstep-thumbs-\(getpid())")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let made = try ChildProcess.run(
+            ChildProcess.product("wallnode"),
+            ["thumbnails", clip.path, "--times", "0.5,1.51", "--exact", "--max-size", "80x0", "--out", folder.path])
+        XCTAssertEqual(made.status, 0, made.errors)
+        XCTAssertTrue(made.output.contains("1.510 s: the frame at 1.500 s, 80x45"), made.output)
+        for index in 1...2 {
+            let png = try Data(contentsOf: folder.appendingPathComponent("thumbnail-\(index).png"))
+            XCTAssertEqual(Array(png.prefix(4)), [0x89, 0x50, 0x4E, 0x47], "a PNG")
+        }
+        let past = try ChildProcess.run(
+            ChildProcess.product("wallnode"), ["thumbnails", clip.path, "--times", "1,5", "--out", folder.path])
+        XCTAssertNotEqual(past.status, 0)
+        XCTAssertTrue(past.output.contains("5.000 s: no image: 5.000000000s is past the end of the media"), past.output)
+        XCTAssertTrue(past.errors.contains("1 of 2 images could not be made"), past.errors)
+        let bad = try ChildProcess.run(
+            ChildProcess.product("wallnode"), ["thumbnails", clip.path, "--times", "1,-2", "--out", folder.path])
+        XCTAssertNotEqual(bad.status, 0)
+        XCTAssertTrue(bad.errors.contains("--times takes seconds (zero or more)"), bad.errors)
+    }
+
     func testPlay_whenFileMissing_exitsNonZeroWithTheReason() throws {
         let result = try ChildProcess.run(
             ChildProcess.product("wallnode"), ["play", "/nonexistent/clip.mp4", "--video-sink", "fakesink"])

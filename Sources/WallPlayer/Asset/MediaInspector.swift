@@ -162,6 +162,25 @@ enum MediaInspector {
         return (previous.map { seconds($0.pts) }, seconds(found.pts))
     }
 
+    /// Where a seek to `target` within the tolerances goes: the exact target for zero tolerances;
+    /// otherwise the video keyframe the tolerances allow that is nearest the target (the one at or
+    /// before it when both are unbounded, as `seek(to:)` promises), found in the container.
+    /// Decoding then starts at that keyframe, which is what makes a tolerant seek fast; the exact
+    /// target when none qualifies.
+    static func seekDestination(
+        for target: MediaTime, toleranceBefore before: MediaTime, toleranceAfter after: MediaTime, path: String
+    ) -> MediaTime {
+        guard before != .zero || after != .zero else { return target }
+        let keyframes = keyframes(around: target, path: path)
+        if before.isPositiveInfinity, after.isPositiveInfinity, let previous = keyframes.before {
+            return previous
+        }
+        let allowed = [keyframes.before, keyframes.after].compactMap { $0 }.filter {
+            $0 >= target - before && $0 <= target + after
+        }
+        return allowed.min { ($0 - target).magnitude < ($1 - target).magnitude } ?? target
+    }
+
     /// A compressed packet of a media file, as its container stores it.
     struct Packet: Sendable, Equatable {
         /// The presentation time in the track's own timeline (edit lists not applied).

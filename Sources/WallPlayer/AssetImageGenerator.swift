@@ -272,9 +272,7 @@ private final class FrameOutput: @unchecked Sendable {
         var reason = "no frame within \(AssetImageGenerator.frameTimeout.seconds) s"
         if let bus = playbin.bus, let popped = gst_bus_pop_filtered(bus.pointer, GST_MESSAGE_ERROR) {
             let message = Message(owning: popped)
-            var error: UnsafeMutablePointer<GError>?
-            gst_message_parse_error(message.pointer, &error, nil)
-            reason = GStreamer.consume(error)
+            reason = withExtendedLifetime(message) { GStreamer.errorText(of: message.pointer).reason }
         }
         throw .playbackFailed(element: "image generator", reason: "\(doing): \(reason)", debug: nil)
     }

@@ -281,9 +281,8 @@ extension Player {
         case GST_MESSAGE_ERROR where load != loadsStarted.load(ordering: .sequentiallyConsistent):
             // Posted while an item since replaced was loaded: it is about that one.
             engine.pipelineFailed = true
-            var error: UnsafeMutablePointer<GError>?
-            gst_message_parse_error(pointer, &error, nil)
-            logger.warning("error from a replaced item ignored", metadata: ["gst.error": "\(GStreamer.consume(error))"])
+            let error = GStreamer.errorText(of: pointer).reason
+            logger.warning("error from a replaced item ignored", metadata: ["gst.error": "\(error)"])
         case GST_MESSAGE_ERROR:
             handleError(pointer, from: source, pipeline: pipeline)
         case GST_MESSAGE_ELEMENT where gst_is_missing_plugin_message(pointer) != 0:

@@ -46,6 +46,15 @@ enum GStreamer {
         defer { g_error_free(error) }
         return error.pointee.message.map { String(cString: $0) } ?? "unknown error"
     }
+
+    /// What an ERROR message says: its error's text and the debug detail, if any.
+    static func errorText(of message: UnsafeMutablePointer<GstMessage>) -> (reason: String, debug: String?) {
+        var error: UnsafeMutablePointer<GError>?
+        var debug: UnsafeMutablePointer<gchar>?
+        gst_message_parse_error(message, &error, &debug)
+        defer { g_free(debug) }
+        return (consume(error), debug.map { String(cString: $0) })
+    }
 }
 
 // MARK: - Time conversions

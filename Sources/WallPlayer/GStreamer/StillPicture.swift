@@ -96,14 +96,10 @@ public final class StillPicture: Sendable {
         }
         let message = Message(owning: popped)
         guard message.pointer.pointee.type == GST_MESSAGE_ERROR else { return }
-        var error: UnsafeMutablePointer<GError>?
-        var debug: UnsafeMutablePointer<gchar>?
-        gst_message_parse_error(message.pointer, &error, &debug)
-        let detail = debug.map { String(cString: $0) }
-        g_free(debug)
+        let error = GStreamer.errorText(of: message.pointer)
         let element = message.pointer.pointee.src.map { String(cString: $0.pointee.name) } ?? "pipeline"
         close()
-        throw .playbackFailed(element: element, reason: GStreamer.consume(error), debug: detail)
+        throw .playbackFailed(element: element, reason: error.reason, debug: error.debug)
     }
 
     /// Stops showing the picture (the sink lets go of the window and the device). Later calls do
@@ -150,9 +146,8 @@ public final class StillPicture: Sendable {
         else { throw .notAMediaFile(path: path, reason: "no picture decoded within \(Self.startTimeout.seconds) s") }
         let message = Message(owning: popped)
         if message.pointer.pointee.type == GST_MESSAGE_ERROR {
-            var error: UnsafeMutablePointer<GError>?
-            gst_message_parse_error(message.pointer, &error, nil)
-            throw .notAMediaFile(path: path, reason: GStreamer.consume(error))
+            let reason = withExtendedLifetime(message) { GStreamer.errorText(of: message.pointer).reason }
+            throw .notAMediaFile(path: path, reason: reason)
         }
         guard let pulled = gst_app_sink_try_pull_preroll(sink.cast(to: GstAppSink.self), 0) else {
             throw .notAMediaFile(path: path, reason: "the decoder gave no picture")

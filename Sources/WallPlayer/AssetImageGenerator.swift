@@ -153,7 +153,7 @@ public final class AssetImageGenerator: Sendable {
         }
         let destination = MediaInspector.seekDestination(
             for: time, toleranceBefore: wanted.toleranceBefore, toleranceAfter: wanted.toleranceAfter,
-            path: asset.url.path)
+            in: inspection, path: asset.url.path)
         let output = try frameOutput(turned: wanted.appliesPreferredTrackTransform)
         let sample = try output.frame(at: destination + inspection.streamTimeOrigin)
         let size = Self.size(of: sample).map { source in wanted.maximumSize.map { Self.fit(source, within: $0) } }

@@ -108,9 +108,9 @@ extension Player {
     }
 
     private func seekDestination(for request: SeekRequest, in item: PlayerItem) -> MediaTime {
-        guard item.asset.isFileBased else { return request.target }
+        guard item.asset.isFileBased, let inspection = item.inspection else { return request.target }
         return MediaInspector.seekDestination(
             for: request.target, toleranceBefore: request.toleranceBefore, toleranceAfter: request.toleranceAfter,
-            path: item.asset.url.path)
+            in: inspection, path: item.asset.url.path)
     }
 }

@@ -87,11 +87,14 @@ public final class PlayerItem: Sendable, CustomStringConvertible {
         return .indefinite
     }
 
-    /// GStreamer's stream time at this item's time zero (`MediaInspection.streamTimeOrigin`).
-    var streamTimeOrigin: MediaTime {
-        if case .success(let inspection)? = asset.loadedInspection { return inspection.streamTimeOrigin }
-        return .zero
+    /// What libavformat read of the item's media, once it has (nil: not yet, or it failed).
+    var inspection: MediaInspection? {
+        if case .success(let inspection)? = asset.loadedInspection { return inspection }
+        return nil
     }
+
+    /// GStreamer's stream time at this item's time zero (`MediaInspection.streamTimeOrigin`).
+    var streamTimeOrigin: MediaTime { inspection?.streamTimeOrigin ?? .zero }
 
     private func tracksSetOwner() {
         for track in tracks { track.item = self }

@@ -13,6 +13,9 @@ struct MediaInspection: Sendable, Hashable {
     let duration: MediaTime
     let tracks: [AssetTrack]
     let commonMetadata: [MetadataItem]
+    /// The container's timestamp of item time zero: its start for MPEG streams, whose timestamps
+    /// start anywhere; zero for the rest.
+    var containerStart: MediaTime = .zero
     /// GStreamer's stream time at item time zero. Item time counts from the container's start, as
     /// libavformat's does; GStreamer's demuxers agree for every format but MPEG's (see
     /// `MPEGClockReference`).
@@ -57,7 +60,7 @@ enum MediaInspector {
         }
 
         let containerDuration = time(context.pointee.duration, numerator: 1, denominator: lockstep_av_time_base())
-        let (containerStart, streamTimeOrigin) = itemTimeZero(context, path: path)
+        let (containerStart, streamTimeOrigin) = itemTimeZero(context, format: formatName, path: path)
         let streamCount = Int(context.pointee.nb_streams)
         var tracks: [AssetTrack] = []
         for index in 0..<streamCount {
@@ -72,16 +75,16 @@ enum MediaInspector {
             ? containerDuration : tracks.map(\.timeRange.end).filter(\.isNumeric).max() ?? .indefinite
         return MediaInspection(
             formatName: formatName, duration: duration, tracks: tracks,
-            commonMetadata: metadata(context.pointee.metadata), streamTimeOrigin: streamTimeOrigin)
+            commonMetadata: metadata(context.pointee.metadata), containerStart: containerStart,
+            streamTimeOrigin: streamTimeOrigin)
     }
 
     /// Where item time zero lies: the container's timestamp of it, and GStreamer's stream time of
     /// it. Both zero but for MPEG streams, whose timestamps start anywhere: there item time starts
     /// at the container's start, and GStreamer's stream time at the first clock reference.
     private static func itemTimeZero(
-        _ context: UnsafeMutablePointer<AVFormatContext>, path: String
+        _ context: UnsafeMutablePointer<AVFormatContext>, format: String, path: String
     ) -> (containerStart: MediaTime, streamTime: MediaTime) {
-        let format = context.pointee.iformat.map { String(cString: $0.pointee.name) } ?? ""
         let start = time(context.pointee.start_time, numerator: 1, denominator: lockstep_av_time_base())
         guard start.isNumeric, let reference = MPEGClockReference.first(inFileAt: path, format: format) else {
             return (.zero, .zero)
@@ -91,10 +94,13 @@ enum MediaInspector {
 
     /// The item times of the video keyframes nearest item time `time`: the last at or before it
     /// and the first at or after it (nil where there is none, or the file has no video).
+    /// `containerStart` is the inspection's: the container's timestamp of item time zero.
     ///
     /// Calls `av_seek_frame` on the video stream and reads the keyframe packet it lands on: one
     /// seek and a packet or two per question, whatever the file's size.
-    static func keyframes(around time: MediaTime, path: String) -> (before: MediaTime?, after: MediaTime?) {
+    static func keyframes(
+        around time: MediaTime, containerStart zero: MediaTime, path: String
+    ) -> (before: MediaTime?, after: MediaTime?) {
         guard (try? checkRegularFile(path)) != nil else { return (nil, nil) }
         let deadline = InputDeadline(after: readTimeout)
         var context = avformat_alloc_context()
@@ -136,7 +142,6 @@ enum MediaInspector {
         // Containers seek by decode time: a keyframe found backward from the target may still be
         // presented after it (B-frames). Then it is the one after, and the one before lies
         // further back.
-        let zero = itemTimeZero(context, path: path).containerStart
         func seconds(_ ticks: Int64) -> MediaTime {
             Self.time(ticks, numerator: base.num, denominator: base.den) - zero
         }
@@ -168,10 +173,11 @@ enum MediaInspector {
     /// Decoding then starts at that keyframe, which is what makes a tolerant seek fast; the exact
     /// target when none qualifies.
     static func seekDestination(
-        for target: MediaTime, toleranceBefore before: MediaTime, toleranceAfter after: MediaTime, path: String
+        for target: MediaTime, toleranceBefore before: MediaTime, toleranceAfter after: MediaTime,
+        in inspection: MediaInspection, path: String
     ) -> MediaTime {
         guard before != .zero || after != .zero else { return target }
-        let keyframes = keyframes(around: target, path: path)
+        let keyframes = keyframes(around: target, containerStart: inspection.containerStart, path: path)
         if before.isPositiveInfinity, after.isPositiveInfinity, let previous = keyframes.before {
             return previous
         }

@@ -144,7 +144,7 @@ public final class AssetImageGenerator: Sendable {
         guard time.isNumeric, time >= .zero else { throw .invalidTime(argument: "time", time: time) }
         guard asset.isFileBased else { throw .notFileBased(asset.url.absoluteString) }
         let inspection = try asset.inspectNow().get()
-        guard inspection.tracks.contains(where: { $0.mediaType == .video && $0.isPlayable }) else {
+        guard let video = inspection.tracks.first(where: { $0.mediaType == .video && $0.isPlayable }) else {
             throw .noPlayableTrack(
                 path: asset.url.path, found: inspection.tracks.map { "\($0.mediaType.rawValue) (\($0.codec))" })
         }
@@ -156,15 +156,18 @@ public final class AssetImageGenerator: Sendable {
             in: inspection, path: asset.url.path)
         let output = try frameOutput(turned: wanted.appliesPreferredTrackTransform)
         let sample = try output.frame(at: destination + inspection.streamTimeOrigin)
-        let size = Self.size(of: sample).map { source in wanted.maximumSize.map { Self.fit(source, within: $0) } }
-        guard let frame = try VideoFrame.converting(sample, to: wanted.format, size: size ?? nil) else {
+        let size = wanted.maximumSize.flatMap { maximum in
+            GStreamer.pictureSize(of: gst_sample_get_caps(sample.pointer)).map { Self.fit($0, within: maximum) }
+        }
+        guard let frame = try VideoFrame.converting(sample, to: wanted.format, size: size) else {
             throw .playbackFailed(
                 element: "image generator", reason: "the frame at \(time) holds no picture", debug: nil)
         }
-        let video = inspection.tracks.first { $0.mediaType == .video && $0.isPlayable }
-        let shown =
-            Self.unclippedStart(of: sample, frameRate: video?.nominalFrameRate ?? 0) ?? frame.presentationTimestamp
-        return Image(requestedTime: time, actualTime: shown - inspection.streamTimeOrigin, frame: frame)
+        let shown = Self.unclippedStart(of: sample, frameRate: video.nominalFrameRate) ?? frame.presentationTimestamp
+        let actual = shown - inspection.streamTimeOrigin
+        // The frame, like the image, in item time.
+        let image = VideoFrame(presentationTimestamp: actual, size: frame.size, format: frame.format, data: frame.data)
+        return Image(requestedTime: time, actualTime: actual, frame: image)
     }
 
     /// Where the frame an exact seek landed inside really starts. The decoder clips that frame to
@@ -188,22 +191,15 @@ public final class AssetImageGenerator: Sendable {
     }
 
     private func frameOutput(turned: Bool) throws(PlayerError) -> FrameOutput {
-        if let (output, built) = pipeline.withLock({ $0 }), built == turned { return output }
-        pipeline.withLock { $0?.output.shutdown() }
-        pipeline.withLock { $0 = nil }
+        let built = pipeline.withLock { $0 }
+        if let built, built.turned == turned { return built.output }
+        if let built {
+            built.output.shutdown()
+            pipeline.withLock { $0 = nil }
+        }
         let output = try FrameOutput(uri: asset.url.absoluteString, turned: turned)
         pipeline.withLock { $0 = (output, turned) }
         return output
-    }
-
-    private static func size(of sample: Sample) -> PixelSize? {
-        var width: gint = 0
-        var height: gint = 0
-        guard let caps = gst_sample_get_caps(sample.pointer), let structure = gst_caps_get_structure(caps, 0),
-            gst_structure_get_int(structure, "width", &width) != 0,
-            gst_structure_get_int(structure, "height", &height) != 0
-        else { return nil }
-        return PixelSize(width: Int(width), height: Int(height))
     }
 
     /// `source` scaled down, keeping its aspect ratio, to fit `maximum`; never scaled up. A zero
@@ -237,11 +233,16 @@ private final class FrameOutput: @unchecked Sendable {
         }
         sink = Element(owning: found)
         playbin.set("video-sink", object: output.raw)
-        // Video only (0x1), converted by the output itself (native video, 0x40).
-        playbin.set("flags", UInt32(0x1 | 0x40))
+        // Video only, converted by the output itself.
+        playbin.set("flags", PlaybackPipeline.videoFlag | PlaybackPipeline.nativeVideoFlag)
         playbin.set("uri", uri)
         playbin.setState(GST_STATE_PAUSED)
-        try settle("opening the file")
+        do {
+            try settle("opening the file")
+        } catch {
+            shutdown()
+            throw error
+        }
     }
 
     func shutdown() {

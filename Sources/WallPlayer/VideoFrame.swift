@@ -70,13 +70,8 @@ extension VideoFrame {
         guard gst_buffer_map(buffer, &info, GST_MAP_READ) != 0 else { return nil }
         defer { gst_buffer_unmap(buffer, &info) }
         var data = Data(bytes: info.data, count: Int(info.size))
-        var width: gint = 0
-        var height: gint = 0
-        if let resultCaps = gst_sample_get_caps(result.pointer), let structure = gst_caps_get_structure(resultCaps, 0) {
-            gst_structure_get_int(structure, "width", &width)
-            gst_structure_get_int(structure, "height", &height)
-        }
-        if format == .rgb { data = unpadded(data, width: Int(width), height: Int(height)) }
+        let picture = GStreamer.pictureSize(of: gst_sample_get_caps(result.pointer)) ?? PixelSize(width: 0, height: 0)
+        if format == .rgb { data = unpadded(data, width: picture.width, height: picture.height) }
         // The item time: the buffer's timestamp through the sample's segment (see PresentedFrame).
         var time = gst_sample_get_buffer(sample.pointer)?.pointee.pts ?? GStreamer.clockTimeNone
         if let segment = gst_sample_get_segment(sample.pointer), time != GStreamer.clockTimeNone {
@@ -84,8 +79,7 @@ extension VideoFrame {
             if streamTime != GStreamer.clockTimeNone { time = streamTime }
         }
         return VideoFrame(
-            presentationTimestamp: MediaTime(clockTime: time),
-            size: PixelSize(width: Int(width), height: Int(height)), format: format, data: data)
+            presentationTimestamp: MediaTime(clockTime: time), size: picture, format: format, data: data)
     }
 
     /// GStreamer pads RGB rows to 4 bytes; a frame copy has none.

@@ -47,6 +47,18 @@ enum GStreamer {
         return error.pointee.message.map { String(cString: $0) } ?? "unknown error"
     }
 
+    /// The picture size raw video caps state (`width` and `height` of their first structure);
+    /// nil when they do not state both.
+    static func pictureSize(of caps: UnsafePointer<GstCaps>?) -> PixelSize? {
+        var width: gint = 0
+        var height: gint = 0
+        guard let caps, let structure = gst_caps_get_structure(caps, 0),
+            gst_structure_get_int(structure, "width", &width) != 0,
+            gst_structure_get_int(structure, "height", &height) != 0
+        else { return nil }
+        return PixelSize(width: Int(width), height: Int(height))
+    }
+
     /// What an ERROR message says: its error's text and the debug detail, if any.
     static func errorText(of message: UnsafeMutablePointer<GstMessage>) -> (reason: String, debug: String?) {
         var error: UnsafeMutablePointer<GError>?

@@ -60,9 +60,10 @@ final class PlaybackPipeline: @unchecked Sendable {
     }
 
     /// playbin flags: video, audio, soft volume, native video (we convert ourselves), buffering.
-    private static let videoFlag: UInt32 = 0x1
+    static let videoFlag: UInt32 = 0x1
     private static let audioFlag: UInt32 = 0x2
-    private static let baseFlags: UInt32 = 0x10 | 0x40 | 0x100
+    static let nativeVideoFlag: UInt32 = 0x40
+    private static let baseFlags: UInt32 = 0x10 | nativeVideoFlag | 0x100
     /// Where the audio of a player without an audio output goes.
     static let discardingAudioSink = "fakesink sync=true"
 
@@ -477,13 +478,8 @@ private let cropProbe: GstPadProbeCallback = { _, info, data in
     else { return GST_PAD_PROBE_OK }
     var caps: UnsafeMutablePointer<GstCaps>?
     gst_event_parse_caps(event, &caps)
-    guard let caps, let structure = gst_caps_get_structure(caps, 0) else { return GST_PAD_PROBE_OK }
-    var width: gint = 0
-    var height: gint = 0
-    guard gst_structure_get_int(structure, "width", &width) != 0,
-        gst_structure_get_int(structure, "height", &height) != 0
-    else { return GST_PAD_PROBE_OK }
+    guard let size = GStreamer.pictureSize(of: caps) else { return GST_PAD_PROBE_OK }
     let pipeline = Unmanaged<PlaybackPipeline>.fromOpaque(data).takeUnretainedValue()
-    pipeline.sourceSizeChanged(PixelSize(width: Int(width), height: Int(height)))
+    pipeline.sourceSizeChanged(size)
     return GST_PAD_PROBE_OK
 }

@@ -153,13 +153,7 @@ public final class StillPicture: Sendable {
             throw .notAMediaFile(path: path, reason: "the decoder gave no picture")
         }
         let sample = Sample(owning: pulled)
-        var width: gint = 0
-        var height: gint = 0
-        if let caps = gst_sample_get_caps(sample.pointer), let structure = gst_caps_get_structure(caps, 0) {
-            gst_structure_get_int(structure, "width", &width)
-            gst_structure_get_int(structure, "height", &height)
-        }
-        let size = PixelSize(width: Int(width), height: Int(height))
+        let size = GStreamer.pictureSize(of: gst_sample_get_caps(sample.pointer)) ?? PixelSize(width: 0, height: 0)
         guard (1...maximumImageSide).contains(size.width), (1...maximumImageSide).contains(size.height) else {
             throw .notAMediaFile(path: path, reason: "a picture of \(size) is beyond \(maximumImageSide) pixels a side")
         }

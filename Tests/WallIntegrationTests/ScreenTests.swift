@@ -339,8 +339,7 @@ final class ScreenTests: XCTestCase {
                 ])
             let still = [UInt8](try Data(contentsOf: URL(fileURLWithPath: raw)))
             XCTAssertEqual(still.count, region.count)
-            let squared = zip(still, region).reduce(0.0) { $0 + pow(Double($1.0) - Double($1.1), 2) }
-            let psnr = 10 * log10(255 * 255 / max(squared / Double(max(1, region.count)), 1e-9))
+            let psnr = Pictures.psnr(still, region)
             XCTAssertGreaterThan(psnr, 35, "\(id) does not show its still \(when)")
         }
     }

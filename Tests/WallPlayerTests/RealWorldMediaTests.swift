@@ -35,9 +35,9 @@ final class RealWorldMediaTests: XCTestCase {
         let frame = try XCTUnwrap(try player.copyCurrentVideoFrame(format: .i420))
         XCTAssertEqual(frame.size, PixelSize(width: 180, height: 320), "shown upright, as the display matrix says")
         let luma = frame.data.prefix(180 * 320)
-        XCTAssertGreaterThan(Self.psnr(luma, reference), 30, "the same picture as ffmpeg's upright one")
+        XCTAssertGreaterThan(Pictures.psnr(luma, reference), 30, "the same picture as ffmpeg's upright one")
         // Turned clockwise instead, the picture would be ffmpeg's upside down (its bytes reversed).
-        XCTAssertLessThan(Self.psnr(luma, Data(reference.reversed())), 20, "a turn the other way does not pass")
+        XCTAssertLessThan(Pictures.psnr(luma, Data(reference.reversed())), 20, "a turn the other way does not pass")
     }
 
     func testPlay_whenStoredSideways_cutsTilesFromTheUprightPicture() async throws {
@@ -48,7 +48,7 @@ final class RealWorldMediaTests: XCTestCase {
         let player = try await Player.ready(url, video: settings)
         let frame = try XCTUnwrap(try player.copyCurrentVideoFrame(format: .i420))
         XCTAssertEqual(frame.size, PixelSize(width: 180, height: 160), "the top half of the upright picture")
-        XCTAssertGreaterThan(Self.psnr(frame.data.prefix(180 * 160), reference.prefix(180 * 160)), 30)
+        XCTAssertGreaterThan(Pictures.psnr(frame.data.prefix(180 * 160), reference.prefix(180 * 160)), 30)
     }
 
     func testPlay_whenInterlaced_deinterlaces() async throws {
@@ -155,16 +155,6 @@ final class RealWorldMediaTests: XCTestCase {
                 "-pix_fmt", "yuv420p", out.path,
             ])
         return try Data(contentsOf: out).prefix(size.width * size.height)
-    }
-
-    private static func psnr(_ a: some Collection<UInt8>, _ b: some Collection<UInt8>) -> Double {
-        guard a.count == b.count, !a.isEmpty else { return 0 }
-        let squared = zip(a, b).reduce(0.0) { sum, pair in
-            let difference = Double(pair.0) - Double(pair.1)
-            return sum + difference * difference
-        }
-        let mean = squared / Double(a.count)
-        return mean == 0 ? .infinity : 10 * log10(255 * 255 / mean)
     }
 
     /// The share of pixels whose neighbours above and below both differ from them the same way by

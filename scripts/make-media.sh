@@ -32,6 +32,30 @@ audio_seconds=${5:-$seconds}
 fps=30
 gop=30
 
+tmp=""
+plain=""
+trap 'rm -f "$tmp" "$plain"' EXIT
+
+# encode EXT FFMPEG-ARGS...: runs ffmpeg into a temporary file beside $out, then moves it into place.
+encode() {
+    local ext=$1
+    shift
+    mkdir -p "$(dirname "$out")"
+    tmp="$out.tmp.$$.$ext"
+    ffmpeg -nostdin -hide_banner -loglevel error -y "$@" "$tmp"
+    mv "$tmp" "$out"
+}
+
+# remux KIND EXT FFMPEG-ARGS...: makes the KIND clip, then copies its streams into $out with the arguments.
+remux() {
+    local source=$1 ext=$2
+    shift 2
+    mkdir -p "$(dirname "$out")"
+    plain="$out.plain.$$.mp4"
+    "$0" "$source" "$plain" "$seconds" "$size"
+    encode "$ext" -i "$plain" -c copy "$@"
+}
+
 bframes=()
 case "$kind" in
     av)
@@ -42,38 +66,22 @@ case "$kind" in
         bframes=(-bf 0)
         ;;
     rotated)
-        mkdir -p "$(dirname "$out")"
-        plain="$out.plain.$$.mp4"
-        trap 'rm -f "$plain"' EXIT
-        "$0" av "$plain" "$seconds" "$size"
-        ffmpeg -nostdin -hide_banner -loglevel error -y -i "$plain" -c copy -metadata:s:v:0 rotate=90 "$out.tmp.$$.mp4"
-        mv "$out.tmp.$$.mp4" "$out"
+        remux av mp4 -metadata:s:v:0 rotate=90
         exit 0
         ;;
     framecode-ts)
-        mkdir -p "$(dirname "$out")"
-        plain="$out.plain.$$.mp4"
-        trap 'rm -f "$plain"' EXIT
-        "$0" framecode "$plain" "$seconds" "$size"
-        ffmpeg -nostdin -hide_banner -loglevel error -y -i "$plain" -c copy -f mpegts "$out.tmp.$$.ts"
-        mv "$out.tmp.$$.ts" "$out"
+        remux framecode ts -f mpegts
         exit 0
         ;;
     hap)
-        mkdir -p "$(dirname "$out")"
-        ffmpeg -nostdin -hide_banner -loglevel error -y \
-            -f lavfi -i "testsrc2=size=${size}:rate=${fps}:duration=${seconds}" -c:v hap -f mov "$out.tmp.$$.mov"
-        mv "$out.tmp.$$.mov" "$out"
+        encode mov -f lavfi -i "testsrc2=size=${size}:rate=${fps}:duration=${seconds}" -c:v hap -f mov
         exit 0
         ;;
     interlaced)
-        mkdir -p "$(dirname "$out")"
         # A 50 fps pattern woven two frames to one: each frame's lines alternate between two moments.
-        ffmpeg -nostdin -hide_banner -loglevel error -y \
-            -f lavfi -i "testsrc2=size=${size}:rate=50:duration=${seconds}" \
+        encode ts -f lavfi -i "testsrc2=size=${size}:rate=50:duration=${seconds}" \
             -vf "tinterlace=mode=interleave_top,fieldorder=tff" \
-            -pix_fmt yuv420p -c:v mpeg2video -flags +ilme+ildct -top 1 -q:v 2 -g 25 -f mpegts "$out.tmp.$$.ts"
-        mv "$out.tmp.$$.ts" "$out"
+            -pix_fmt yuv420p -c:v mpeg2video -flags +ilme+ildct -top 1 -q:v 2 -g 25 -f mpegts
         exit 0
         ;;
     *)
@@ -82,15 +90,9 @@ case "$kind" in
         ;;
 esac
 
-mkdir -p "$(dirname "$out")"
-tmp="$out.tmp.$$.mp4"
-trap 'rm -f "$tmp"' EXIT
-ffmpeg -nostdin -hide_banner -loglevel error -y \
-    -f lavfi -i "$video" \
+encode mp4 -f lavfi -i "$video" \
     -f lavfi -i "sine=frequency=440:sample_rate=48000:duration=${audio_seconds}" \
     -map 0:v -map 1:a \
     -c:v libx264 -preset veryfast -pix_fmt yuv420p -g "$gop" -keyint_min "$gop" -sc_threshold 0 -crf 16 "${bframes[@]}" \
     -c:a aac -b:a 96k \
-    -metadata title="Lockstep ${kind} ${seconds}s" \
-    "$tmp"
-mv "$tmp" "$out"
+    -metadata title="Lockstep ${kind} ${seconds}s"

@@ -53,6 +53,7 @@ struct ClockClientEngine: Sendable {
     private let authenticator: PacketAuthenticator?
     private(set) var counters = ClockCounters()
     private(set) var master: MasterIdentity?
+    private(set) var path: ClockPath?
     private(set) var pollInterval: Int64
     private var roundTrips = RoundTripTracker()
     private var delayFilter = DelayFilter()
@@ -289,7 +290,11 @@ struct ClockClientEngine: Sendable {
         let identity = MasterIdentity(
             identity: packet.serverIdentity, epoch: packet.epoch, isRealtime: packet.flags.contains(.realtimeTimescale),
             isSimulated: packet.flags.contains(.simulatedClock))
+        let path = ClockPath(
+            stratum: Int(packet.stratum), relay: packet.relayIdentity, upstream: packet.upstreamIdentity,
+            rootErrorBound: MediaTime(nanoseconds: Int64(packet.rootErrorBound)))
         if master == nil || master?.epoch == identity.epoch {
+            self.path = path
             pendingEpoch = nil
             if let previous = master, previous.identity != identity.identity { counters.masterChanges += 1 }
             master = identity
@@ -309,6 +314,7 @@ struct ClockClientEngine: Sendable {
         }
         pendingEpoch = nil
         master = identity
+        self.path = path
         counters.timelineResets += 1
         estimator.reset()
         servo.reset()
@@ -355,7 +361,7 @@ struct ClockClientEngine: Sendable {
             errorBound: time(bound), errorBoundGrowthPPM: growth / 1e3, guaranteedErrorBound: time(guaranteed),
             guaranteedErrorBoundGrowthPPM: guaranteedGrowth / 1e3, ratePPM: servo.estimate?.ratePPM ?? 0,
             offset: MediaTime(nanoseconds: offset), roundTrip: roundTrips.statistics, counters: counters,
-            master: master,
+            master: master, path: path,
             timeline: servo.timeline, format: configuration.format,
             pollInterval: MediaTime(nanoseconds: currentPollInterval(at: local)))
     }

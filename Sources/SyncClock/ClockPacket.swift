@@ -21,7 +21,7 @@ enum ClockPacket: Hashable, Sendable {
         let hasMagic =
             bytes.count >= 5
             && UInt32(bigEndian: bytes.loadUnaligned(fromByteOffset: 0, as: UInt32.self)) == LockstepTimePacket.magic
-        // Before the length: a packet of another version has another size (version 1 had 56 bytes).
+        // Before the length: a packet of another version has another size (version 1 had 56 bytes, version 2 72).
         if hasMagic, bytes.load(fromByteOffset: 4, as: UInt8.self) != LockstepTimePacket.version {
             return .rejected(.unsupportedVersion)
         }
@@ -36,13 +36,13 @@ enum ClockPacket: Hashable, Sendable {
 /// Why a datagram was not taken as a time packet. Servers never answer such datagrams; both sides
 /// count them by reason.
 public enum PacketRejection: String, Sendable, Hashable, CaseIterable, Codable, CustomStringConvertible {
-    /// Shorter than the packet it could be (under 16 bytes, or between 16 and 72).
+    /// Shorter than the packet it could be (under 16 bytes, or between 16 and 96).
     case tooShort
-    /// Longer than the largest packet (72 bytes).
+    /// Longer than the largest packet (96 bytes).
     case oversized
-    /// 72 bytes without Lockstep's magic.
+    /// 96 bytes without Lockstep's magic.
     case badMagic
-    /// A Lockstep packet of another version (version 1 clients and servers, before authentication).
+    /// A Lockstep packet of another version (version 1 and 2 clients and servers).
     case unsupportedVersion
     /// A Lockstep packet whose kind is neither request nor reply.
     case unknownKind

@@ -40,6 +40,31 @@ public struct MasterIdentity: Sendable, Hashable, Codable, CustomStringConvertib
     }
 }
 
+/// Where the server a client follows stands from the master, as its Lockstep replies say: the
+/// master itself (stratum 0), or a boundary clock that follows it (`ClockRelay`).
+public struct ClockPath: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// The answering server's distance from the master: 0 for the master.
+    public var stratum: Int
+    /// The answering server's own identity.
+    public var relay: UInt64
+    /// The relay identity of the server it follows; 0 for the master.
+    public var upstream: UInt64
+    /// How far the time it serves may be from the master's, as of its last reply.
+    public var rootErrorBound: MediaTime
+
+    public init(stratum: Int, relay: UInt64, upstream: UInt64, rootErrorBound: MediaTime) {
+        self.stratum = stratum
+        self.relay = relay
+        self.upstream = upstream
+        self.rootErrorBound = rootErrorBound
+    }
+
+    public var description: String {
+        stratum == 0
+            ? "the master" : "relay \(hex(relay)) at stratum \(stratum), within \(rootErrorBound) of the master"
+    }
+}
+
 /// Statistics of recent network round trips: the time a request and its reply spent on the network,
 /// the server's own turnaround excluded where the format reports it (Lockstep's does).
 public struct RoundTripStatistics: Sendable, Hashable, Codable {
@@ -148,8 +173,10 @@ public struct ClockStatus: Sendable, Hashable {
     public var offset: MediaTime
     public var roundTrip: RoundTripStatistics
     public var counters: ClockCounters
-    /// The server's identity and epoch; nil in GStreamer format, which carries neither.
+    /// The master's identity and epoch; nil in GStreamer format, which carries neither.
     public var master: MasterIdentity?
+    /// Where the server followed stands from the master; nil in GStreamer format.
+    public var path: ClockPath?
     /// Starts at 1 with the first estimate and increases each time the mapping had to start over
     /// (master time jumped, master timeline changed): a consumer that must never step its clock
     /// re-bases on a new timeline.

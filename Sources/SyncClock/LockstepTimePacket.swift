@@ -1,4 +1,4 @@
-/// Lockstep's own time packet, version 2: 72 bytes, big-endian. Requests and replies have the same
+/// Lockstep's own time packet, version 3: 96 bytes, big-endian. Requests and replies have the same
 /// size, so a reply is never larger than the request that caused it.
 ///
 /// | offset | size | field |
@@ -14,16 +14,25 @@
 /// | 32 | 8 | server send time (master clock, ns, signed) |
 /// | 40 | 8 | server identity: random, chosen when the server starts |
 /// | 48 | 8 | timeline epoch: identifies the master time scale (see `SyncClockServer`) |
-/// | 56 | 16 | authentication code: HMAC-SHA256 of bytes 0–55 under the shared key, first 16 bytes; zero without a key |
+/// | 56 | 4 | root error bound: how far the served time may be from the master's, ns (saturating; 0 for the master) |
+/// | 60 | 1 | stratum: 0 for the master, 1 for a server following it, and so on |
+/// | 61 | 3 | zero |
+/// | 64 | 8 | relay identity: the answering server's own identity (the master's own for the master) |
+/// | 72 | 8 | upstream identity: the relay identity of the server it follows; 0 for the master |
+/// | 80 | 16 | authentication code: HMAC-SHA256 of bytes 0–79 under the shared key, first 16 bytes; zero without a key |
 ///
-/// Version 1 (56 bytes) had no nonce and no authentication code; a version 2 server counts its
-/// requests as `unsupportedVersion` and stays silent.
+/// A server following another (a boundary clock, `ClockRelay`) answers with the master's identity
+/// and epoch, so its clients stay on the master's timeline; the relay and upstream identities let a
+/// client refuse a source that follows the client itself.
+///
+/// Version 1 (56 bytes) had no nonce and no authentication code, version 2 (72 bytes) no relay
+/// fields; a version 3 server counts their requests as `unsupportedVersion` and stays silent.
 struct LockstepTimePacket: Hashable, Sendable {
-    static let size = 72
+    static let size = 96
     static let magic: UInt32 = 0x4C53_434B
-    static let version: UInt8 = 2
+    static let version: UInt8 = 3
     /// The bytes the authentication code covers: everything before it.
-    static let authenticatedSize = 56
+    static let authenticatedSize = 80
     /// Bytes of the (truncated) authentication code.
     static let authenticationCodeSize = 16
 
@@ -54,6 +63,11 @@ struct LockstepTimePacket: Hashable, Sendable {
     var serverSendTime: Int64 = 0
     var serverIdentity: UInt64 = 0
     var epoch: UInt64 = 0
+    /// How far the served time may be from the master's, ns; `UInt32.max` for 4.29 s or more.
+    var rootErrorBound: UInt32 = 0
+    var stratum: UInt8 = 0
+    var relayIdentity: UInt64 = 0
+    var upstreamIdentity: UInt64 = 0
 
     /// Byte offset of the client send time, written last, just before the request is sent.
     static let clientSendTimeOffset = 16
@@ -73,6 +87,11 @@ struct LockstepTimePacket: Hashable, Sendable {
         buffer.storeBytes(of: serverSendTime.bigEndian, toByteOffset: 32, as: Int64.self)
         buffer.storeBytes(of: serverIdentity.bigEndian, toByteOffset: 40, as: UInt64.self)
         buffer.storeBytes(of: epoch.bigEndian, toByteOffset: 48, as: UInt64.self)
+        buffer.storeBytes(of: rootErrorBound.bigEndian, toByteOffset: 56, as: UInt32.self)
+        buffer.storeBytes(of: stratum, toByteOffset: 60, as: UInt8.self)
+        for offset in 61..<64 { buffer.storeBytes(of: UInt8(0), toByteOffset: offset, as: UInt8.self) }
+        buffer.storeBytes(of: relayIdentity.bigEndian, toByteOffset: 64, as: UInt64.self)
+        buffer.storeBytes(of: upstreamIdentity.bigEndian, toByteOffset: 72, as: UInt64.self)
         UnsafeMutableRawBufferPointer(rebasing: buffer[Self.authenticatedSize..<Self.size]).initializeMemory(
             as: UInt8.self, repeating: 0)
     }
@@ -90,12 +109,21 @@ struct LockstepTimePacket: Hashable, Sendable {
         serverSendTime = Int64(bigEndian: bytes.loadUnaligned(fromByteOffset: 32, as: Int64.self))
         serverIdentity = UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 40, as: UInt64.self))
         epoch = UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 48, as: UInt64.self))
+        rootErrorBound = UInt32(bigEndian: bytes.loadUnaligned(fromByteOffset: 56, as: UInt32.self))
+        stratum = bytes.load(fromByteOffset: 60, as: UInt8.self)
+        relayIdentity = UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 64, as: UInt64.self))
+        upstreamIdentity = UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 72, as: UInt64.self))
     }
 
     init(
         kind: Kind, flags: Flags = [], sequence: UInt32, nonce: UInt32 = 0, clientSendTime: Int64,
-        serverReceiveTime: Int64 = 0, serverSendTime: Int64 = 0, serverIdentity: UInt64 = 0, epoch: UInt64 = 0
+        serverReceiveTime: Int64 = 0, serverSendTime: Int64 = 0, serverIdentity: UInt64 = 0, epoch: UInt64 = 0,
+        rootErrorBound: UInt32 = 0, stratum: UInt8 = 0, relayIdentity: UInt64 = 0, upstreamIdentity: UInt64 = 0
     ) {
+        self.rootErrorBound = rootErrorBound
+        self.stratum = stratum
+        self.relayIdentity = relayIdentity
+        self.upstreamIdentity = upstreamIdentity
         self.kind = kind
         self.flags = flags
         self.sequence = sequence

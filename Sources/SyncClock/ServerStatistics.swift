@@ -12,6 +12,8 @@ public struct ServerStatistics: Sendable, Hashable, Codable, CustomStringConvert
     public var unrepresentableMasterTime = 0
     /// Requests not answered because they came from a time server's port.
     public var fromServerPort = 0
+    /// Valid requests not answered because this server, a relay, did not follow a master then.
+    public var notFollowing = 0
     /// Valid requests not answered because their source address was over the rate limit.
     public var rateLimited = 0
     /// Replies the kernel refused to send.
@@ -34,6 +36,7 @@ public struct ServerStatistics: Sendable, Hashable, Codable, CustomStringConvert
         case .unrepresentableMasterTime: unrepresentableMasterTime += 1
         case .fromServerPort: fromServerPort += 1
         case .rateLimited: rateLimited += 1
+        case .notFollowing: notFollowing += 1
         }
     }
 
@@ -50,6 +53,7 @@ public struct ServerStatistics: Sendable, Hashable, Codable, CustomStringConvert
             parts.append("\(unrepresentableMasterTime) unanswerable (master time below zero for GStreamer's format)")
         }
         if fromServerPort > 0 { parts.append("\(fromServerPort) from a server port (dropped)") }
+        if notFollowing > 0 { parts.append("\(notFollowing) while following no master (not answered)") }
         if rateLimited > 0 { parts.append("\(rateLimited) over the rate limit (dropped)") }
         if sendFailures > 0 { parts.append("\(sendFailures) send failures") }
         if userSpaceReceiveTimes > 0 { parts.append("\(userSpaceReceiveTimes) without kernel receive stamp") }

@@ -62,6 +62,8 @@ public final class SyncClockServer: Sendable {
     /// The timeline epoch this server puts in its replies.
     public let epoch: UInt64
     private let clock: MasterClock
+    /// For a boundary clock: the timeline it serves instead of its own clock's.
+    private let relay: ClockRelay?
     private let logger: Logger
     private let state = Mutex(RunState())
     private let counters = Mutex(ServerStatistics())
@@ -95,13 +97,18 @@ public final class SyncClockServer: Sendable {
     }
 
     /// - Parameters:
-    ///   - clock: the local clock a `.localClock` master serves; the process clock by default.
+    ///   - clock: the local clock a `.localClock` master serves (the process clock by default), and
+    ///     the one a relay's mapping starts from.
+    ///   - relay: makes this server a boundary clock: it serves the timeline the relay holds, on
+    ///     `clock`, with the master's identity and epoch (the time scale, identity and epoch of the
+    ///     configuration are then not used).
     public init(
-        configuration: Configuration = Configuration(), clock: LocalClock = .process,
+        configuration: Configuration = Configuration(), clock: LocalClock = .process, relaying relay: ClockRelay? = nil,
         logger: Logger = Logger(label: "lockstep.syncclock.server")
     ) {
+        self.relay = relay
         self.configuration = configuration
-        self.clock = MasterClock(timescale: configuration.timescale, local: clock)
+        self.clock = MasterClock(timescale: relay == nil ? configuration.timescale : .localClock, local: clock)
         self.identity = configuration.identity ?? UInt64.random(in: 1 ... .max)
         self.epoch = configuration.epoch ?? self.clock.epoch
         self.limiter = Mutex(LimiterState(limiter: configuration.rateLimit.map { ReplyRateLimiter(limit: $0) }))
@@ -163,7 +170,9 @@ public final class SyncClockServer: Sendable {
             "clock server listening",
             metadata: [
                 "clock.addresses": "\(listeners.map(\.address.description).joined(separator: " "))",
-                "clock.timescale": "\(configuration.timescale)", "clock.master": "\(masterIdentity)",
+                "clock.timescale": "\(relay == nil ? configuration.timescale.description : "relayed")",
+                "clock.master": "\(relay == nil ? masterIdentity.description : "the master followed")",
+                "clock.relay": "\(hex(identity))",
                 "clock.rate_limit": "\(configuration.rateLimit?.description ?? "none")",
                 "clock.authenticated": .value(configuration.key != nil),
                 "clock.gstreamer": .value(configuration.answersGStreamer),
@@ -272,17 +281,27 @@ public final class SyncClockServer: Sendable {
         _ datagram: UDPSocket.Datagram, request: UnsafeMutableRawBufferPointer, reply: UnsafeMutableRawBufferPointer,
         socket: UDPSocket, responder: TimeResponder
     ) {
-        let receiveTime = clock.receiveTime(of: datagram)
+        var receiveTime = clock.receiveTime(of: datagram)
+        var served: ServedTimeline?
+        // A relay reads the timeline once per request: the receive and send times are on one mapping.
+        let relayed = relay?.timeline
+        if let relayed {
+            served = relayed.served(atLocal: receiveTime)
+            receiveTime = relayed.mapping.masterNanoseconds(atLocalNanoseconds: receiveTime)
+        }
         var outcome = responder.respond(
             to: UnsafeRawBufferPointer(rebasing: request[..<datagram.count]), length: datagram.length,
             sourcePort: datagram.source?.port ?? 0, receiveTime: receiveTime, kernelStamped: datagram.isKernelTimestamp,
-            into: reply)
+            serving: served, into: reply)
+        if case .reply = outcome, relay != nil, relayed == nil { outcome = .notFollowing }
         var sendFailed = false
         if case .reply = outcome, let source = datagram.source, !allowsReply(to: source, at: datagram) {
             outcome = .rateLimited
         }
         if case .reply(let format, let count) = outcome, let source = datagram.source {
-            if responder.stamp(reply, format: format, receiveTime: receiveTime, sendTime: clock.now()) {
+            let now = clock.now()
+            let sendTime = relayed.map { $0.mapping.masterNanoseconds(atLocalNanoseconds: now) } ?? now
+            if responder.stamp(reply, format: format, receiveTime: receiveTime, sendTime: sendTime) {
                 sendFailed = (try? socket.send(UnsafeRawBufferPointer(rebasing: reply[..<count]), to: source)) != true
             } else {
                 outcome = .unrepresentableMasterTime

@@ -16,11 +16,17 @@ struct TimeResponder: Sendable {
         /// A valid request whose source address is over the server's rate limit (`ReplyRateLimit`):
         /// decided by the server after `respond`, and not answered.
         case rateLimited
+        /// A valid request to a relay that follows no master at the moment: not answered.
+        case notFollowing
     }
 
     let identity: UInt64
     let epoch: UInt64
     let flags: LockstepTimePacket.Flags
+    /// What a master's replies say of the timeline: its own, at stratum 0, exact.
+    var asMaster: ServedTimeline {
+        ServedTimeline(master: identity, epoch: epoch, flags: flags, rootErrorBound: 0, stratum: 0, upstream: 0)
+    }
     /// Source ports never answered: GStreamer's port and the server's own. Clients send from
     /// ephemeral ports.
     let serverPorts: Set<UInt16>
@@ -36,10 +42,12 @@ struct TimeResponder: Sendable {
     /// - Parameters:
     ///   - request: the stored bytes; `length` is the datagram's real length.
     ///   - receiveTime: master time of arrival (ns), the kernel's stamp when `kernelStamped`.
-    ///   - reply: where the reply is written; at least 72 bytes.
+    ///   - reply: where the reply is written; at least 96 bytes.
+    ///   - served: the timeline the reply describes: this server's own as a master (nil), or the one a
+    ///     relay follows.
     func respond(
         to request: UnsafeRawBufferPointer, length: Int, sourcePort: UInt16, receiveTime: Int64, kernelStamped: Bool,
-        into reply: UnsafeMutableRawBufferPointer
+        serving served: ServedTimeline? = nil, into reply: UnsafeMutableRawBufferPointer
     ) -> Outcome {
         switch ClockPacket.decode(request, length: length) {
         case .rejected(let reason):
@@ -48,12 +56,17 @@ struct TimeResponder: Sendable {
             guard packet.kind == .request else { return .rejected(.unexpectedKind) }
             guard !serverPorts.contains(sourcePort) else { return .fromServerPort }
             if let authenticator, !authenticator.isAuthentic(request) { return .rejected(.unauthenticated) }
+            let served = served ?? asMaster
             var answer = packet
             answer.kind = .reply
-            answer.flags = kernelStamped ? flags.union(.kernelReceiveTimestamp) : flags
+            answer.flags = kernelStamped ? served.flags.union(.kernelReceiveTimestamp) : served.flags
             answer.serverReceiveTime = receiveTime
-            answer.serverIdentity = identity
-            answer.epoch = epoch
+            answer.serverIdentity = served.master
+            answer.epoch = served.epoch
+            answer.rootErrorBound = served.rootErrorBound
+            answer.stratum = served.stratum
+            answer.relayIdentity = identity
+            answer.upstreamIdentity = served.upstream
             answer.encode(into: reply)
             return .reply(.lockstep, count: LockstepTimePacket.size)
         case .packet(.gstreamer(let packet)):
@@ -91,4 +104,17 @@ struct TimeResponder: Sendable {
             return true
         }
     }
+}
+
+/// What a reply says of the timeline it serves: whose it is and how far this server is from it.
+struct ServedTimeline: Sendable, Hashable {
+    /// The master's identity (a relay passes on its master's).
+    var master: UInt64
+    var epoch: UInt64
+    var flags: LockstepTimePacket.Flags
+    /// How far the served time may be from the master's, ns, saturating.
+    var rootErrorBound: UInt32
+    var stratum: UInt8
+    /// The relay identity of the server followed; 0 for a master.
+    var upstream: UInt64
 }

@@ -215,9 +215,9 @@ final class ClockClientEngineTests: XCTestCase {
         var random = SplitMix64(seed: 99)
         for _ in 0..<5_000 {
             let time = Int64.random(in: (2 * Self.second)...(20 * Self.second), using: &random)
-            let length = [16, 72, Int.random(in: 0...100, using: &random)].randomElement(using: &random)!
+            let length = [16, 96, Int.random(in: 0...120, using: &random)].randomElement(using: &random)!
             var bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &random) }
-            if length == 72, Bool.random(using: &random) {
+            if length == 96, Bool.random(using: &random) {
                 // Structurally valid replies with random times, sequence and nonce: only those and the
                 // echoed send time could make them count, and they are not guessable.
                 bytes.replaceSubrange(0..<6, with: Array("LSCK".utf8) + [LockstepTimePacket.version, 2])
@@ -240,7 +240,7 @@ final class ClockClientEngineTests: XCTestCase {
         _ engine: inout ClockClientEngine, nonce: UInt32, sent: Int64, serverTime: Int64,
         authenticator: PacketAuthenticator? = nil
     ) -> [UInt8] {
-        var request = [UInt8](repeating: 0, count: 80)
+        var request = [UInt8](repeating: 0, count: LockstepTimePacket.size)
         let size = request.withUnsafeMutableBytes { buffer in
             let size = engine.prepareRequest(into: buffer, nonce: nonce)
             engine.stampRequest(buffer, sentAt: sent)
@@ -249,7 +249,7 @@ final class ClockClientEngineTests: XCTestCase {
         engine.recordRequest(sentAt: sent)
         var responder = TimeResponder(identity: 1, epoch: 2, flags: [], serverPorts: [])
         responder.authenticator = authenticator
-        var reply = [UInt8](repeating: 0, count: 80)
+        var reply = [UInt8](repeating: 0, count: LockstepTimePacket.size)
         let count = request.withUnsafeBytes { requestBytes in
             reply.withUnsafeMutableBytes { replyBytes -> Int in
                 guard

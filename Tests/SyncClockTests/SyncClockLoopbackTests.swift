@@ -55,7 +55,7 @@ final class SyncClockLoopbackTests: XCTestCase {
                 for _ in 0..<250 {
                     // Lengths around and beyond the valid sizes, never exactly a valid packet's.
                     var length = Int.random(in: 0...1_400, using: &random)
-                    if length == 16 || length == 56 || length == 72 { length += 1 }
+                    if length == 16 || length == 56 || length == 72 || length == 96 { length += 1 }
                     let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &random) }
                     if bytes.withUnsafeBytes({ (try? flooder.send($0, to: address)) == true }) { sent += 1 }
                 }
@@ -119,7 +119,7 @@ final class SyncClockLoopbackTests: XCTestCase {
         defer { server.stop() }
         let socket = try UDPSocket.bound(to: .ipv4Loopback(port: 0))
         try socket.connect(to: address)
-        var valid = [UInt8](repeating: 0, count: 72)
+        var valid = [UInt8](repeating: 0, count: LockstepTimePacket.size)
         valid.withUnsafeMutableBytes {
             LockstepTimePacket(kind: .request, sequence: 9, clientSendTime: 1).encode(into: $0)
         }
@@ -133,8 +133,12 @@ final class SyncClockLoopbackTests: XCTestCase {
         _ = try poller.wait(for: [socket.descriptor], timeoutNanoseconds: 5_000_000_000)
         var buffer = [UInt8](repeating: 0, count: 2048)
         let datagram = try buffer.withUnsafeMutableBytes { try socket.receive(into: $0) }
-        XCTAssertEqual(datagram?.length, 72)
-        guard case .packet(.lockstep(let reply)) = buffer.withUnsafeBytes({ ClockPacket.decode($0, length: 72) }) else {
+        XCTAssertEqual(datagram?.length, LockstepTimePacket.size)
+        guard
+            case .packet(.lockstep(let reply)) = buffer.withUnsafeBytes({
+                ClockPacket.decode($0, length: LockstepTimePacket.size)
+            })
+        else {
             return XCTFail("no Lockstep reply")
         }
         XCTAssertEqual(reply.sequence, 9)

@@ -12,7 +12,7 @@ final class TimeResponderTests: XCTestCase {
     private func answer(_ request: [UInt8], sourcePort: UInt16 = 40_000, receiveTime: Int64, sendTime: Int64)
         -> (TimeResponder.Outcome, [UInt8])
     {
-        var reply = [UInt8](repeating: 0, count: 80)
+        var reply = [UInt8](repeating: 0, count: 100)
         var outcome = request.withUnsafeBytes { requestBytes in
             reply.withUnsafeMutableBytes { replyBytes in
                 responder.respond(
@@ -45,14 +45,18 @@ final class TimeResponderTests: XCTestCase {
     func testRespond_toLockstepRequest_echoesAndFillsTimesIdentityAndEpoch() throws {
         let (outcome, reply) = answer(
             request(sequence: 77, nonce: 0x5EED_1234, clientSendTime: -5), receiveTime: 1_000, sendTime: 1_250)
-        XCTAssertEqual(outcome, .reply(.lockstep, count: 72))
-        guard case .packet(.lockstep(let packet)) = reply.withUnsafeBytes({ ClockPacket.decode($0, length: 72) }) else {
+        XCTAssertEqual(outcome, .reply(.lockstep, count: LockstepTimePacket.size))
+        guard
+            case .packet(.lockstep(let packet)) = reply.withUnsafeBytes({
+                ClockPacket.decode($0, length: LockstepTimePacket.size)
+            })
+        else {
             return XCTFail("the reply is not a Lockstep packet")
         }
         XCTAssertEqual(packet.kind, .reply)
         XCTAssertEqual(packet.sequence, 77)
         XCTAssertEqual(packet.nonce, 0x5EED_1234, "the nonce is echoed")
-        XCTAssertEqual(Array(reply[56..<72]), [UInt8](repeating: 0, count: 16), "no key, no code")
+        XCTAssertEqual(Array(reply[80..<96]), [UInt8](repeating: 0, count: 16), "no key, no code")
         XCTAssertEqual(packet.clientSendTime, -5)
         XCTAssertEqual(packet.serverReceiveTime, 1_000)
         XCTAssertEqual(packet.serverSendTime, 1_250)
@@ -75,7 +79,7 @@ final class TimeResponderTests: XCTestCase {
         XCTAssertEqual(answer(request, receiveTime: -2_000, sendTime: -1_000).0, .unrepresentableMasterTime)
         XCTAssertEqual(
             answer(self.request(sequence: 1, clientSendTime: 0), receiveTime: -2_000, sendTime: -1_000).0,
-            .reply(.lockstep, count: 72), "Lockstep's format carries negative times")
+            .reply(.lockstep, count: LockstepTimePacket.size), "Lockstep's format carries negative times")
     }
 
     func testRespond_withAKey_answersOnlySignedRequests_andSignsItsReplies() throws {
@@ -92,10 +96,10 @@ final class TimeResponderTests: XCTestCase {
 
         let signed = request(sequence: 3, nonce: 9, clientSendTime: 7, signedWith: authenticator)
         let (outcome, reply) = answer(signed, receiveTime: 1_000, sendTime: 1_250)
-        XCTAssertEqual(outcome, .reply(.lockstep, count: 72))
+        XCTAssertEqual(outcome, .reply(.lockstep, count: LockstepTimePacket.size))
         XCTAssertTrue(reply.withUnsafeBytes { authenticator.isAuthentic($0) }, "the reply is signed")
         XCTAssertFalse(reply.withUnsafeBytes { otherKey.isAuthentic($0) })
-        XCTAssertNotEqual(Array(reply[56..<72]), Array(signed[56..<72]), "the reply has its own code")
+        XCTAssertNotEqual(Array(reply[80..<96]), Array(signed[80..<96]), "the reply has its own code")
     }
 
     func testRespond_withAKey_stillAnswersGStreamer_unlessTheFormatIsDisabled() throws {

@@ -17,7 +17,8 @@ final class WireFormatTests: XCTestCase {
         let packet = LockstepTimePacket(
             kind: .reply, flags: [.realtimeTimescale, .kernelReceiveTimestamp], sequence: 0xDEAD_BEEF,
             nonce: 0xFACE_B00C, clientSendTime: -3_600_000_000_123, serverReceiveTime: 42, serverSendTime: Int64.max,
-            serverIdentity: 0x0123_4567_89AB_CDEF, epoch: UInt64.max)
+            serverIdentity: 0x0123_4567_89AB_CDEF, epoch: UInt64.max, rootErrorBound: 123_456, stratum: 2,
+            relayIdentity: 0x7777, upstreamIdentity: 0x8888)
         XCTAssertEqual(decode(encoded(packet)), .packet(.lockstep(packet)))
     }
 
@@ -27,10 +28,11 @@ final class WireFormatTests: XCTestCase {
                 kind: .request, flags: [.simulatedClock], sequence: 0x0102_0304, nonce: 0x0506_0708,
                 clientSendTime: 0x1112_1314_1516_1718,
                 serverReceiveTime: 0x2122_2324_2526_2728, serverSendTime: 0x3132_3334_3536_3738,
-                serverIdentity: 0x4142_4344_4546_4748, epoch: 0x5152_5354_5556_5758))
-        XCTAssertEqual(bytes.count, 72)
+                serverIdentity: 0x4142_4344_4546_4748, epoch: 0x5152_5354_5556_5758, rootErrorBound: 0x6162_6364,
+                stratum: 0x65, relayIdentity: 0x7172_7374_7576_7778, upstreamIdentity: 0x8182_8384_8586_8788))
+        XCTAssertEqual(bytes.count, 96)
         XCTAssertEqual(Array(bytes[0..<4]), Array("LSCK".utf8))
-        XCTAssertEqual(bytes[4], 2, "version")
+        XCTAssertEqual(bytes[4], 3, "version")
         XCTAssertEqual(bytes[5], 1, "kind: request")
         XCTAssertEqual(Array(bytes[6..<8]), [0, 4], "flags: simulated clock")
         XCTAssertEqual(Array(bytes[8..<12]), [1, 2, 3, 4], "sequence")
@@ -41,7 +43,12 @@ final class WireFormatTests: XCTestCase {
         XCTAssertEqual(bytes[40], 0x41, "server identity")
         XCTAssertEqual(bytes[48], 0x51, "epoch")
         XCTAssertEqual(bytes[55], 0x58)
-        XCTAssertEqual(Array(bytes[56..<72]), [UInt8](repeating: 0, count: 16), "authentication code: none yet")
+        XCTAssertEqual(Array(bytes[56..<60]), [0x61, 0x62, 0x63, 0x64], "root error bound")
+        XCTAssertEqual(Array(bytes[60..<64]), [0x65, 0, 0, 0], "stratum, then zero")
+        XCTAssertEqual(bytes[64], 0x71, "relay identity")
+        XCTAssertEqual(bytes[72], 0x81, "upstream identity")
+        XCTAssertEqual(bytes[79], 0x88)
+        XCTAssertEqual(Array(bytes[80..<96]), [UInt8](repeating: 0, count: 16), "authentication code: none yet")
     }
 
     func testNetTimePacket_roundTripsAsTwoBigEndianWords() {
@@ -63,7 +70,7 @@ final class WireFormatTests: XCTestCase {
 
     func testDecode_whenBetweenTheTwoSizes_rejectsAsTooShort() {
         let request = encoded(LockstepTimePacket(kind: .request, sequence: 1, clientSendTime: 1))
-        for length in [17, 32, 55, 56, 71] {
+        for length in [17, 32, 55, 56, 71, 72, 95] {
             XCTAssertEqual(decode(Array(request.prefix(length))), .rejected(.tooShort), "\(length) bytes")
         }
     }
@@ -82,7 +89,7 @@ final class WireFormatTests: XCTestCase {
 
     func testDecode_whenVersionIsUnknown_rejectsAsUnsupportedVersion() {
         var request = encoded(LockstepTimePacket(kind: .request, sequence: 1, clientSendTime: 1))
-        for version: UInt8 in [0, 1, 3, 255] {
+        for version: UInt8 in [0, 1, 2, 255] {
             request[4] = version
             XCTAssertEqual(decode(request), .rejected(.unsupportedVersion), "version \(version)")
         }

@@ -149,7 +149,7 @@ struct ClockSimulation {
     }
 
     private mutating func sendRequest(at local: Int64) {
-        var request = [UInt8](repeating: 0, count: 80)
+        var request = [UInt8](repeating: 0, count: LockstepTimePacket.size)
         let nonce = UInt32.random(in: 0 ... .max, using: &random)
         let size = request.withUnsafeMutableBytes { buffer in
             let size = engine.prepareRequest(into: buffer, nonce: nonce)
@@ -163,7 +163,7 @@ struct ClockSimulation {
         var responder = TimeResponder(
             identity: serverIdentity, epoch: serverEpoch, flags: [], serverPorts: [5637])
         responder.authenticator = authenticator
-        var reply = [UInt8](repeating: 0, count: 80)
+        var reply = [UInt8](repeating: 0, count: LockstepTimePacket.size)
         let receiveTime = master.reading(at: arrival)
         let outcome = request.withUnsafeBytes { requestBytes in
             reply.withUnsafeMutableBytes { replyBytes in

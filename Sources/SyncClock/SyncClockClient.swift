@@ -119,13 +119,11 @@ public final class SyncClockClient: Sendable {
     private let shared: Mutex<Shared>
     private let stopSignal = StopSignal()
 
+    private let broadcast: StatusBroadcast
+
     private struct Shared {
-        var status: ClockStatus
         var started = false
         var stopping = false
-        var finished = false
-        var subscribers: [Int: AsyncStream<ClockStatus>.Continuation] = [:]
-        var nextSubscriber = 0
         var poller: Poller?
         var failure: SyncClockError?
     }
@@ -149,54 +147,24 @@ public final class SyncClockClient: Sendable {
         let engine = ClockClientEngine(
             configuration: (try? configuration.engineConfiguration()) ?? ClockClientEngine.Configuration(),
             firstSequence: 0)
-        shared = Mutex(Shared(status: engine.status(at: clock.nowNanoseconds())))
+        broadcast = StatusBroadcast(engine.status(at: clock.nowNanoseconds()))
+        shared = Mutex(Shared())
     }
 
     /// The latest status.
-    public var status: ClockStatus { shared.withLock { $0.status } }
+    public var status: ClockStatus { broadcast.status }
 
     /// Every new status from now on, newest kept when the consumer falls behind. The stream ends when
     /// the client stops.
     public func statusUpdates(bufferingNewest limit: Int = 64) -> AsyncStream<ClockStatus> {
-        let (stream, continuation) = AsyncStream.makeStream(
-            of: ClockStatus.self, bufferingPolicy: .bufferingNewest(limit))
-        let finished = shared.withLock { shared -> Bool in
-            guard !shared.finished else { return true }
-            let id = shared.nextSubscriber
-            shared.nextSubscriber += 1
-            shared.subscribers[id] = continuation
-            continuation.onTermination = { [weak self] _ in
-                self?.shared.withLock { _ = $0.subscribers.removeValue(forKey: id) }
-            }
-            return false
-        }
-        if finished { continuation.finish() }
-        return stream
+        broadcast.updates(bufferingNewest: limit)
     }
 
     /// Waits until the client is locked, and returns that status.
     ///
     /// - Throws: `SyncClockError.notLocked` after `timeout` (measured on the task clock).
     public func waitUntilLocked(timeout: MediaTime) async throws(SyncClockError) -> ClockStatus {
-        let updates = statusUpdates()
-        let current = status
-        if current.state == .locked { return current }
-        let limit = max(0, timeout.nanoseconds ?? 0)
-        let locked = await withTaskGroup(of: ClockStatus?.self) { group in
-            group.addTask {
-                for await status in updates where status.state == .locked { return status }
-                return nil
-            }
-            group.addTask {
-                try? await Task.sleep(for: .nanoseconds(limit))
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
-        }
-        guard let locked else { throw .notLocked(timeout: timeout, state: status.state) }
-        return locked
+        try await broadcast.waitUntilLocked(timeout: timeout)
     }
 
     /// Follows the server until the calling task is cancelled.
@@ -288,13 +256,11 @@ public final class SyncClockClient: Sendable {
     /// Marks the client finished, ends the status streams, and returns the thread's failure if any.
     @discardableResult
     private func finish(failure: SyncClockError?) -> SyncClockError? {
-        let (subscribers, stored) = shared.withLock { shared in
-            shared.finished = true
+        let stored = shared.withLock { shared in
             if let failure, shared.failure == nil { shared.failure = failure }
-            defer { shared.subscribers = [:] }
-            return (Array(shared.subscribers.values), shared.failure)
+            return shared.failure
         }
-        for subscriber in subscribers { subscriber.finish() }
+        broadcast.finish()
         return stored
     }
 
@@ -359,7 +325,7 @@ public final class SyncClockClient: Sendable {
     /// Updates the snapshot `status` returns without telling subscribers: counters changed, the
     /// estimate did not.
     private func refresh(_ status: ClockStatus) {
-        shared.withLock { $0.status = status }
+        broadcast.refresh(status)
     }
 
     private func publish(_ status: ClockStatus, previous: inout (ClockState, timeline: Int)) {
@@ -386,11 +352,8 @@ public final class SyncClockClient: Sendable {
                 ])
             previous.0 = status.state
         }
-        let subscribers = shared.withLock { shared in
-            shared.status = status
-            return Array(shared.subscribers.values)
-        }
+        broadcast.refresh(status)
         onStatus?(status)
-        for subscriber in subscribers { subscriber.yield(status) }
+        broadcast.publish(status)
     }
 }

@@ -10,11 +10,22 @@ import WallProtocol
 struct NodeSettings: Sendable {
     var id: String
     var wallName: String
-    /// The master clock to follow.
-    var clock: Endpoint
-    /// Whether this node also serves the master clock, on the clock address (which must be this
+    /// The master clock: the first clock source.
+    var clock: Endpoint { clockSources[0] }
+    /// Where the wall's time is served, most preferred first: the master, then relaying nodes.
+    var clockSources: [Endpoint]
+    /// Whether this node also serves the master clock, on the master's address (which must be this
     /// machine's).
     var serveClock: Bool
+    /// Where this node relays the time it follows (the config's `serve-clock`), if it does.
+    var relay: Endpoint?
+    /// The sources this node follows: those before its relay address in the list (all of them when
+    /// it relays nothing or relays outside the list), never its own.
+    var followedSources: [Endpoint] {
+        guard let relay else { return clockSources }
+        let ahead = clockSources.firstIndex(of: relay).map { Array(clockSources[..<$0]) } ?? clockSources
+        return ahead.filter { $0 != relay }
+    }
     /// Run on this machine's clock instead of following the master (a benchmark baseline).
     var useLocalClock: Bool
     /// The key Lockstep clock packets are signed with, as a client and with `serveClock`; from the
@@ -80,10 +91,31 @@ struct NodeSettings: Sendable {
         }
         self.id = id
         wallName = config.name
-        clock = try Self.endpoint(overrides.clock ?? config.clock, option: "clock")
+        let sources = overrides.clock.map { $0.split(separator: ",").map(String.init) } ?? config.clockSources
+        var clockSources: [Endpoint] = []
+        for source in sources { clockSources.append(try Self.endpoint(source, option: "clock")) }
+        guard !clockSources.isEmpty else { throw .invalidOption(option: "clock", reason: "no clock source given") }
+        self.clockSources = clockSources
         control = try Self.endpoint(overrides.control ?? node.control, option: "control")
         serveClock = overrides.serveClock
-        if serveClock { try Self.checkServable(clock) }
+        relay = try node.serveClock.map { address throws(NodeError) in try Self.endpoint(address, option: "serve-clock")
+        }
+        if serveClock {
+            try Self.checkServable(clockSources[0], option: "serve-clock", what: "the config's clock address")
+        }
+        if let relay { try Self.checkServable(relay, option: "serve-clock", what: "the node's serve-clock address") }
+        if serveClock, relay != nil {
+            throw .invalidOption(
+                option: "serve-clock",
+                reason:
+                    "node \(id) has a serve-clock address in the config: a node serves as the master or relays it, not both"
+            )
+        }
+        if let relay, clockSources.first == relay {
+            throw .invalidOption(
+                option: "serve-clock",
+                reason: "\(relay) is the first clock source: a relay needs a source listed before it")
+        }
         useLocalClock = overrides.useLocalClock
         media = overrides.media ?? config.media.path(forNode: id)
         let tile =
@@ -208,22 +240,22 @@ struct NodeSettings: Sendable {
             fullscreen: screen.fullscreen, title: title, defaultSize: (output.width, output.height))
     }
 
-    /// Checks that the clock address is one this machine can serve on: `--serve-clock` binds it,
-    /// not every interface.
-    private static func checkServable(_ clock: Endpoint) throws(NodeError) {
+    /// Checks that a clock address is one this machine can serve on: a server binds it, not every
+    /// interface.
+    private static func checkServable(_ clock: Endpoint, option: String, what: String) throws(NodeError) {
         let addresses: [SocketAddress]
         do {
             addresses = try clock.resolve(passive: true)
         } catch {
-            throw .invalidOption(option: "serve-clock", reason: "the config's clock address \(clock): \(error)")
+            throw .invalidOption(option: option, reason: "\(what) \(clock): \(error)")
         }
         if addresses.contains(where: { (try? UDPSocket.bound(to: $0.withPort(0))) != nil }) { return }
         let resolved = addresses.map { $0.withPort(clock.port).description }.joined(separator: ", ")
         let named = resolved == clock.description ? "" : " (\(resolved))"
         throw .invalidOption(
-            option: "serve-clock",
-            reason: "the config's clock address \(clock)\(named) is not an address of this machine: run "
-                + "--serve-clock on the machine it names, or change the config's clock")
+            option: option,
+            reason: "\(what) \(clock)\(named) is not an address of this machine: serve it on the machine it "
+                + "names, or change the config")
     }
 
     private static func endpoint(_ text: String, option: String) throws(NodeError) -> Endpoint {

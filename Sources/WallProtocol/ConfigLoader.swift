@@ -104,7 +104,7 @@ struct ConfigReader {
     ]
     static let nodeKeys = [
         "id", "control", "tile", "output", "gravity", "video-sink", "audio", "audio-sink", "display-latency",
-        "screen",
+        "screen", "serve-clock",
     ]
     static let screenKeys = ["display", "monitor", "window", "fullscreen", "title", "connector", "plane"]
 
@@ -120,9 +120,10 @@ struct ConfigReader {
         for (index, node) in nodeList.enumerated() {
             nodes.append(try self.node(node, path: "nodes[\(index)]"))
         }
-        return WallConfig(
+        let clockSources = try clockSources(try required(map, "clock", in: root))
+        var wall = WallConfig(
             name: try value(map, "name", or: "wall") { node throws(ConfigError) in try string(node, key: "name") },
-            clock: try endpoint(try required(map, "clock", in: root), key: "clock"),
+            clock: clockSources[0],
             clockLockTimeout: try value(map, "clock-lock-timeout", or: defaults.clockLockTimeout) {
                 node throws(ConfigError) in try duration(node, key: "clock-lock-timeout")
             },
@@ -180,6 +181,21 @@ struct ConfigReader {
                 try media(node, key: "still", baseDirectory: baseDirectory)
             },
             nodes: nodes)
+        wall.clockSources = clockSources
+        var relays: [String: String] = [:]
+        for (index, node) in nodes.enumerated() {
+            guard let relay = node.serveClock else { continue }
+            let key = "nodes[\(index)].serve-clock"
+            let entry = nodeList[index]
+            if relay == clockSources[0] {
+                throw invalid(entry, key, "\(relay) is the master's address (the first clock source)")
+            }
+            if let other = relays[relay] {
+                throw invalid(entry, key, "\(relay) is already where node \(other) serves the clock")
+            }
+            relays[relay] = node.id
+        }
+        return wall
     }
 
     private func playlist(_ node: Node, baseDirectory: String?) throws(ConfigError) -> [PlaylistItemConfig] {
@@ -259,7 +275,25 @@ struct ConfigReader {
             },
             screen: try value(map, "screen", or: ScreenConfig()) { node throws(ConfigError) in
                 try screen(node, key: "\(path).screen")
+            },
+            serveClock: try value(map, "serve-clock", or: nil) { node throws(ConfigError) in
+                try endpoint(node, key: "\(path).serve-clock")
             })
+    }
+
+    /// `clock`: one `HOST:PORT`, or a list of them in order of preference, without repeats.
+    private func clockSources(_ node: Node) throws(ConfigError) -> [String] {
+        guard case .sequence(let list) = node else { return [try endpoint(node, key: "clock")] }
+        guard !list.isEmpty else { throw invalid(node, "clock", "the list of clock sources is empty") }
+        var sources: [String] = []
+        for (index, item) in list.enumerated() {
+            let source = try endpoint(item, key: "clock[\(index)]")
+            guard !sources.contains(source) else {
+                throw invalid(item, "clock[\(index)]", "\(source) is listed twice")
+            }
+            sources.append(source)
+        }
+        return sources
     }
 
     private func screen(_ node: Node, key: String) throws(ConfigError) -> ScreenConfig {

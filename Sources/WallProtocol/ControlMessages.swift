@@ -191,9 +191,15 @@ public struct ClockReport: Sendable, Hashable, Codable {
     public var serving: Bool
     /// The master's timeline (epoch) the node follows, when the master names it.
     public var epoch: UInt64?
+    /// The followed source's distance from the master: 0 when it is the master.
+    public var stratum: Int?
+    /// Where the node relays the time it follows, if it does (the config's `serve-clock`).
+    public var relaying: String?
+    /// Every clock source in order of preference, and how it stands.
+    public var sources: [ClockSourceReport]?
 
     enum CodingKeys: String, CodingKey {
-        case state, server, ratePPM, serving, epoch
+        case state, server, ratePPM, serving, epoch, stratum, relaying, sources
         case offset = "offsetNs", errorBound = "errorBoundNs", guaranteedErrorBound = "guaranteedErrorBoundNs"
         case roundTrip = "roundTripNs"
     }
@@ -201,8 +207,12 @@ public struct ClockReport: Sendable, Hashable, Codable {
     public init(
         state: String, server: String, offset: MediaTime? = nil, errorBound: MediaTime? = nil,
         guaranteedErrorBound: MediaTime? = nil, roundTrip: MediaTime? = nil, ratePPM: Double? = nil,
-        serving: Bool = false, epoch: UInt64? = nil
+        serving: Bool = false, epoch: UInt64? = nil, stratum: Int? = nil, relaying: String? = nil,
+        sources: [ClockSourceReport]? = nil
     ) {
+        self.stratum = stratum
+        self.relaying = relaying
+        self.sources = sources
         self.guaranteedErrorBound = guaranteedErrorBound
         self.epoch = epoch
         self.state = state
@@ -215,6 +225,28 @@ public struct ClockReport: Sendable, Hashable, Codable {
     }
 
     public var isLocked: Bool { state == "locked" }
+}
+
+/// One clock source as a node sees it.
+public struct ClockSourceReport: Sendable, Hashable, Codable {
+    public var source: String
+    /// The node's client of it: unsynced, locking, locked or holdover.
+    public var state: String
+    /// followed, standby, or why it is not followed.
+    public var standing: String
+    @OptionalNanosecondsCoded public var errorBound: MediaTime?
+
+    enum CodingKeys: String, CodingKey {
+        case source, state, standing
+        case errorBound = "errorBoundNs"
+    }
+
+    public init(source: String, state: String, standing: String, errorBound: MediaTime? = nil) {
+        self.source = source
+        self.state = state
+        self.standing = standing
+        self.errorBound = errorBound
+    }
 }
 
 /// What a node's player is doing.

@@ -10,8 +10,12 @@ public struct WallConfig: Sendable, Hashable {
     /// from text: `wallctl check` compares it with every node's, so a node running an older copy of
     /// the config is named before the show.
     public var digest: String?
-    /// The master clock every node follows (`HOST:PORT`).
-    public var clock: String
+    /// The master clock every node follows (`HOST:PORT`): the first of `clockSources`.
+    public var clock: String { clockSources[0] }
+    /// Where nodes take the master's time, most preferred first (`HOST:PORT` each): the master, then
+    /// nodes serving the time they follow (`serve-clock`). A node follows the first that serves the
+    /// wall's timeline and moves to the next, slewing, when it falls silent. Never empty.
+    public var clockSources: [String]
     /// How long a node waits for its clock to lock before it reports that it cannot start.
     public var clockLockTimeout: MediaTime
     /// What plays.
@@ -62,7 +66,7 @@ public struct WallConfig: Sendable, Hashable {
         self.autoplay = autoplay
         self.stateDirectory = stateDirectory
         self.name = name
-        self.clock = clock
+        self.clockSources = [clock]
         self.clockLockTimeout = clockLockTimeout
         self.media = media
         self.canvas = canvas
@@ -195,12 +199,17 @@ public struct NodeConfig: Sendable, Hashable {
     public var displayLatency: MediaTime
     /// Where the picture goes on this machine's display: window, monitor, fullscreen, DRM plane.
     public var screen: ScreenConfig
+    /// Where this node serves the master's time it follows (`HOST:PORT`, an address of its machine):
+    /// a boundary clock other nodes fall back on when the master falls silent. Listed in the wall's
+    /// `clock`, it follows only the sources listed before it. Nil: it serves nothing.
+    public var serveClock: String?
 
     public init(
         id: String, control: String, tile: PixelRect, output: CanvasSize? = nil, gravity: TileGravity = .resize,
         videoSink: String = "autovideosink", audio: Bool = false, audioSink: String = "autoaudiosink",
-        displayLatency: MediaTime = .zero, screen: ScreenConfig = ScreenConfig()
+        displayLatency: MediaTime = .zero, screen: ScreenConfig = ScreenConfig(), serveClock: String? = nil
     ) {
+        self.serveClock = serveClock
         self.id = id
         self.control = control
         self.tile = tile

@@ -1,6 +1,7 @@
 import ArgumentParser
 import LockstepCLI
 import LockstepNet
+import LockstepTime
 import Logging
 import SyncClock
 
@@ -17,6 +18,12 @@ struct ClockServeCommand: AsyncParsableCommand {
             and replies are signed; GStreamer's 16-byte format, which has no room for one, is still \
             answered (unauthenticated) unless --no-gstreamer is given. Runs until SIGINT or SIGTERM, \
             then prints what it answered and dropped.
+
+            With --join, a master that restarts does not start a timeline of its own while the wall \
+            still follows one: it first asks the nodes that relay the wall's time (their serve-clock \
+            addresses) and, if one answers within --join-timeout, serves that timeline onwards, \
+            following it, so a playing wall never jumps. If none answers (the whole wall starting), it \
+            serves its own clock.
             """
     )
 
@@ -59,6 +66,20 @@ struct ClockServeCommand: AsyncParsableCommand {
         help: "Do not answer GStreamer's 16-byte format (unauthenticated even with --key-file).")
     var noGStreamer = false
 
+    @Option(
+        name: .customLong("join"),
+        help: ArgumentHelp(
+            "Relays of the wall's time to rejoin before serving, HOST:PORT, in order of preference; repeat or separate with commas.",
+            valueName: "host:port"),
+        transform: { text in try text.split(separator: ",").map { try Endpoint(parsing: String($0)) } })
+    var join: [[Endpoint]] = []
+
+    @Option(
+        name: .customLong("join-timeout"),
+        help: ArgumentHelp(
+            "Seconds to wait for a relay to lock before serving this clock (default 5).", valueName: "seconds"))
+    var joinTimeout: Double = 5
+
     @OptionGroup(title: "Logging")
     var logging: LoggingOptions
 
@@ -72,6 +93,12 @@ struct ClockServeCommand: AsyncParsableCommand {
         guard rateBurst.isFinite, rateBurst >= 1 else {
             throw ValidationError("--rate-burst must be at least 1 reply; got \(rateBurst)")
         }
+        guard joinTimeout.isFinite, (0.1...600).contains(joinTimeout) else {
+            throw ValidationError("--join-timeout must be from 0.1 to 600 seconds; got \(joinTimeout)")
+        }
+        if realtime, !join.isEmpty {
+            throw ValidationError("--join and --realtime: a realtime master serves CLOCK_REALTIME, it joins no one")
+        }
     }
 
     func run() async throws {
@@ -83,9 +110,14 @@ struct ClockServeCommand: AsyncParsableCommand {
             rateLimit: rateLimit > 0 ? ReplyRateLimit(repliesPerSecond: rateLimit, burst: rateBurst) : nil, key: key,
             answersGStreamer: !noGStreamer)
         if !listen.isEmpty { configuration.listen = listen }
-        let server = SyncClockServer(configuration: configuration, clock: clock)
+        let logger = Logger(label: "lockstep.clock")
+        let joined = await rejoin(configuration: configuration, clock: clock, logger: logger)
+        let server = joined?.server ?? SyncClockServer(configuration: configuration, clock: clock)
         let addresses = try server.start()
-        let served = configuration.timescale == .realtime ? "CLOCK_REALTIME" : "the \(clock) clock"
+        defer { joined?.running.cancel() }
+        let served =
+            joined.map { "the wall's timeline, following \($0.sources.selectedSource?.description ?? "its relays")," }
+            ?? (configuration.timescale == .realtime ? "CLOCK_REALTIME" : "the \(clock) clock")
         // The first line ends with the port, which scripts and tests read.
         Output.line(
             "wallctl: serving \(served) on \(addresses.map(\.description).joined(separator: ", ")) "
@@ -104,5 +136,31 @@ struct ClockServeCommand: AsyncParsableCommand {
         watchdog.cancel()
         server.stop()
         Output.line("wallctl: stopped; \(server.statistics)")
+    }
+
+    /// With `--join`: follows the relays until one locks, and returns a server relaying that
+    /// timeline, the sources feeding it, and the task running them; nil when none locked in time.
+    private func rejoin(configuration: SyncClockServer.Configuration, clock: LocalClock, logger: Logger) async
+        -> (server: SyncClockServer, sources: ClockSources, running: Task<Void, any Error>)?
+    {
+        let relays = join.flatMap { $0 }
+        guard !relays.isEmpty else { return nil }
+        let relay = ClockRelay()
+        let server = SyncClockServer(configuration: configuration, clock: clock, relaying: relay, logger: logger)
+        let sources = ClockSources(
+            sources: relays, configuration: SyncClockClient.Configuration(key: configuration.key), clock: clock,
+            ownRelay: server.identity, feeding: relay, logger: logger)
+        let running = Task { try await sources.run() }
+        let timeout = MediaTime(nanoseconds: Int64(joinTimeout * 1e9))
+        guard let locked = try? await sources.waitUntilLocked(timeout: timeout) else {
+            running.cancel()
+            _ = try? await running.value
+            Output.line("wallctl: no relay of a wall's timeline answered within \(joinTimeout) s; serving this clock")
+            return nil
+        }
+        Output.line(
+            "wallctl: \(sources.selectedSource?.description ?? "a relay") serves the wall's timeline "
+                + "(\(locked.master?.description ?? "GStreamer server")); rejoining it")
+        return (server, sources, running)
     }
 }

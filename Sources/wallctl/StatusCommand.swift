@@ -39,9 +39,15 @@ struct StatusCommand: AsyncParsableCommand {
             + (report.problem.map { ": \($0)" } ?? "")
     }
 
+    /// The source a node follows, with its distance from the master when it is a relay.
+    private func source(_ clock: ClockReport) -> String {
+        let stratum = clock.stratum.flatMap { $0 > 0 ? " (relay, stratum \($0))" : nil } ?? ""
+        return clock.server + stratum + (clock.relaying.map { ", relays on \($0)" } ?? "")
+    }
+
     private func table(_ results: [(String, Result<NodeStatus, ControlError>)]) -> String {
         let header = [
-            "node", "clock", "error bound", "offset", "player", "position", "frames", "late", "dropped",
+            "node", "clock", "source", "error bound", "offset", "player", "position", "frames", "late", "dropped",
             "render thread", "timeline",
         ]
         var rows = [header]
@@ -51,7 +57,7 @@ struct StatusCommand: AsyncParsableCommand {
                 let clock = status.clock
                 let player = status.player
                 rows.append([
-                    id, clock.state, clock.errorBound?.milliseconds ?? "-",
+                    id, clock.state, source(clock), clock.errorBound?.milliseconds ?? "-",
                     clock.offset.map { String(format: "%.6f s", $0.seconds) } ?? "-",
                     player.error == nil ? player.timeControlStatus : "failed",
                     String(format: "%.3f s", player.position.seconds),

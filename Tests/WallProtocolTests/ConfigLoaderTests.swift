@@ -152,6 +152,38 @@ final class ConfigLoaderTests: XCTestCase {
             "wall.yaml:6: still.per-node: must contain {id}, which becomes each node's id")
     }
 
+    func testParse_clockSources_aListInOrderOfPreference_withNodesServingTheClock() throws {
+        let text = valid.replacingOccurrences(
+            of: "clock: 127.0.0.1:5637", with: "clock: [127.0.0.1:5637, 127.0.0.1:5638, 127.0.0.1:5639]"
+        ).replacingOccurrences(
+            of: "    display-latency: 16.5ms\n", with: "    display-latency: 16.5ms\n    serve-clock: 127.0.0.1:5638\n")
+        let config = try WallConfig.parse(text, file: "wall.yaml")
+        XCTAssertEqual(config.clockSources, ["127.0.0.1:5637", "127.0.0.1:5638", "127.0.0.1:5639"])
+        XCTAssertEqual(config.clock, "127.0.0.1:5637", "the master comes first")
+        XCTAssertEqual(config.nodes[0].serveClock, "127.0.0.1:5638")
+        XCTAssertNil(config.nodes[1].serveClock)
+        XCTAssertEqual(try WallConfig.parse(valid, file: "wall.yaml").clockSources, ["127.0.0.1:5637"])
+    }
+
+    func testParse_whenClockSourcesAreWrong_namesWhat() {
+        assertError(
+            valid.replacingOccurrences(of: "clock: 127.0.0.1:5637", with: "clock: []"),
+            "wall.yaml:2: clock: the list of clock sources is empty")
+        assertError(
+            valid.replacingOccurrences(of: "clock: 127.0.0.1:5637", with: "clock: [127.0.0.1:5637, 127.0.0.1:5637]"),
+            "wall.yaml:2: clock[1]: 127.0.0.1:5637 is listed twice")
+        assertError(
+            valid.replacingOccurrences(
+                of: "    display-latency: 16.5ms\n",
+                with: "    display-latency: 16.5ms\n    serve-clock: 127.0.0.1:5637\n"),
+            prefix: "wall.yaml:7: nodes[0].serve-clock: 127.0.0.1:5637 is the master's address")
+        let twice = valid.replacingOccurrences(
+            of: "    display-latency: 16.5ms\n", with: "    display-latency: 16.5ms\n    serve-clock: 127.0.0.1:5640\n"
+        ).replacingOccurrences(of: "    audio: true", with: "    audio: true\n    serve-clock: 127.0.0.1:5640")
+        assertError(
+            twice, prefix: "wall.yaml:12: nodes[1].serve-clock: 127.0.0.1:5640 is already where node left serves")
+    }
+
     func testLoad_whenFileMissing_says() {
         XCTAssertThrowsError(try WallConfig.load(path: "/nonexistent/wall.yaml")) {
             XCTAssertEqual("\($0)", "/nonexistent/wall.yaml: cannot read the config: no such file")

@@ -1,0 +1,252 @@
+public import LockstepNet
+public import LockstepTime
+public import Logging
+import Synchronization
+
+/// Follows the master's timeline through several clock sources in order of preference: the master,
+/// then boundary clocks (nodes relaying it). One `SyncClockClient` per source; `ClockSourceSelector`
+/// picks the one to follow and keeps one continuous mapping across changes, so a master that goes
+/// silent is replaced by the next source without a step.
+///
+/// With a `ClockRelay`, every status is also served onwards (this process is then a boundary clock);
+/// `ownRelay`, the identity of that server, keeps this process from following a source that follows
+/// it.
+public final class ClockSources: Sendable {
+    /// The sources, most preferred first.
+    public let sources: [Endpoint]
+    private let clients: [SyncClockClient]
+    private let clock: LocalClock
+    private let logger: Logger
+    private let relay: ClockRelay?
+    private let onStatus: (@Sendable (ClockStatus) -> Void)?
+    private let broadcast: StatusBroadcast
+    private let selection: Mutex<Selection>
+
+    private struct Selection {
+        var selector: ClockSourceSelector
+        var state: ClockState = .unsynced
+        var selected: Int?
+        var epoch: UInt64?
+        /// Epochs of other timelines already reported, so the log says it once.
+        var reportedOtherEpochs: Set<UInt64> = []
+    }
+
+    /// What one source is doing, for status reports.
+    public struct SourceReport: Sendable, Hashable {
+        public var source: Endpoint
+        public var status: ClockStatus
+        /// "followed", "standby", or why it is not followed.
+        public var standing: String
+    }
+
+    /// - Parameters:
+    ///   - sources: most preferred first; at least one.
+    ///   - ownRelay: the relay identity of this process's server, when it serves.
+    ///   - relay: where each status is served onwards, when this process is a boundary clock.
+    public init(
+        sources: [Endpoint], configuration: SyncClockClient.Configuration = .init(), clock: LocalClock = .process,
+        ownRelay: UInt64? = nil, feeding relay: ClockRelay? = nil,
+        logger: Logger = Logger(label: "lockstep.syncclock.sources"),
+        onStatus: (@Sendable (ClockStatus) -> Void)? = nil
+    ) {
+        precondition(!sources.isEmpty, "a clock needs at least one source")
+        self.sources = sources
+        self.clock = clock
+        self.logger = logger
+        self.relay = relay
+        self.onStatus = onStatus
+        let selector = ClockSourceSelector(sources: sources.count, ownRelay: ownRelay)
+        selection = Mutex(Selection(selector: selector))
+        var clients: [SyncClockClient] = []
+        let box = WeakSources()
+        for (index, source) in sources.enumerated() {
+            clients.append(
+                SyncClockClient(server: source, configuration: configuration, clock: clock, logger: logger) { status in
+                    box.sources?.take(status, from: index)
+                })
+        }
+        self.clients = clients
+        broadcast = StatusBroadcast(clients[0].status)
+        box.sources = self
+    }
+
+    private final class FailureCount: Sendable {
+        let count = Mutex(0)
+    }
+
+    /// Lets each client's callback reach the sources without a reference cycle.
+    private final class WeakSources: @unchecked Sendable {
+        weak var sources: ClockSources?
+    }
+
+    /// The combined status: the followed source's estimate on the one continuous mapping.
+    public var status: ClockStatus { broadcast.status }
+
+    /// The source followed now; nil in holdover or before lock.
+    public var selectedSource: Endpoint? { selection.withLock { $0.selected.map { sources[$0] } } }
+
+    /// Every source, its client's status, and how it stands.
+    public func reports() -> [SourceReport] {
+        let now = clock.nowNanoseconds()
+        let standings = selection.withLock { selection in
+            sources.indices.map { selection.selector.standing(of: $0, at: now) }
+        }
+        return sources.indices.map { index in
+            SourceReport(
+                source: sources[index], status: clients[index].status, standing: Self.describe(standings[index]))
+        }
+    }
+
+    /// Every new combined status; the stream ends when `run` returns.
+    public func statusUpdates(bufferingNewest limit: Int = 64) -> AsyncStream<ClockStatus> {
+        broadcast.updates(bufferingNewest: limit)
+    }
+
+    /// Waits until a source is followed, and returns that status.
+    public func waitUntilLocked(timeout: MediaTime) async throws(SyncClockError) -> ClockStatus {
+        try await broadcast.waitUntilLocked(timeout: timeout)
+    }
+
+    /// Follows every source until the calling task is cancelled.
+    ///
+    /// - Throws: when a client fails (an address that does not resolve, a socket error).
+    public func run() async throws {
+        defer {
+            relay?.serve(nil)
+            broadcast.finish()
+        }
+        let failures = FailureCount()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for client in clients {
+                group.addTask { [self] in
+                    do {
+                        try await client.run()
+                    } catch {
+                        // One source that cannot be reached must not stop the others.
+                        let all = failures.count.withLock { count in
+                            count += 1
+                            return count == clients.count
+                        }
+                        logger.error(
+                            "clock source unusable",
+                            metadata: ["clock.source": "\(client.server)", "clock.error": "\(error)"])
+                        if all { throw error }
+                    }
+                }
+            }
+            group.addTask { [self] in
+                while !Task.isCancelled {
+                    try await Task.sleep(for: .milliseconds(50))
+                    tick()
+                }
+            }
+            // The ticker runs until cancelled, and a client only ends early by failing; when all
+            // have failed the last one throws.
+            while try await group.next() != nil {
+                if failures.count.withLock({ $0 }) == clients.count { break }
+            }
+            group.cancelAll()
+        }
+    }
+
+    private func tick() {
+        let now = clock.nowNanoseconds()
+        update(at: now) { $0.advance(to: now) }
+    }
+
+    private func take(_ status: ClockStatus, from index: Int) {
+        let now = clock.nowNanoseconds()
+        update(at: now) { $0.update(source: index, status: status, now: now) }
+    }
+
+    /// Runs `change` on the selector; when it changed the combined status, publishes it (to the
+    /// callback and the relay in order, under the lock) and logs what moved.
+    private func update(at now: Int64, _ change: (inout ClockSourceSelector) -> Bool) {
+        let published = selection.withLock { selection -> ClockStatus? in
+            guard change(&selection.selector), let status = selection.selector.status(at: now) else {
+                if let status = selection.selector.status(at: now) { broadcast.refresh(status) }
+                return nil
+            }
+            note(status, in: &selection, at: now)
+            onStatus?(status)
+            serveOnwards(status)
+            broadcast.refresh(status)
+            return status
+        }
+        if let published { broadcast.publish(published) }
+    }
+
+    private func serveOnwards(_ status: ClockStatus) {
+        guard let relay else { return }
+        guard status.state == .locked || status.state == .holdover else { return relay.serve(nil) }
+        let master = status.master ?? MasterIdentity(identity: 0, epoch: 0, isRealtime: false, isSimulated: false)
+        relay.serve(
+            ClockRelay.Timeline(
+                mapping: status.mapping, master: master, stratum: (status.path?.stratum ?? 0) + 1,
+                upstream: status.path?.relay ?? 0, errorBound: status.errorBound, boundTime: status.localTime,
+                errorBoundGrowthPPM: status.errorBoundGrowthPPM))
+    }
+
+    private func note(_ status: ClockStatus, in selection: inout Selection, at now: Int64) {
+        let selected = selection.selector.selected
+        if selected != selection.selected {
+            let from = selection.selected.map { sources[$0].description } ?? "none"
+            let to = selected.map { sources[$0].description } ?? "none"
+            if selected == nil {
+                logger.warning(
+                    "no clock source to follow: holding the timeline",
+                    metadata: ["clock.source": "\(from)", "clock.error_bound_ns": .nanoseconds(status.errorBound)])
+            } else {
+                logger.info(
+                    "clock source changed",
+                    metadata: [
+                        "clock.source": "\(to)", "clock.previous_source": "\(from)",
+                        "clock.path": "\(status.path?.description ?? "GStreamer server")",
+                        "clock.error_bound_ns": .nanoseconds(status.errorBound),
+                    ])
+            }
+            selection.selected = selected
+        }
+        if let epoch = selection.selector.epoch, epoch != selection.epoch {
+            if selection.epoch != nil {
+                logger.warning(
+                    "the wall's clock moved to another timeline: no source served the one it followed",
+                    metadata: ["clock.epoch": "\(hex(epoch))", "clock.previous_epoch": "\(hex(selection.epoch ?? 0))"])
+            }
+            selection.epoch = epoch
+        }
+        for index in sources.indices {
+            if case .otherTimeline(let epoch) = selection.selector.standing(of: index, at: now),
+                selection.reportedOtherEpochs.insert(epoch).inserted
+            {
+                logger.warning(
+                    "a clock source serves another timeline: not followed while the wall's timeline is served",
+                    metadata: [
+                        "clock.source": "\(sources[index])", "clock.epoch": "\(hex(epoch))",
+                        "clock.wall_epoch": "\(hex(selection.epoch ?? 0))",
+                    ])
+            }
+        }
+        if status.state != selection.state {
+            logger.info(
+                "clock state changed",
+                metadata: [
+                    "clock.state": "\(status.state)", "clock.previous": "\(selection.state)",
+                    "clock.source": "\(selected.map { sources[$0].description } ?? "none")",
+                    "clock.error_bound_ns": .nanoseconds(status.errorBound),
+                ])
+            selection.state = status.state
+        }
+    }
+
+    static func describe(_ standing: ClockSourceSelector.Standing) -> String {
+        switch standing {
+        case .followed: return "followed"
+        case .qualified: return "standby"
+        case .notLocked(let state): return "not locked (\(state))"
+        case .otherTimeline(let epoch): return "serves another timeline (epoch \(hex(epoch)))"
+        case .loop: return "follows this node (a loop)"
+        case .errorBoundTooLarge(let bound): return "error bound \(bound) too large"
+        }
+    }
+}

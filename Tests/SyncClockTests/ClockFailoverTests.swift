@@ -1,0 +1,154 @@
+import Foundation
+import LockstepNet
+import LockstepTime
+import Synchronization
+import TestSupport
+import XCTest
+
+@testable import SyncClock
+
+/// A master, a boundary clock relaying it, and clients, on real sockets on this machine's loopback;
+/// each on its own simulated clock.
+final class ClockFailoverTests: XCTestCase {
+    private static let tenSeconds = MediaTime(value: 10, timescale: 1)
+    private static let relayClock = try! LocalClock(
+        simulatedOffset: MediaTime(value: -100, timescale: 1), driftPPM: -50)
+    private static let clientClock = try! LocalClock(
+        simulatedOffset: MediaTime(value: 1800, timescale: 1), driftPPM: 150)
+
+    /// The master time the loopback master serves when the client's clock reads `local`.
+    private static func trueMaster(atClientLocal local: Int64) -> Int64 {
+        // Both simulations are linear maps of CLOCK_MONOTONIC.
+        let monotonic = Self.clientClock.monotonicNanoseconds(atLocal: local)
+        return LoopbackClock.masterClock.localNanoseconds(atMonotonic: monotonic)
+    }
+
+    /// A boundary clock: follows `sources`, and serves what it follows on a port of its own.
+    private struct Relay {
+        let server: SyncClockServer
+        let sources: ClockSources
+        let address: SocketAddress
+
+        init(following sources: [Endpoint]) throws {
+            let relay = ClockRelay()
+            server = SyncClockServer(
+                configuration: .init(listen: [Endpoint(host: "127.0.0.1", port: 0)]),
+                clock: ClockFailoverTests.relayClock,
+                relaying: relay)
+            self.sources = ClockSources(
+                sources: sources, clock: ClockFailoverTests.relayClock, ownRelay: server.identity, feeding: relay)
+            address = try server.start()[0]
+        }
+    }
+
+    func testARelay_servesTheMastersTimeline_toLockstepAndItsStratum() async throws {
+        let master = LoopbackClock.server()
+        let masterAddress = try master.start()[0]
+        defer { master.stop() }
+        let relay = try Relay(following: [Endpoint(host: "127.0.0.1", port: masterAddress.port)])
+        defer { relay.server.stop() }
+        let client = SyncClockClient(
+            server: Endpoint(host: "127.0.0.1", port: relay.address.port), clock: Self.clientClock)
+        let relaying = Task { try await relay.sources.run() }
+        defer { relaying.cancel() }
+        try await LoopbackClock.following(client) {
+            let locked = try await client.waitUntilLocked(timeout: Self.tenSeconds)
+            XCTAssertEqual(locked.master?.epoch, master.epoch, "the master's timeline")
+            XCTAssertEqual(locked.master?.identity, master.identity, "the master's identity")
+            XCTAssertEqual(locked.path?.stratum, 1)
+            XCTAssertEqual(locked.path?.relay, relay.server.identity)
+            XCTAssertEqual(locked.path?.upstream, master.identity, "the master is its own relay identity")
+            XCTAssertLessThan(locked.path?.rootErrorBound.seconds ?? 1, 0.001)
+            try await Task.sleep(for: .seconds(1))
+            let status = client.status
+            let now = Self.clientClock.nowNanoseconds()
+            let error = status.mapping.masterNanoseconds(atLocalNanoseconds: now) - Self.trueMaster(atClientLocal: now)
+            let bound = status.errorBound(atLocal: MediaTime(nanoseconds: now)) + (status.path?.rootErrorBound ?? .zero)
+            XCTAssertLessThanOrEqual(abs(error), bound.nanoseconds ?? 0, "through the relay, within both bounds")
+            XCTAssertLessThan(abs(error), 500_000)
+        }
+        XCTAssertGreaterThan(relay.server.statistics.lockstepReplies, 8)
+    }
+
+    func testARelayFollowingNoMaster_staysSilent() async throws {
+        let silent = try UDPSocket.bound(to: .ipv4Loopback(port: 0))
+        let relay = try Relay(following: [Endpoint(host: "127.0.0.1", port: silent.localAddress!.port)])
+        defer { relay.server.stop() }
+        let relaying = Task { try await relay.sources.run() }
+        defer { relaying.cancel() }
+        let client = SyncClockClient(
+            server: Endpoint(host: "127.0.0.1", port: relay.address.port), clock: Self.clientClock)
+        try await LoopbackClock.following(client) {
+            try await Task.sleep(for: .seconds(1))
+            XCTAssertEqual(client.status.state, .unsynced)
+        }
+        XCTAssertGreaterThan(relay.server.statistics.notFollowing, 5, "\(relay.server.statistics)")
+        XCTAssertEqual(relay.server.statistics.lockstepReplies, 0)
+    }
+
+    func testWhenTheMasterFallsSilent_clientsMoveToTheRelay_withoutAStep() async throws {
+        let master = LoopbackClock.server()
+        let masterAddress = try master.start()[0]
+        let masterEndpoint = Endpoint(host: "127.0.0.1", port: masterAddress.port)
+        let relay = try Relay(following: [masterEndpoint])
+        defer { relay.server.stop() }
+        let relaying = Task { try await relay.sources.run() }
+        defer { relaying.cancel() }
+        let client = ClockSources(
+            sources: [masterEndpoint, Endpoint(host: "127.0.0.1", port: relay.address.port)], clock: Self.clientClock)
+        let following = Task { try await client.run() }
+        defer { following.cancel() }
+
+        _ = try await client.waitUntilLocked(timeout: Self.tenSeconds)
+        XCTAssertEqual(client.selectedSource, masterEndpoint)
+        // Both locked, the relay on standby.
+        let deadline = Date().addingTimeInterval(10)
+        while client.reports().last?.standing != "standby", Date() < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        XCTAssertEqual(client.reports().map(\.standing), ["followed", "standby"])
+
+        // Watch the published master time through the kill: every 10 ms, the time the client's
+        // mapping gives now, and its true error.
+        struct Reading {
+            let local: Int64
+            let master: Int64
+            let error: Int64
+            let bound: Int64
+        }
+        var readings: [Reading] = []
+        let killAt = Date().addingTimeInterval(1)
+        var killed = false
+        while Date() < killAt.addingTimeInterval(8) {
+            if !killed, Date() >= killAt {
+                master.stop()
+                killed = true
+            }
+            let status = client.status
+            let now = Self.clientClock.nowNanoseconds()
+            let time = status.mapping.masterNanoseconds(atLocalNanoseconds: now)
+            readings.append(
+                Reading(
+                    local: now, master: time, error: time - Self.trueMaster(atClientLocal: now),
+                    bound: status.errorBound(atLocal: MediaTime(nanoseconds: now)).nanoseconds ?? .max))
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        XCTAssertEqual(client.selectedSource?.port, relay.address.port, "on the relay: \(client.reports())")
+        XCTAssertEqual(client.status.state, .locked)
+        XCTAssertEqual(client.status.path?.stratum, 1)
+        XCTAssertEqual(client.status.timeline, 1, "no new timeline")
+        // The master time read never jumps: between readings it advances at the rate of the
+        // master against this clock (-50 ppm... as simulated), give or take the 500 ppm slew.
+        let nominal = LoopbackClock.masterClock.rate / Self.clientClock.rate
+        var worst = 0.0
+        for (before, after) in zip(readings, readings.dropFirst()) {
+            let rate = Double(after.master - before.master) / Double(after.local - before.local)
+            worst = max(worst, abs(rate - nominal) * 1e6)
+        }
+        XCTAssertLessThanOrEqual(worst, 520, "ppm away from the master's rate at worst")
+        let errors = readings.map { abs($0.error) }
+        XCTAssertLessThan(errors.max() ?? .max, 1_000_000, "true error at worst, ns")
+        let outside = readings.filter { abs($0.error) > $0.bound }.count
+        XCTAssertEqual(outside, 0, "readings outside the bound")
+    }
+}

@@ -166,7 +166,7 @@ wait_for() {
 
 echo "smoke: $bin, working in $work"
 scripts/make-media.sh framecode "$work/clip.mp4" 3 160x90
-read -r clock_port proxy_port control_a control_b closed_port <<<"$(free_ports 5)"
+read -r clock_port proxy_port control_a control_b closed_port relay_port joined_port <<<"$(free_ports 7)"
 
 # Help of everything: the parsers of every command, in the build under test.
 for command in "" play start pause resume seek next previous goto rate load stop status check drift snapshot clock \
@@ -207,7 +207,7 @@ python3 -c 'import secrets; print(secrets.token_hex(16))' >"$work/control.token"
 python3 -c 'import secrets; print(secrets.token_hex(16))' >"$work/wrong.token"
 cat >"$work/wall.yaml" <<EOF
 name: smoke
-clock: 127.0.0.1:$clock_port
+clock: [127.0.0.1:$clock_port, 127.0.0.1:$relay_port]
 control-token-file: $work/control.token
 clock-lock-timeout: 10s
 media: $work/clip.mp4
@@ -225,6 +225,7 @@ nodes:
     control: 127.0.0.1:$control_b
     tile: {x: 160, y: 0, width: 160, height: 90}
     video-sink: "fakesink sync=true"
+    serve-clock: 127.0.0.1:$relay_port
 EOF
 cat >"$work/closed.yaml" <<EOF
 name: closed
@@ -265,6 +266,14 @@ for run in $(seq "$status_runs"); do
     check 0 30 "wallctl status (run $run of $status_runs)" "$wallctl" status "${config[@]}" --timeout 10
 done
 check 0 30 "wallctl status --json" "$wallctl" status "${config[@]}" --json --timeout 10
+# Node b relays the clock: a second master told to join it rejoins the wall's timeline.
+check 0 30 "wallctl clock serve --join (rejoins the relay)" timeout --preserve-status -s INT 8 \
+    "$wallctl" clock serve --listen "127.0.0.1:$joined_port" --join "127.0.0.1:$relay_port"
+if ! grep -q "rejoining it" "$work/check-$checks.log"; then
+    fail "wallctl clock serve --join: did not rejoin the relay's timeline"
+    sed 's/^/    /' "$work/check-$checks.log" >&2
+fi
+check nonzero 10 "wallctl clock serve --join (bad address)" "$wallctl" clock serve --join "no-port"
 if [[ -s "$work/check-$checks.log" ]] && ! python3 -m json.tool "$work/check-$checks.log" >/dev/null; then
     fail "wallctl status --json: not JSON"
 fi

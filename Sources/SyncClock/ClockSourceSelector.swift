@@ -5,8 +5,8 @@ import LockstepTime
 /// sockets or threads, so tests drive it at given times.
 ///
 /// - A source qualifies when its client is locked, on the timeline (master epoch) followed, with an
-///   error bound from that source within `maximumErrorBound`, and not following this process's own
-///   server (a loop).
+///   error bound from that source within `maximumErrorBound`, and is neither this process's own
+///   server nor one following it (a loop).
 /// - The first qualifying source in order of preference is followed. A more preferred source that
 ///   comes back is taken again only after qualifying for `returnHoldoff`, so a flapping master
 ///   does not move the wall back and forth.
@@ -78,7 +78,8 @@ struct ClockSourceSelector: Sendable {
         if !ignoringTimeline, let epoch, Self.epoch(of: status) != epoch {
             return .otherTimeline(epoch: Self.epoch(of: status))
         }
-        if let ownRelay, let path = status.path, path.upstream == ownRelay { return .loop }
+        // Our own server (a source address that leads back here), or one that follows it.
+        if let ownRelay, let path = status.path, path.upstream == ownRelay || path.relay == ownRelay { return .loop }
         // The client's own bound, not the source's root bound: a relay holding the timeline after
         // the master died sees its bound from the master grow without end, yet every node following
         // it stays in step with the others.

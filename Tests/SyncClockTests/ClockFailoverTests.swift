@@ -70,6 +70,37 @@ final class ClockFailoverTests: XCTestCase {
         XCTAssertGreaterThan(relay.server.statistics.lockstepReplies, 8)
     }
 
+    func testAStockGstNetClientClock_followsTheMastersTimeThroughARelay() async throws {
+        guard ChildProcess.hasGStreamerPython else {
+            throw XCTSkip(
+                "/usr/bin/python3 lacks GStreamer's bindings (python3-gi, gir1.2-gstreamer-1.0): run make setup")
+        }
+        let master = LoopbackClock.server()
+        let masterAddress = try master.start()[0]
+        defer { master.stop() }
+        let relay = try Relay(following: [Endpoint(host: "127.0.0.1", port: masterAddress.port)])
+        defer { relay.server.stop() }
+        let relaying = Task { try await relay.sources.run() }
+        defer { relaying.cancel() }
+        _ = try await relay.sources.waitUntilLocked(timeout: Self.tenSeconds)
+        let client = try ChildProcess(
+            "/usr/bin/python3",
+            [
+                ChildProcess.gstNetClockScript, "client", "--port", String(relay.address.port), "--duration", "5",
+                "--interval", "50",
+            ])
+        var settled: [Int64] = []
+        while let sample = client.readJSON() {
+            guard let mono = sample["monoNs"] as? Int64, let time = sample["clockNs"] as? Int64,
+                let elapsed = sample["elapsedNs"] as? Int64, elapsed > 3_000_000_000
+            else { continue }
+            settled.append(time - LoopbackClock.masterClock.localNanoseconds(atMonotonic: mono))
+        }
+        XCTAssertGreaterThan(settled.count, 20, "samples after GStreamer's own settling time")
+        XCTAssertLessThan(settled.map { abs($0) }.max() ?? .max, 1_000_000, "within 1 ms of the master's own time")
+        XCTAssertGreaterThan(relay.server.statistics.gstreamerReplies, 4)
+    }
+
     func testARelayFollowingNoMaster_staysSilent() async throws {
         let silent = try UDPSocket.bound(to: .ipv4Loopback(port: 0))
         let relay = try Relay(following: [Endpoint(host: "127.0.0.1", port: silent.localAddress!.port)])

@@ -101,6 +101,8 @@ final class ClockSourceSelectorTests: XCTestCase {
         _ = selector.update(source: 1, status: status(offset: 0, at: 0, stratum: 1, upstream: 0x1), now: 0)
         XCTAssertEqual(selector.standing(of: 0, at: 0), .loop)
         XCTAssertEqual(selector.selected, 1)
+        _ = selector.update(source: 1, status: status(offset: 0, at: 1, stratum: 1, relay: 0xBEEF), now: 1)
+        XCTAssertEqual(selector.standing(of: 1, at: 1), .loop, "this process's own server, reached by another address")
     }
 
     func testASourceOnAnotherTimeline_isNotFollowed_whileTheWallsTimelineIsServed() {

@@ -404,11 +404,12 @@ extension Player {
             engine.prerollRetries = 0
             settings.withLock { $0.isReadyForDisplay = item.hasPlayableVideo && $0.video != nil }
             item.markReady(facts(from: pipeline, item: item))
-            if let queued = engine.queuedSeek {
-                engine.queuedSeek = nil
-                performSeek(queued)
-                return
-            }
+        }
+        // A seek waiting for the load: an item's bounds, a reload or a rebuilt pipeline.
+        if let queued = engine.queuedSeek {
+            engine.queuedSeek = nil
+            performSeek(queued)
+            return
         }
         if let seek = engine.pendingSeek {
             let position = pipeline.playbin.queryPosition() ?? seek.target

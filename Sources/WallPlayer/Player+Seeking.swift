@@ -83,6 +83,23 @@ extension Player {
     /// Issues a flushing seek; a seek still outstanding is superseded and completes with false.
     func performSeek(_ request: SeekRequest) {
         guard let pipeline = engine.pipeline else { return }
+        if hasHandedOverSuccessor(), let item = engine.loadedItem {
+            // Once the current item is fully read and the next one handed over, playbin3 (GStreamer
+            // 1.22.0) no longer completes a flushing seek: paused in a short looping item's last
+            // seconds, an exact seek never prerolled (LoopEdgeTests). The item is loaded afresh and
+            // the seek done on it; the successor is handed over again when it is read to its end.
+            logger.debug(
+                "seek after the next item was handed over: reloading the item",
+                metadata: ["seek.time_ns": .nanoseconds(request.target)])
+            if let old = engine.pendingSeek, let completion = old.completion {
+                deliver(on: old.queue) { completion(false) }
+                engine.pendingSeek = nil
+            }
+            forgetHandedOverSuccessors()
+            load(item)
+            engine.queuedSeek = request
+            return
+        }
         if let old = engine.pendingSeek, let completion = old.completion {
             deliver(on: old.queue) { completion(false) }
         }

@@ -134,6 +134,13 @@ public class Player: @unchecked Sendable {
     /// On the control queue when a stream starts: a gapless change lands here.
     func streamStarted() {}
 
+    /// Whether the pipeline has been handed a successor it has not started yet; on the control
+    /// queue.
+    func hasHandedOverSuccessor() -> Bool { false }
+
+    /// Forgets the successors handed to the pipeline, which a reload dropped; on the control queue.
+    func forgetHandedOverSuccessors() {}
+
     /// On the control queue at the end of an item with `actionAtItemEnd == .advance`: whether
     /// another item was loaded.
     func advanceAfterEnd() -> Bool { false }

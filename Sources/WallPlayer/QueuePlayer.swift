@@ -127,6 +127,14 @@ public final class QueuePlayer: Player, @unchecked Sendable {
         }
     }
 
+    override func hasHandedOverSuccessor() -> Bool {
+        itemQueue.withLock { !$0.handedOver.isEmpty }
+    }
+
+    override func forgetHandedOverSuccessors() {
+        itemQueue.withLock { $0.handedOver = [] }
+    }
+
     override func streamStarted() {
         let arriving = itemQueue.withLock { queue -> (ended: [PlayerItem], next: PlayerItem)? in
             guard !queue.handedOver.isEmpty else { return nil }

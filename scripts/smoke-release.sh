@@ -266,6 +266,9 @@ for run in $(seq "$status_runs"); do
     check 0 30 "wallctl status (run $run of $status_runs)" "$wallctl" status "${config[@]}" --timeout 10
 done
 check 0 30 "wallctl status --json" "$wallctl" status "${config[@]}" --json --timeout 10
+if [[ -s "$work/check-$checks.log" ]] && ! python3 -m json.tool "$work/check-$checks.log" >/dev/null; then
+    fail "wallctl status --json: not JSON"
+fi
 # Node b relays the clock: a second master told to join it rejoins the wall's timeline.
 check 0 30 "wallctl clock serve --join (rejoins the relay)" timeout --preserve-status -s INT 8 \
     "$wallctl" clock serve --listen "127.0.0.1:$joined_port" --join "127.0.0.1:$relay_port"
@@ -274,9 +277,6 @@ if ! grep -q "rejoining it" "$work/check-$checks.log"; then
     sed 's/^/    /' "$work/check-$checks.log" >&2
 fi
 check nonzero 10 "wallctl clock serve --join (bad address)" "$wallctl" clock serve --join "no-port"
-if [[ -s "$work/check-$checks.log" ]] && ! python3 -m json.tool "$work/check-$checks.log" >/dev/null; then
-    fail "wallctl status --json: not JSON"
-fi
 check 0 60 "wallctl check" "$wallctl" check "${config[@]}" --timeout 20
 check 0 60 "wallctl pause" "$wallctl" pause "${config[@]}" --timeout 20
 check 0 90 "wallctl resume" "$wallctl" resume "${config[@]}" --timeout 40

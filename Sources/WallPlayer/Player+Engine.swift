@@ -303,6 +303,12 @@ extension Player {
         case GST_MESSAGE_EOS:
             itemReachedEnd(pipeline)
         case GST_MESSAGE_ASYNC_DONE where fromPipeline:
+            // One posted before the latest load (a pause's preroll just before a reload) is about
+            // media no longer there: taken now, it would complete the new load early.
+            guard load == loadsStarted.load(ordering: .sequentiallyConsistent) else {
+                logger.debug("preroll of a replaced load ignored")
+                return
+            }
             pipelinePrerolled(pipeline)
         case GST_MESSAGE_STATE_CHANGED where fromPipeline:
             var old = GST_STATE_NULL

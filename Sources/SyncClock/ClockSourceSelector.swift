@@ -9,7 +9,8 @@ import LockstepTime
 ///   server nor one following it (a loop).
 /// - The first qualifying source in order of preference is followed. A more preferred source that
 ///   comes back is taken again only after qualifying for `returnHoldoff`, so a flapping master
-///   does not move the wall back and forth.
+///   does not move the wall back and forth. At the very start a source waits up to `initialGrace`
+///   for a more preferred one that is still locking.
 /// - When the source changes, the published mapping slews onto the new source's (at most
 ///   `maximumSlewRate`): it never steps. Only a difference beyond `stepThreshold` (a master whose
 ///   time jumped) or a change of timeline starts a new `timeline`, as `ClockServo` does.
@@ -26,6 +27,10 @@ struct ClockSourceSelector: Sendable {
         var maximumSlewRate: Double = 500_000
         var stepThreshold: Int64 = 50_000_000
         var timelineHoldoff: Int64 = 10_000_000_000
+        /// At the very start, how long a less preferred source that locked first waits for a more
+        /// preferred one still locking, ns: so a node does not start on a relay and move to the
+        /// master 10 s later.
+        var initialGrace: Int64 = 2_000_000_000
     }
 
     /// Why a source is not followed now.
@@ -130,6 +135,12 @@ struct ClockSourceSelector: Sendable {
                 } ?? current
         } else {
             choice = qualified.firstIndex(of: true)
+            if let first = choice, selected == nil, last == nil, let since = qualifiedSince[first],
+                now - since < configuration.initialGrace,
+                statuses[..<first].contains(where: { $0?.state == .locking })
+            {
+                choice = nil
+            }
         }
         if choice != nil { lastQualified = now }
         if choice == nil, epoch != nil {

@@ -49,6 +49,21 @@ final class ClockSourceSelectorTests: XCTestCase {
         XCTAssertEqual(selector.timeline, 1)
     }
 
+    func testAtTheStart_aSourceWaitsBriefly_forAMorePreferredOneStillLocking() {
+        var selector = ClockSourceSelector(sources: 2)
+        _ = selector.update(source: 0, status: status(.locking, offset: 0, at: 0), now: 0)
+        _ = selector.update(source: 1, status: status(offset: 0, at: 0, stratum: 1), now: 0)
+        XCTAssertNil(selector.selected, "the master is still locking")
+        _ = selector.update(source: 0, status: status(offset: 0, at: Self.second), now: Self.second)
+        XCTAssertEqual(selector.selected, 0, "the master, as soon as it locked")
+
+        var slow = ClockSourceSelector(sources: 2)
+        _ = slow.update(source: 0, status: status(.locking, offset: 0, at: 0), now: 0)
+        _ = slow.update(source: 1, status: status(offset: 0, at: 0, stratum: 1), now: 0)
+        _ = slow.advance(to: 2 * Self.second)
+        XCTAssertEqual(slow.selected, 1, "not more than 2 s")
+    }
+
     func testFailover_slewsOntoTheNextSource_andNeverSteps() {
         var selector = ClockSourceSelector(sources: 2)
         let apart: Int64 = 300_000

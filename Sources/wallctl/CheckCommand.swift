@@ -15,7 +15,8 @@ struct CheckCommand: AsyncParsableCommand {
             as warnings: blending projectors overlap and bezels leave strips on purpose), then asks every \
             node at once: is it reachable, which Lockstep version does it run, is its config the same \
             file (SHA-256), can GStreamer build its sinks, and does it have every media file the \
-            playlist names (each probed, with its duration). Exits 0 when nothing stands in the way \
+            playlist names (each probed, with its duration), is its clock locked and can it follow every \
+            clock source the config lists for it. Exits 0 when nothing stands in the way \
             of a show, 1 when something does (named per node).
             """)
 
@@ -24,6 +25,8 @@ struct CheckCommand: AsyncParsableCommand {
     /// What one node answered.
     private struct NodeFindings: Sendable {
         var check: NodeCheck
+        /// How the node follows the clock, and each of its clock sources.
+        var clock: ClockReport
         /// Each playlist media with its duration on the node, or why the node cannot play it.
         var media: [(name: String, outcome: Result<MediaTime, ControlError>)]
     }
@@ -37,6 +40,7 @@ struct CheckCommand: AsyncParsableCommand {
             let names = config.playlistItems.map(\.media)
             let results = await wall.eachNode { client throws(ControlError) in
                 let check = try await client.check()
+                let clock = try await client.status().status.clock
                 var media: [(String, Result<MediaTime, ControlError>)] = []
                 for name in names {
                     do throws(ControlError) {
@@ -45,7 +49,7 @@ struct CheckCommand: AsyncParsableCommand {
                         media.append((name, .failure(error)))
                     }
                 }
-                return NodeFindings(check: check, media: media)
+                return NodeFindings(check: check, clock: clock, media: media)
             }
             for id in wall.clients.map(\.id) {
                 guard let result = results[id] else { continue }
@@ -82,6 +86,26 @@ struct CheckCommand: AsyncParsableCommand {
         }
     }
 
+    /// A node whose clock is not locked cannot start; a clock source it cannot follow is a failover
+    /// that would not happen, and a source on another timeline a master that would not be followed.
+    private func clockProblems(_ clock: ClockReport, lines: inout [String]) -> [String] {
+        var problems: [String] = []
+        if !clock.isLocked {
+            problems.append("its clock is \(clock.state) (following \(clock.server)): it cannot start a show")
+        } else {
+            lines.append("  clock: locked to \(clock.server)\(clock.relaying.map { ", relaying on \($0)" } ?? "")")
+        }
+        for source in clock.sources ?? [] where source.standing != "followed" && source.standing != "standby" {
+            let why = "clock source \(source.source): \(source.standing)"
+            if source.standing.hasPrefix("follows this node") {
+                lines.append("  \(why)")
+            } else {
+                problems.append("\(why): the node could not fall back on it")
+            }
+        }
+        return problems
+    }
+
     /// Prints one node's findings; returns how many of them stand in the way of a show.
     private func report(_ id: String, _ findings: NodeFindings, expectedDigest: String?) -> Int {
         var problems: [String] = []
@@ -109,6 +133,7 @@ struct CheckCommand: AsyncParsableCommand {
                 lines.append("  still \(still): ok")
             }
         }
+        problems += clockProblems(findings.clock, lines: &lines)
         for (name, outcome) in findings.media {
             switch outcome {
             case .success(let duration):

@@ -20,11 +20,13 @@ final class WallCheckTests: XCTestCase {
         try? FileManager.default.removeItem(at: folder)
     }
 
-    private func writeConfig(_ name: String, playlist: [String], sinkB: String, extra: String = "") throws -> String {
+    private func writeConfig(
+        _ name: String, playlist: [String], sinkB: String, extra: String = "", clock: String = "127.0.0.1:15671"
+    ) throws -> String {
         let path = folder.appendingPathComponent(name).path
         try """
         name: checked
-        clock: 127.0.0.1:15671
+        clock: \(clock)
         media: \(playlist[0])
         playlist: [\(playlist.map { "{media: \"\($0)\"}" }.joined(separator: ", "))]
         canvas: {width: 320, height: 180}
@@ -55,12 +57,14 @@ final class WallCheckTests: XCTestCase {
         try ChildProcess.run(ChildProcess.product("wallctl"), ["check", "--config", config, "--timeout", "10"])
     }
 
+    /// Waits until both nodes answer with their clocks locked (a check names a clock that is not).
     private func waitUntilAnswering(_ config: String) async throws {
-        try await withTimeout(20, "both nodes answer") {
-            while try ChildProcess.run(
-                ChildProcess.product("wallctl"), ["status", "--config", config, "--timeout", "2"]
-            )
-            .status != 0 {
+        try await withTimeout(20, "both nodes answer, locked") {
+            while true {
+                let status = try ChildProcess.run(
+                    ChildProcess.product("wallctl"), ["status", "--config", config, "--timeout", "2"])
+                let locked = status.output.split(separator: "\n").filter { $0.contains(" locked ") }.count
+                if status.status == 0, locked == 2 { return }
                 try await Task.sleep(for: .milliseconds(300))
             }
         }
@@ -116,6 +120,24 @@ final class WallCheckTests: XCTestCase {
         let result = try check(config)
         XCTAssertEqual(result.status, 0, result.output + result.errors)
         XCTAssertTrue(result.output.hasSuffix("check: ready"), result.output)
+    }
+
+    func testCheck_namesAClockSourceANodeCouldNotFallBackOn() async throws {
+        let clip = try TestMedia.frameCode(seconds: 1).path
+        // A relay nobody serves: the master's failover would find nothing there.
+        let config = try writeConfig(
+            "relay.yaml", playlist: [clip], sinkB: "fakesink sync=true", clock: "[127.0.0.1:15671, 127.0.0.1:15679]")
+        let nodes = try startNodes(config)
+        defer { for node in nodes { node.signal(SIGTERM) } }
+        try await waitUntilAnswering(config)
+        let result = try check(config)
+        XCTAssertEqual(result.status, 1, result.output + result.errors)
+        XCTAssertEqual(
+            result.output.components(
+                separatedBy:
+                    "problem: clock source 127.0.0.1:15679: not locked (unsynced): the node could not fall back on it"
+            ).count - 1, 2, result.output)
+        XCTAssertEqual(result.output.components(separatedBy: "clock: locked to 127.0.0.1:15671").count - 1, 2)
     }
 
     /// `wallctl snapshot` asks every node for the frame on its screen at one master time: a wall in

@@ -7,7 +7,7 @@ RELEASE_FLAGS = -c release --static-swift-stdlib $(BUILD_FLAGS)
 PREFIX ?= /usr/local
 DESTDIR ?=
 
-.PHONY: setup build test release check-release install deb demo clean format bench-clock bench-wall bench-timeline bench-memory
+.PHONY: setup build test release check-release install deb demo clean format bench-clock bench-wall bench-timeline bench-failover bench-memory
 
 setup:
 	@scripts/setup.sh
@@ -55,6 +55,13 @@ bench-wall: setup
 bench-timeline: setup
 	$(SWIFT) build $(RELEASE_FLAGS)
 	bench/wall --timeline --nodes 4 --minutes 10 --bin "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)"
+
+# Four nodes, two relaying the clock: the master killed mid-play and restarted on a clock 100 s off
+# with --join, against the same wall left alone, release build (about 13 minutes); see
+# docs/BENCHMARKS.md.
+bench-failover: setup
+	$(SWIFT) build $(RELEASE_FLAGS)
+	bench/failover --verbose --bin "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)"
 
 # One node looping a 4 s clip for an hour, release build: resident memory and descriptors must stay
 # flat after the first minute; see docs/BENCHMARKS.md.

@@ -53,7 +53,14 @@ final class URLAssetTests: XCTestCase {
         var generator = SystemRandomNumberGenerator()
         let bytes = Data((0..<200_000).map { _ in UInt8.random(in: 0...255, using: &generator) })
         let url = try TestMedia.scratchFile(named: "noise.mp4", contents: bytes)
-        await assertLoadFails(url) { if case .notAMediaFile = $0 { return true } else { return false } }
+        // Now and then libavformat's probe takes noise for a text subtitle format (seen once in CI):
+        // the asset then has no playable track, which is as clear an answer.
+        await assertLoadFails(url) {
+            switch $0 {
+            case .notAMediaFile, .noPlayableTrack: return true
+            default: return false
+            }
+        }
     }
 
     func testLoad_whenTruncatedMP4_throwsCorruptMedia() async throws {

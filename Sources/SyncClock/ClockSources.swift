@@ -109,7 +109,8 @@ public final class ClockSources: Sendable {
 
     /// Follows every source until the calling task is cancelled.
     ///
-    /// - Throws: when a client fails (an address that does not resolve, a socket error).
+    /// - Throws: when every client has failed (addresses that do not resolve, socket errors); one
+    ///   failing alone is logged and the others go on.
     public func run() async throws {
         defer {
             relay?.serve(nil)
@@ -141,10 +142,8 @@ public final class ClockSources: Sendable {
                 }
             }
             // The ticker runs until cancelled, and a client only ends early by failing; when all
-            // have failed the last one throws.
-            while try await group.next() != nil {
-                if failures.count.withLock({ $0 }) == clients.count { break }
-            }
+            // have failed the last one throws, and that ends the group.
+            while try await group.next() != nil {}
             group.cancelAll()
         }
     }
@@ -163,8 +162,10 @@ public final class ClockSources: Sendable {
     /// callback and the relay in order, under the lock) and logs what moved.
     private func update(at now: Int64, _ change: (inout ClockSourceSelector) -> Bool) {
         let published = selection.withLock { selection -> ClockStatus? in
-            guard change(&selection.selector), let status = selection.selector.status(at: now) else {
-                if let status = selection.selector.status(at: now) { broadcast.refresh(status) }
+            let changed = change(&selection.selector)
+            guard let status = selection.selector.status(at: now) else { return nil }
+            guard changed else {
+                broadcast.refresh(status)
                 return nil
             }
             note(status, in: &selection, at: now)

@@ -24,12 +24,10 @@ final class StatusBroadcast: Sendable {
         state.withLock { $0.status = status }
     }
 
-    /// Replaces the latest status and tells every subscriber.
+    /// Tells every subscriber of `status`, which `refresh` already made the latest (the callers
+    /// store it first, so that their own callbacks read it, then tell the subscribers).
     func publish(_ status: ClockStatus) {
-        let subscribers = state.withLock { state in
-            state.status = status
-            return Array(state.subscribers.values)
-        }
+        let subscribers = state.withLock { Array($0.subscribers.values) }
         for subscriber in subscribers { subscriber.yield(status) }
     }
 

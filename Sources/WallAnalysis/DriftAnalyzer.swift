@@ -128,17 +128,26 @@ public struct DriftAnalyzer: Sendable {
     @discardableResult
     public mutating func ingest(_ reply: FramesReply) throws(AnalysisError) -> [AlignedFrame] {
         if let bound = reply.clockErrorBound {
-            try recordClockErrorBound(bound, for: reply.node)
+            try recordClockErrorBound(bound, lineage: reply.clockLineage, for: reply.node)
         }
         return try ingest(reply.records, from: reply.node, missed: reply.missed)
     }
 
     /// Notes a node's clock error bound, so the report can set skew against what the clock promised.
-    public mutating func recordClockErrorBound(_ bound: MediaTime, for node: String) throws(AnalysisError) {
+    ///
+    /// With the bound's `lineage` (what the node followed when it reported it), the report can take
+    /// out of a pair's uncertainty the error its two nodes share: a pair that followed one source
+    /// all along shares what that source passed on, and a node that followed the other all along
+    /// shares all of the other's error. Without it, the pair's clocks may be the sum of their bounds
+    /// apart.
+    public mutating func recordClockErrorBound(
+        _ bound: MediaTime, lineage: ClockLineage? = nil, for node: String
+    ) throws(AnalysisError) {
         let index = try wall.index(of: node)
         let nanoseconds = try Nanoseconds.of(bound, "the clock error bound of node \"\(node)\"")
         nodeStates[index].errorBoundMaximum = max(nodeStates[index].errorBoundMaximum ?? .min, nanoseconds)
         nodeStates[index].errorBoundLast = nanoseconds
+        nodeStates[index].clock.note(bound: nanoseconds, lineage: lineage)
     }
 
     /// Notes a node's own cumulative counters of late and dropped frames (`PlayerReport`).
@@ -155,7 +164,7 @@ public struct DriftAnalyzer: Sendable {
     /// Notes a node's `GET /status`: its clock error bound and its late and dropped counters.
     public mutating func record(_ status: NodeStatus) throws(AnalysisError) {
         if let bound = status.clock.errorBound {
-            try recordClockErrorBound(bound, for: status.id)
+            try recordClockErrorBound(bound, lineage: status.clock.lineage, for: status.id)
         }
         try recordCounters(late: status.player.framesLate, dropped: status.player.framesDropped, for: status.id)
     }
@@ -197,7 +206,9 @@ public struct DriftAnalyzer: Sendable {
         let pairDrift = wall.pairs.indices.map { index in
             PairDrift(
                 pair: wall.pairs[index].pair, skew: pairStates[index].skew.statistics,
-                meanSignedSkew: Self.mean(pairStates[index].signedSum, count: pairStates[index].skew.count))
+                meanSignedSkew: Self.mean(pairStates[index].signedSum, count: pairStates[index].skew.count),
+                clockUncertainty: ClockLineageRecord.uncertainty(
+                    nodeStates[wall.pairs[index].first].clock, nodeStates[wall.pairs[index].second].clock))
         }
         return DriftReport(
             firstRunningTime: firstAligned.map(MediaTime.init(nanoseconds:)),
@@ -377,6 +388,7 @@ extension DriftAnalyzer {
         var lateness = Distribution()
         var errorBoundMaximum: Int64?
         var errorBoundLast: Int64?
+        var clock = ClockLineageRecord()
         var late = CounterIncrease()
         var dropped = CounterIncrease()
         var missingFrames = 0

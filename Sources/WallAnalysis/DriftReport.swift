@@ -75,7 +75,8 @@ public struct NodeDrift: Sendable, Hashable, Codable {
     public var unusableRecords: Int
 
     enum CodingKeys: String, CodingKey {
-        case node, framesPresented, skew, lateness, clockErrorBound, lateFrames, droppedFrames, missingFrames, undeliveredRecords, ignoredRecords, unusableRecords
+        case node, framesPresented, skew, lateness, clockErrorBound, lateFrames, droppedFrames, missingFrames,
+            undeliveredRecords, ignoredRecords, unusableRecords
         case meanSignedSkew = "meanSignedSkewNs"
     }
 
@@ -107,16 +108,22 @@ public struct PairDrift: Sendable, Hashable, Codable {
     public var skew: TimeStatistics
     /// The mean of `first - second`: positive when the first node presents after the second.
     @NanosecondsCoded public var meanSignedSkew: MediaTime
+    /// How far apart the pair's clocks may have been, which `skew` cannot see; nil when a node of
+    /// the pair reported no clock error bound.
+    public var clockUncertainty: PairClockUncertainty?
 
     enum CodingKeys: String, CodingKey {
-        case pair, skew
+        case pair, skew, clockUncertainty
         case meanSignedSkew = "meanSignedSkewNs"
     }
 
-    public init(pair: NodePair, skew: TimeStatistics, meanSignedSkew: MediaTime) {
+    public init(
+        pair: NodePair, skew: TimeStatistics, meanSignedSkew: MediaTime, clockUncertainty: PairClockUncertainty? = nil
+    ) {
         self.pair = pair
         self.skew = skew
         self.meanSignedSkew = meanSignedSkew
+        self.clockUncertainty = clockUncertainty
     }
 }
 

@@ -6,7 +6,8 @@ import LockstepTime
 /// The skew the nodes report is measured against each node's own estimate of the master clock, so
 /// it cannot see the error of those estimates: two nodes whose clocks are 0.4 ms apart present
 /// "in step" 0.4 ms apart. Each node bounds its own clock's error; a pair's clocks are at most the
-/// sum of the two bounds apart (the largest each reported during the run). So a pair is within the
+/// sum of the two bounds apart (the largest each reported during the run), less any error the two
+/// share because they follow one source (`PairClockUncertainty`). So a pair is within the
 /// threshold only when its p99 skew plus that uncertainty is, and over it only when its p99 skew
 /// minus the uncertainty still is. Otherwise the report cannot tell, and says so: UNCERTAIN, naming
 /// the bound that stands in the way. Ground truth (`--ground-truth`) settles it.
@@ -28,8 +29,8 @@ public struct DriftVerdict: Sendable, Hashable, Codable {
     /// the one furthest over the threshold (FAIL); nil when no frame was aligned.
     public var worstPair: NodePair?
     @OptionalNanosecondsCoded public var worstPairP99: MediaTime?
-    /// How far apart that pair's clocks may be: the sum of their largest error bounds; nil when
-    /// a node of the pair reported none.
+    /// How far apart that pair's clocks may be (`PairDrift.clockUncertainty`); nil when a node of
+    /// the pair reported no error bound.
     @OptionalNanosecondsCoded public var worstPairClockUncertainty: MediaTime?
     /// Of the worst pair, the node further from the wall (larger p99 |skew|): the one to look at.
     public var worstNode: String?
@@ -38,7 +39,8 @@ public struct DriftVerdict: Sendable, Hashable, Codable {
 
     enum CodingKeys: String, CodingKey {
         case outcome, passed, worstPair, worstNode, sentence
-        case threshold = "thresholdNs", worstPairP99 = "worstPairP99Ns", worstPairClockUncertainty = "worstPairClockUncertaintyNs"
+        case threshold = "thresholdNs", worstPairP99 = "worstPairP99Ns", worstPairClockUncertainty =
+            "worstPairClockUncertaintyNs"
     }
 
     public init(
@@ -66,10 +68,7 @@ public struct DriftVerdict: Sendable, Hashable, Codable {
                 sentence: "FAIL: no frame was presented by every node, so there is nothing to judge.")
         }
         let bound = { (id: String) in nodes.first { $0.node == id }?.clockErrorBound?.maximum }
-        let uncertainty = { (pair: PairDrift) -> MediaTime? in
-            guard let first = bound(pair.pair.first), let second = bound(pair.pair.second) else { return nil }
-            return first + second
-        }
+        let uncertainty = { (pair: PairDrift) in pair.clockUncertainty?.total }
         let skewOf = { (id: String) in nodes.first { $0.node == id }?.skew.p99 ?? .zero }
         let furthest = { (pair: NodePair) in skewOf(pair.second) > skewOf(pair.first) ? pair.second : pair.first }
         func verdict(_ outcome: Outcome, _ pair: PairDrift, _ sentence: String) -> DriftVerdict {
@@ -104,9 +103,7 @@ public struct DriftVerdict: Sendable, Hashable, Codable {
         let highest = { (pair: PairDrift) in pair.skew.p99 + (uncertainty(pair) ?? .zero) }
         let worst = judged.max { highest($0) < highest($1) }!
         let clocks = uncertainty(worst) ?? .zero
-        let first = bound(worst.pair.first) ?? .zero
-        let second = bound(worst.pair.second) ?? .zero
-        let bounds = "error bounds \(first.millisecondsText) + \(second.millisecondsText) ms"
+        let bounds = worst.clockUncertainty?.sentence ?? ""
         guard highest(worst) <= threshold else {
             return verdict(
                 .uncertain, worst,

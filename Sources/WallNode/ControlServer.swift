@@ -86,7 +86,8 @@ enum ControlServer {
             let status = await controller.status()
             return json(
                 FramesReply(
-                    node: status.id, records: records, missed: missed, clockErrorBound: status.clock.errorBound))
+                    node: status.id, records: records, missed: missed, clockErrorBound: status.clock.errorBound,
+                    clockLineage: status.clock.lineage))
         }
         router.get(RouterPath(ControlPath.snapshot)) { request, _ in
             let width = try wholeParameter("width", in: request)

@@ -197,19 +197,24 @@ public struct ClockReport: Sendable, Hashable, Codable {
     public var relaying: String?
     /// Every clock source in order of preference, and how it stands.
     public var sources: [ClockSourceReport]?
+    /// Of `errorBound`, the part the followed source passed on: its own bound from the master
+    /// (zero when it is the master). Two nodes following one source share that part of their error.
+    /// Nil when the node follows no source now (holdover, or none yet).
+    @OptionalNanosecondsCoded public var inheritedErrorBound: MediaTime?
 
     enum CodingKeys: String, CodingKey {
         case state, server, ratePPM, serving, epoch, stratum, relaying, sources
         case offset = "offsetNs", errorBound = "errorBoundNs", guaranteedErrorBound = "guaranteedErrorBoundNs"
-        case roundTrip = "roundTripNs"
+        case roundTrip = "roundTripNs", inheritedErrorBound = "inheritedErrorBoundNs"
     }
 
     public init(
         state: String, server: String, offset: MediaTime? = nil, errorBound: MediaTime? = nil,
         guaranteedErrorBound: MediaTime? = nil, roundTrip: MediaTime? = nil, ratePPM: Double? = nil,
         serving: Bool = false, epoch: UInt64? = nil, stratum: Int? = nil, relaying: String? = nil,
-        sources: [ClockSourceReport]? = nil
+        sources: [ClockSourceReport]? = nil, inheritedErrorBound: MediaTime? = nil
     ) {
+        self.inheritedErrorBound = inheritedErrorBound
         self.stratum = stratum
         self.relaying = relaying
         self.sources = sources
@@ -225,6 +230,35 @@ public struct ClockReport: Sendable, Hashable, Codable {
     }
 
     public var isLocked: Bool { state == "locked" }
+
+    /// Where the node's clock error comes from, for a report that sets nodes against each other.
+    public var lineage: ClockLineage {
+        ClockLineage(source: isLocked ? server : nil, relaying: relaying, inheritedErrorBound: inheritedErrorBound)
+    }
+}
+
+/// Where a node's clock error comes from: the source it follows now, where it relays its own time,
+/// and how much of its error bound it inherited from the source. Two nodes following one source
+/// share the source's error, and a node following another shares all of that node's error, so
+/// their clocks can be no further apart than the parts of their bounds of their own.
+public struct ClockLineage: Sendable, Hashable, Codable {
+    /// The source followed now, as the config names it; nil in holdover or before a source is chosen.
+    public var source: String?
+    /// Where the node serves the time it follows (`serve-clock`), if it does.
+    public var relaying: String?
+    /// Of the node's error bound, the part the source passed on; nil when following none.
+    @OptionalNanosecondsCoded public var inheritedErrorBound: MediaTime?
+
+    enum CodingKeys: String, CodingKey {
+        case source, relaying
+        case inheritedErrorBound = "inheritedErrorBoundNs"
+    }
+
+    public init(source: String?, relaying: String?, inheritedErrorBound: MediaTime?) {
+        self.source = source
+        self.relaying = relaying
+        self.inheritedErrorBound = inheritedErrorBound
+    }
 }
 
 /// One clock source as a node sees it.
@@ -403,16 +437,22 @@ public struct FramesReply: Sendable, Hashable, Codable {
     public var missed: UInt64
     /// The node's clock error bound when it answered.
     @OptionalNanosecondsCoded public var clockErrorBound: MediaTime?
+    /// Where that bound's error comes from when it answered; nil from nodes that do not say.
+    public var clockLineage: ClockLineage?
 
     enum CodingKeys: String, CodingKey {
-        case node, records, missed
+        case node, records, missed, clockLineage
         case clockErrorBound = "clockErrorBoundNs"
     }
 
-    public init(node: String, records: [FrameRecord], missed: UInt64, clockErrorBound: MediaTime?) {
+    public init(
+        node: String, records: [FrameRecord], missed: UInt64, clockErrorBound: MediaTime?,
+        clockLineage: ClockLineage? = nil
+    ) {
         self.node = node
         self.records = records
         self.missed = missed
         self.clockErrorBound = clockErrorBound
+        self.clockLineage = clockLineage
     }
 }

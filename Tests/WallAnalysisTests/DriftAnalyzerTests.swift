@@ -276,11 +276,88 @@ final class DriftAnalyzerTests: XCTestCase {
         try bound(&analyzer, 0.2, wall.nodes)
         let verdict = analyzer.report().verdict
         XCTAssertEqual(verdict.outcome, .fail)
-        XCTAssertTrue(verdict.sentence.hasPrefix("FAIL: a–b differ by 1.700 ms at p99, 0.700 ms over"), verdict.sentence)
+        XCTAssertTrue(
+            verdict.sentence.hasPrefix("FAIL: a–b differ by 1.700 ms at p99, 0.700 ms over"), verdict.sentence)
         XCTAssertTrue(verdict.sentence.contains("more than their clocks' 0.400 ms of uncertainty explains"))
         // Over the threshold, but within what the clocks may be off by: the report cannot tell.
         try bound(&analyzer, 0.5, wall.nodes)
         XCTAssertEqual(analyzer.report().verdict.outcome, .uncertain)
+    }
+
+    func testVerdict_whenAPairFollowsOneRelayAllAlong_takesOutTheErrorItPassedOn() throws {
+        var wall = SyntheticWall(nodes: ["a", "b"])
+        wall.skew = ["b": { _ in 170_000 }]
+        var analyzer = try DriftAnalyzer(nodes: wall.nodes)
+        try wall.feed(0..<100, to: &analyzer)
+        // Both follow relay r, whose own bound from the master (0.5 ms, and then 0.6 ms as it holds)
+        // is in both of theirs: it moves both screens together.
+        let relay = "10.0.0.9:6000"
+        for (total, inherited) in [(0.6, 0.5), (0.72, 0.6)] {
+            for node in wall.nodes {
+                try analyzer.recordClockErrorBound(
+                    .ms(total),
+                    lineage: ClockLineage(source: relay, relaying: nil, inheritedErrorBound: .ms(inherited)),
+                    for: node)
+            }
+        }
+        let report = analyzer.report()
+        XCTAssertEqual(
+            report.pairs[0].clockUncertainty, PairClockUncertainty(first: .ms(0.12), second: .ms(0.12), shared: relay))
+        let verdict = report.verdict
+        XCTAssertEqual(verdict.outcome, .pass, verdict.sentence)
+        XCTAssertEqual(verdict.worstPairClockUncertainty, .ms(0.24))
+        XCTAssertEqual(
+            verdict.sentence,
+            "PASS: every pair stays within the 1.000 ms threshold at p99 with its clocks' uncertainty added; the worst, "
+                + "a–b, reaches 0.170 ms + 0.240 ms (error bounds 0.120 + 0.120 ms beyond the clock they share, "
+                + "10.0.0.9:6000).")
+        // The nodes' whole bounds are still reported as they are.
+        XCTAssertEqual(report.nodes[0].clockErrorBound?.maximum, .ms(0.72))
+    }
+
+    func testUncertainty_whenANodeFollowsTheOther_isOnlyTheFollowersOwnPart() throws {
+        var analyzer = try DriftAnalyzer(nodes: ["relay", "screen", "other"])
+        let relayAddress = "10.0.0.9:6000"
+        try analyzer.recordClockErrorBound(
+            .ms(0.8), lineage: ClockLineage(source: nil, relaying: relayAddress, inheritedErrorBound: nil), for: "relay"
+        )
+        try analyzer.recordClockErrorBound(
+            .ms(0.9),
+            lineage: ClockLineage(source: relayAddress, relaying: nil, inheritedErrorBound: .ms(0.8)), for: "screen")
+        try analyzer.recordClockErrorBound(
+            .ms(0.1), lineage: ClockLineage(source: "10.0.0.1:6000", relaying: nil, inheritedErrorBound: .zero),
+            for: "other")
+        let pairs = Dictionary(uniqueKeysWithValues: analyzer.report().pairs.map { ($0.pair, $0.clockUncertainty) })
+        // The relay in holdover is off by up to 0.8 ms, and so is the screen that follows it, together.
+        XCTAssertEqual(
+            pairs[NodePair("relay", "screen")],
+            PairClockUncertainty(first: .zero, second: .ms(0.1), shared: relayAddress))
+        // A node on another source shares nothing with them.
+        XCTAssertEqual(pairs[NodePair("screen", "other")], PairClockUncertainty(first: .ms(0.9), second: .ms(0.1)))
+        XCTAssertEqual(pairs[NodePair("relay", "other")], PairClockUncertainty(first: .ms(0.8), second: .ms(0.1)))
+    }
+
+    func testUncertainty_whenTheLineageChangedOrIsUnknown_isTheSumOfTheBounds() throws {
+        let relay = ClockLineage(source: "10.0.0.9:6000", relaying: nil, inheritedErrorBound: .ms(0.5))
+        let holdover = ClockReport(state: "holdover", server: "10.0.0.9:6000", errorBound: .ms(0.6)).lineage
+        XCTAssertNil(holdover.source, "a node in holdover follows no source")
+        let master = ClockLineage(source: "10.0.0.1:6000", relaying: nil, inheritedErrorBound: .zero)
+        let cases: [(String, ClockLineage?)] = [
+            ("went to holdover once", holdover), ("moved to another source", master),
+            ("reported a bound without its lineage", nil),
+            (
+                "did not say what it inherited",
+                ClockLineage(source: relay.source, relaying: nil, inheritedErrorBound: nil)
+            ),
+        ]
+        for (what, other) in cases {
+            var analyzer = try DriftAnalyzer(nodes: ["a", "b"])
+            for node in ["a", "b"] { try analyzer.recordClockErrorBound(.ms(0.6), lineage: relay, for: node) }
+            try analyzer.recordClockErrorBound(.ms(0.6), lineage: other, for: "b")
+            XCTAssertEqual(
+                analyzer.report().pairs[0].clockUncertainty, PairClockUncertainty(first: .ms(0.6), second: .ms(0.6)),
+                "b \(what)")
+        }
     }
 
     private func bound(_ analyzer: inout DriftAnalyzer, _ milliseconds: Double, _ nodes: [String]) throws {

@@ -22,19 +22,64 @@ final class ClockFollower: Sendable {
     private let server: SyncClockServer?
     /// Where the node relays, when it does.
     private let relayAddress: Endpoint?
+    /// The wall's timeline a master node joined at its start, whose sources it runs.
+    private let joined: ClockJoin?
     private let current: Current
     private let logger: Logger
+
+    /// How long a master node that starts follows the relays listed after it, for a wall that is
+    /// still playing its timeline (`ClockJoin`), before it serves its own clock.
+    static let joinTimeout = MediaTime(value: 5, timescale: 1)
 
     /// The clock the player follows and the timeline it belongs to.
     private final class Current: Sendable {
         let state = Mutex<(clock: MasterClock?, timeline: Int)>((nil, 0))
     }
 
+    /// A node that serves as the master (`--serve-clock`) with relays in the config first tries to
+    /// join the timeline they still serve (a master process that restarted while the wall played);
+    /// every other node is set up at once.
+    static func start(settings: NodeSettings, player: Player, logger: Logger) async -> ClockFollower {
+        let relays = Array(settings.clockSources.dropFirst())
+        guard settings.serveClock, !settings.useLocalClock, !relays.isEmpty else {
+            return ClockFollower(settings: settings, player: player, logger: logger)
+        }
+        let current = Current()
+        logger.info(
+            "looking for a wall's timeline at the relays before serving the master clock",
+            metadata: ["clock.relays": "\(relays)", "clock.join_timeout_ns": .nanoseconds(joinTimeout)])
+        guard
+            let joined = await ClockJoin.join(
+                relays: relays, configuration: serverConfiguration(settings, listen: settings.clock),
+                timeout: joinTimeout, logger: logger,
+                onStatus: followingPlayer(player, current: current, nodeID: settings.id, logger: logger))
+        else {
+            logger.info("no relay serves a wall's timeline; serving this machine's clock")
+            return ClockFollower(settings: settings, player: player, logger: logger)
+        }
+        logger.notice(
+            "joined the wall's timeline; serving it as the master's stand-in",
+            metadata: [
+                "clock.source": "\(joined.sources.selectedSource?.description ?? "a relay")",
+                "clock.master": "\(joined.sources.status.master?.description ?? "unknown")",
+            ])
+        return ClockFollower(joined: joined, listen: settings.clock, current: current, logger: logger)
+    }
+
+    private init(joined: ClockJoin, listen: Endpoint, current: Current, logger: Logger) {
+        self.joined = joined
+        sources = joined.sources
+        server = joined.server
+        relayAddress = listen
+        self.current = current
+        self.logger = logger
+    }
+
     init(settings: NodeSettings, player: Player, logger: Logger) {
         self.logger = logger
+        joined = nil
         let current = Current()
         self.current = current
-        let nodeID = settings.id
         if settings.useLocalClock {
             sources = nil
             server = nil
@@ -49,20 +94,31 @@ final class ClockFollower: Sendable {
             // off the network (NodeSettings checked the address is this machine's).
             // With a key it still answers GStreamer's unauthenticated format, for stock clients.
             server = SyncClockServer(
-                configuration: SyncClockServer.Configuration(listen: [settings.clock], key: settings.clockKey),
-                logger: logger)
+                configuration: Self.serverConfiguration(settings, listen: settings.clock), logger: logger)
         } else if let address = settings.relay, let relay {
             server = SyncClockServer(
-                configuration: SyncClockServer.Configuration(listen: [address], key: settings.clockKey),
-                relaying: relay, logger: logger)
+                configuration: Self.serverConfiguration(settings, listen: address), relaying: relay, logger: logger)
         } else {
             server = nil
         }
         relayAddress = settings.relay
         sources = ClockSources(
             sources: settings.followedSources, configuration: SyncClockClient.Configuration(key: settings.clockKey),
-            ownRelay: relay == nil ? nil : server?.identity, feeding: relay, logger: logger
-        ) { status in
+            ownRelay: relay == nil ? nil : server?.identity, feeding: relay, logger: logger,
+            onStatus: Self.followingPlayer(player, current: current, nodeID: settings.id, logger: logger))
+    }
+
+    private static func serverConfiguration(_ settings: NodeSettings, listen: Endpoint) -> SyncClockServer.Configuration
+    {
+        SyncClockServer.Configuration(listen: [listen], key: settings.clockKey)
+    }
+
+    /// Hands every locked (or holdover) status to the player's master clock: the same clock while
+    /// the timeline lasts, a new one for a new timeline.
+    private static func followingPlayer(
+        _ player: Player, current: Current, nodeID: String, logger: Logger
+    ) -> @Sendable (ClockStatus) -> Void {
+        { status in
             guard status.state == .locked || status.state == .holdover else { return }
             let created = current.state.withLock { state -> MasterClock? in
                 if let clock = state.clock, state.timeline == status.timeline {
@@ -118,7 +174,9 @@ final class ClockFollower: Sendable {
                 ClockSourceReport(
                     source: report.source.description, state: report.status.state.rawValue, standing: report.standing,
                     errorBound: report.status.errorBound.isNumeric ? report.status.errorBound(atLocal: now) : nil)
-            })
+            },
+            // A source that does not say (a stock GStreamer master) is a master: it passes nothing on.
+            inheritedErrorBound: status.state == .locked ? status.path?.rootErrorBound ?? .zero : nil)
     }
 
     /// Waits for lock, at most `timeout`.
@@ -144,6 +202,10 @@ final class ClockFollower: Sendable {
                 metadata: ["clock.listen": "\(addresses)"])
         }
         defer { server?.stop() }
-        try await sources.run()
+        if let joined {
+            try await joined.run()
+        } else {
+            try await sources.run()
+        }
     }
 }

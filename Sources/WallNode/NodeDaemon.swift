@@ -54,7 +54,8 @@ struct NodeDaemon {
         player.automaticallyWaitsToMinimizeStalling = false
         player.realtimeRenderPriority = settings.realtimePriority
         player.pipelineLatency = settings.latency
-        let clock = ClockFollower(settings: settings, player: player, logger: Logger(label: "lockstep.clock"))
+        let clock = await ClockFollower.start(
+            settings: settings, player: player, logger: Logger(label: "lockstep.clock"))
         let metrics = NodeMetrics(node: settings.id)
         let frames = FrameLog(displayLatency: settings.displayLatency) { metrics.observeLateness($0) }
         let controller = NodeController(

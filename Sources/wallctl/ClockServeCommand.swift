@@ -138,29 +138,24 @@ struct ClockServeCommand: AsyncParsableCommand {
         Output.line("wallctl: stopped; \(server.statistics)")
     }
 
-    /// With `--join`: follows the relays until one locks, and returns a server relaying that
-    /// timeline, the sources feeding it, and the task running them; nil when none locked in time.
+    /// With `--join`: follows the relays until one locks (`ClockJoin`); nil when none locked in time.
     private func rejoin(configuration: SyncClockServer.Configuration, clock: LocalClock, logger: Logger) async
-        -> (server: SyncClockServer, sources: ClockSources, running: Task<Void, any Error>)?
+        -> ClockJoin?
     {
         let relays = join.flatMap { $0 }
         guard !relays.isEmpty else { return nil }
-        let relay = ClockRelay()
-        let server = SyncClockServer(configuration: configuration, clock: clock, relaying: relay, logger: logger)
-        let sources = ClockSources(
-            sources: relays, configuration: SyncClockClient.Configuration(key: configuration.key), clock: clock,
-            ownRelay: server.identity, feeding: relay, logger: logger)
-        let running = Task { try await sources.run() }
-        let timeout = MediaTime(nanoseconds: Int64(joinTimeout * 1e9))
-        guard let locked = try? await sources.waitUntilLocked(timeout: timeout) else {
-            running.cancel()
-            _ = try? await running.value
+        guard
+            let joined = await ClockJoin.join(
+                relays: relays, configuration: configuration, clock: clock,
+                timeout: MediaTime(nanoseconds: Int64(joinTimeout * 1e9)), logger: logger)
+        else {
             Output.line("wallctl: no relay of a wall's timeline answered within \(joinTimeout) s; serving this clock")
             return nil
         }
+        let locked = joined.sources.status
         Output.line(
-            "wallctl: \(sources.selectedSource?.description ?? "a relay") serves the wall's timeline "
+            "wallctl: \(joined.sources.selectedSource?.description ?? "a relay") serves the wall's timeline "
                 + "(\(locked.master?.description ?? "GStreamer server")); rejoining it")
-        return (server, sources, running)
+        return joined
     }
 }

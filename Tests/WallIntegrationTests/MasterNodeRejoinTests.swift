@@ -1,0 +1,130 @@
+import Foundation
+import LockstepTime
+import TestSupport
+import XCTest
+
+/// A node serving as the wall's master (`wallnode run --serve-clock`) that is killed and comes
+/// back on another clock rejoins the timeline its relay held meanwhile, instead of starting one of
+/// its own that would pull the wall onto it.
+final class MasterNodeRejoinTests: XCTestCase {
+    private let masterPort = 15695
+    private let relayPort = 15696
+    private let controlPorts = [17981, 17982]
+
+    func testAMasterNodeThatRestarts_joinsTheTimelineItsRelayHeld() async throws {
+        let wallnode = ChildProcess.product("wallnode")
+        let media = try TestMedia.frameCode(seconds: 3)
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("lockstep-master-rejoin-\(getpid())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let config = folder.appendingPathComponent("wall.yaml")
+        try """
+        name: master-rejoin-test
+        clock: [127.0.0.1:\(masterPort), 127.0.0.1:\(relayPort)]
+        clock-lock-timeout: 30s
+        media: \(media.path)
+        canvas: {width: 320, height: 90}
+        nodes:
+          - id: m
+            control: 127.0.0.1:\(controlPorts[0])
+            tile: {x: 0, y: 0, width: 160, height: 90}
+            video-sink: "fakesink sync=true"
+            audio: false
+          - id: r
+            control: 127.0.0.1:\(controlPorts[1])
+            tile: {x: 160, y: 0, width: 160, height: 90}
+            video-sink: "fakesink sync=true"
+            audio: false
+            serve-clock: 127.0.0.1:\(relayPort)
+
+        """.write(to: config, atomically: true, encoding: .utf8)
+
+        func master(offset: Int, drift: Int) throws -> ChildProcess {
+            try ChildProcess(
+                wallnode,
+                [
+                    "run", "--config", config.path, "--id", "m", "--serve-clock", "--state-directory",
+                    folder.appendingPathComponent("m").path,
+                    "--simulate-clock-offset", "\(offset)", "--simulate-clock-drift-ppm", "\(drift)",
+                    "--log-format", "text",
+                ])
+        }
+        var masterNode = try master(offset: 3600, drift: 100)
+        let relayNode = try ChildProcess(
+            wallnode,
+            [
+                "run", "--config", config.path, "--id", "r", "--state-directory",
+                folder.appendingPathComponent("r").path,
+                "--simulate-clock-offset", "-1800", "--simulate-clock-drift-ppm", "-150", "--log-format", "text",
+            ])
+        defer {
+            masterNode.signal(SIGTERM)
+            relayNode.signal(SIGTERM)
+        }
+        let (m, r) = (NodeHTTP(port: controlPorts[0]), NodeHTTP(port: controlPorts[1]))
+        try await waitUntilLocked(m, "the master node")
+        try await waitUntilLocked(r, "the relay node")
+        let timeline = try await epoch(of: r)
+        XCTAssertNotNil(timeline, "the relay names the master's timeline")
+        let masterTimeline = try await epoch(of: m)
+        XCTAssertEqual(masterTimeline, timeline)
+
+        masterNode.signal(SIGKILL)
+        _ = masterNode.finish()
+        try await Task.sleep(for: .seconds(5))
+        let holding = try await clock(of: r)["state"] as? String
+        XCTAssertEqual(holding, "holdover", "the relay holds the timeline")
+
+        // Back on a clock 100 s off, running the other way.
+        masterNode = try master(offset: 3700, drift: -100)
+        try await waitUntilLocked(m, "the restarted master node")
+        let rejoined = try await epoch(of: m)
+        XCTAssertEqual(rejoined, timeline, "the master serves the wall's timeline again")
+        try await assertSameTime(m, r)
+        // Well past the 10 s after which a node gives up a timeline that no source serves any more.
+        try await Task.sleep(for: .seconds(12))
+        let (relayLater, masterLater) = (try await epoch(of: r), try await epoch(of: m))
+        XCTAssertEqual(relayLater, timeline, "the relay kept the wall's timeline")
+        XCTAssertEqual(masterLater, timeline)
+        try await assertSameTime(m, r)
+        masterNode.signal(SIGTERM)
+        let log = masterNode.finish()
+        XCTAssertTrue(
+            (log.output + log.errors).contains("joined the wall's timeline"), "the master node's log:\n\(log.errors)")
+    }
+
+    /// The master timeline the node follows, as its status writes it (a 64-bit number).
+    private func epoch(of node: NodeHTTP) async throws -> String? {
+        try await clock(of: node)["epoch"].map { "\($0)" }
+    }
+
+    private func clock(of node: NodeHTTP) async throws -> [String: Any] {
+        try await node.status()["clock"] as? [String: Any] ?? [:]
+    }
+
+    private func waitUntilLocked(_ node: NodeHTTP, _ what: String) async throws {
+        try await node.waitUntilAnswering(within: 30)
+        let deadline = Date().addingTimeInterval(30)
+        while try await clock(of: node)["state"] as? String != "locked" {
+            guard Date() < deadline else { throw TestSupportError("\(what) did not lock within 30 s") }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+    }
+
+    /// The two nodes' master times, each read between two monotonic stamps, agree within 2 ms.
+    private func assertSameTime(_ first: NodeHTTP, _ second: NodeHTTP) async throws {
+        func read(_ node: NodeHTTP) async throws -> (master: Double, at: Double, uncertainty: Double) {
+            let before = Double(LocalClock.monotonic.nowNanoseconds())
+            let master = try await node.status()["masterTimeNs"] as? Double ?? .nan
+            let after = Double(LocalClock.monotonic.nowNanoseconds())
+            return (master, (before + after) / 2, (after - before) / 2)
+        }
+        let a = try await read(first)
+        let b = try await read(second)
+        // Master time runs at the master's rate (+/-100 ppm of the monotonic clock): negligible here.
+        let difference = (b.master - a.master) - (b.at - a.at)
+        XCTAssertLessThanOrEqual(
+            abs(difference), 2e6 + a.uncertainty + b.uncertainty,
+            String(format: "the nodes' master times differ by %.3f ms", difference / 1e6))
+    }
+}

@@ -44,8 +44,8 @@ demo: build
 bench-clock: setup
 	bench/clock
 
-# 4 and 8 nodes through the network clock against the shared system clock, release build (about
-# 50 minutes); see docs/BENCHMARKS.md.
+# 4 and 8 nodes through the network clock on two realistic paths (bench/wall --scenarios) against the
+# shared system clock, release build (about 70 minutes); see docs/BENCHMARKS.md.
 bench-wall: setup
 	$(SWIFT) build $(RELEASE_FLAGS)
 	bench/wall --bin "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)" --verbose

@@ -35,14 +35,22 @@ public struct PairClockUncertainty: Sendable, Hashable, Codable {
 
     /// The two parts as the verdict's sentences give them.
     var sentence: String {
-        let parts = "error bounds \(first.millisecondsText) + \(second.millisecondsText) ms"
+        let parts = "error bounds up to \(first.millisecondsText) + \(second.millisecondsText) ms"
         guard let shared else { return parts }
         return parts + " beyond the clock they share, \(shared)"
     }
 }
 
-/// What one node's clock reports said about where its error came from, over a run.
+/// What one node's clock reports said about where its error came from: over the run, and lately.
 struct ClockLineageRecord: Sendable {
+    /// One report: the bound, the part of it the node's own (less what the source passed on), and
+    /// the source it followed (nil in holdover or when the node did not say).
+    private struct Sample: Sendable {
+        var bound: Int64
+        var own: Int64?
+        var source: String?
+    }
+
     /// The largest bound less what the source passed on, when every report said what that was.
     private var ownMaximum: Int64?
     private var boundMaximum: Int64?
@@ -51,18 +59,27 @@ struct ClockLineageRecord: Sendable {
     /// Whether some bound came without a source followed (holdover) or without its lineage.
     private var unattributed = false
     private(set) var relaying: String?
+    /// The last two reports: the frames aligned now were presented since the one before last.
+    private var latest: Sample?
+    private var previous: Sample?
 
     mutating func note(bound: Int64, lineage: ClockLineage?) {
         boundMaximum = max(boundMaximum ?? .min, bound)
         if let relaying = lineage?.relaying { self.relaying = relaying }
-        guard let lineage, let source = lineage.source,
-            let inherited = lineage.inheritedErrorBound?.nanoseconds, inherited >= 0
-        else {
+        var sample = Sample(bound: bound)
+        if let lineage, let source = lineage.source, let inherited = lineage.inheritedErrorBound?.nanoseconds,
+            inherited >= 0
+        {
+            sources.insert(source)
+            let own = max(0, bound - inherited)
+            ownMaximum = max(ownMaximum ?? .min, own)
+            sample.own = own
+            sample.source = source
+        } else {
             unattributed = true
-            return
         }
-        sources.insert(source)
-        ownMaximum = max(ownMaximum ?? .min, max(0, bound - inherited))
+        previous = latest
+        latest = sample
     }
 
     /// The one source followed through the whole run, if there was one.
@@ -71,26 +88,58 @@ struct ClockLineageRecord: Sendable {
         return sources.first
     }
 
-    /// The pair's uncertainty; nil when either node reported no bound.
+    /// The last two reports as one: the larger bound and own part, and their source if both had the same.
+    private var recent: Sample? {
+        guard let latest else { return nil }
+        guard let previous else { return latest }
+        let sameSource = latest.source != nil && latest.source == previous.source
+        return Sample(
+            bound: max(latest.bound, previous.bound),
+            own: sameSource ? latest.own.flatMap { own in previous.own.map { max(own, $0) } } : nil,
+            source: sameSource ? latest.source : nil)
+    }
+
+    /// The pair's uncertainty over the whole run: the largest bounds, less what the pair shared
+    /// in every report; nil when either node reported no bound.
     static func uncertainty(_ first: ClockLineageRecord, _ second: ClockLineageRecord) -> PairClockUncertainty? {
         guard let firstBound = first.boundMaximum, let secondBound = second.boundMaximum else { return nil }
-        let full = PairClockUncertainty(
-            first: MediaTime(nanoseconds: firstBound), second: MediaTime(nanoseconds: secondBound))
-        var candidates = [full]
-        if let source = first.onlySource, let own = first.ownMaximum {
-            if source == second.onlySource, let otherOwn = second.ownMaximum {
+        return smallest(
+            first: Sample(bound: firstBound, own: first.ownMaximum, source: first.onlySource),
+            relayingFirst: first.relaying,
+            second: Sample(bound: secondBound, own: second.ownMaximum, source: second.onlySource),
+            relayingSecond: second.relaying)
+    }
+
+    /// The pair's uncertainty for the frames aligned now, from the last two reports of each node;
+    /// nil when either node has reported no bound yet.
+    static func currentUncertainty(_ first: ClockLineageRecord, _ second: ClockLineageRecord) -> Int64? {
+        guard let a = first.recent, let b = second.recent else { return nil }
+        return smallest(first: a, relayingFirst: first.relaying, second: b, relayingSecond: second.relaying)
+            .total.nanoseconds
+    }
+
+    /// The sum of the bounds, or less where the lineage shows error the two share.
+    private static func smallest(
+        first: Sample, relayingFirst: String?, second: Sample, relayingSecond: String?
+    ) -> PairClockUncertainty {
+        var candidates = [
+            PairClockUncertainty(
+                first: MediaTime(nanoseconds: first.bound), second: MediaTime(nanoseconds: second.bound))
+        ]
+        if let source = first.source, let own = first.own {
+            if source == second.source, let otherOwn = second.own {
                 candidates.append(
                     PairClockUncertainty(
                         first: MediaTime(nanoseconds: own), second: MediaTime(nanoseconds: otherOwn), shared: source))
             }
-            if source == second.relaying {
+            if source == relayingSecond {
                 candidates.append(
                     PairClockUncertainty(first: MediaTime(nanoseconds: own), second: .zero, shared: source))
             }
         }
-        if let source = second.onlySource, let own = second.ownMaximum, source == first.relaying {
+        if let source = second.source, let own = second.own, source == relayingFirst {
             candidates.append(PairClockUncertainty(first: .zero, second: MediaTime(nanoseconds: own), shared: source))
         }
-        return candidates.min { $0.total < $1.total }
+        return candidates.min { $0.total < $1.total }!
     }
 }

@@ -208,7 +208,12 @@ public struct DriftAnalyzer: Sendable {
                 pair: wall.pairs[index].pair, skew: pairStates[index].skew.statistics,
                 meanSignedSkew: Self.mean(pairStates[index].signedSum, count: pairStates[index].skew.count),
                 clockUncertainty: ClockLineageRecord.uncertainty(
-                    nodeStates[wall.pairs[index].first].clock, nodeStates[wall.pairs[index].second].clock))
+                    nodeStates[wall.pairs[index].first].clock, nodeStates[wall.pairs[index].second].clock),
+                skewWithClockUncertainty: pairStates[index].framesWithoutBound > 0
+                    ? nil
+                    : ClockAdjustedSkew(
+                        upper: pairStates[index].skewWithClocks.statistics,
+                        lower: pairStates[index].skewLessClocks.statistics))
         }
         return DriftReport(
             firstRunningTime: firstAligned.map(MediaTime.init(nanoseconds:)),
@@ -347,8 +352,18 @@ public struct DriftAnalyzer: Sendable {
         }
         for (index, pair) in wall.pairs.enumerated() {
             let difference = presentedAt[pair.first] - presentedAt[pair.second]
-            pairStates[index].skew.record(Int64(difference.magnitude))
+            let skew = Int64(difference.magnitude)
+            pairStates[index].skew.record(skew)
             pairStates[index].signedSum += Int128(difference)
+            // What the pair's clocks may be apart while this frame was shown, from the nodes' latest bounds.
+            if let clocks = ClockLineageRecord.currentUncertainty(
+                nodeStates[pair.first].clock, nodeStates[pair.second].clock)
+            {
+                pairStates[index].skewWithClocks.record(skew + clocks)
+                pairStates[index].skewLessClocks.record(max(0, skew - clocks))
+            } else {
+                pairStates[index].framesWithoutBound += 1
+            }
         }
         spread.record(sorted[sorted.count - 1] - sorted[0])
         series.add(runningTime: frame.runningTime, skews: skews)
@@ -417,6 +432,10 @@ extension DriftAnalyzer {
     private struct PairState: Sendable {
         var skew = Distribution()
         var signedSum: Int128 = 0
+        /// Each frame's skew plus, and less, how far apart the pair's clocks may have been then.
+        var skewWithClocks = Distribution()
+        var skewLessClocks = Distribution()
+        var framesWithoutBound = 0
     }
 
     /// How much a cumulative counter rose between samples, across restarts of the counter.

@@ -108,22 +108,41 @@ public struct PairDrift: Sendable, Hashable, Codable {
     public var skew: TimeStatistics
     /// The mean of `first - second`: positive when the first node presents after the second.
     @NanosecondsCoded public var meanSignedSkew: MediaTime
-    /// How far apart the pair's clocks may have been, which `skew` cannot see; nil when a node of
-    /// the pair reported no clock error bound.
+    /// How far apart the pair's clocks may have been at most during the run, which `skew` cannot
+    /// see; nil when a node of the pair reported no clock error bound.
     public var clockUncertainty: PairClockUncertainty?
+    /// Each frame's skew with what the clocks may have been apart when it was shown added and taken
+    /// away: the true skew of every frame lies between the two; nil when some frame was aligned
+    /// before both nodes had reported a bound.
+    public var skewWithClockUncertainty: ClockAdjustedSkew?
 
     enum CodingKeys: String, CodingKey {
-        case pair, skew, clockUncertainty
+        case pair, skew, clockUncertainty, skewWithClockUncertainty
         case meanSignedSkew = "meanSignedSkewNs"
     }
 
     public init(
-        pair: NodePair, skew: TimeStatistics, meanSignedSkew: MediaTime, clockUncertainty: PairClockUncertainty? = nil
+        pair: NodePair, skew: TimeStatistics, meanSignedSkew: MediaTime, clockUncertainty: PairClockUncertainty? = nil,
+        skewWithClockUncertainty: ClockAdjustedSkew? = nil
     ) {
         self.pair = pair
         self.skew = skew
         self.meanSignedSkew = meanSignedSkew
         self.clockUncertainty = clockUncertainty
+        self.skewWithClockUncertainty = skewWithClockUncertainty
+    }
+}
+
+/// A pair's skew per frame with the clocks' uncertainty at that frame added (`upper`) and taken
+/// away (`lower`, at least zero). Since each frame's true skew lies between the two, the true p99 is
+/// at most `upper`'s p99 and at least `lower`'s.
+public struct ClockAdjustedSkew: Sendable, Hashable, Codable {
+    public var upper: TimeStatistics
+    public var lower: TimeStatistics
+
+    public init(upper: TimeStatistics, lower: TimeStatistics) {
+        self.upper = upper
+        self.lower = lower
     }
 }
 

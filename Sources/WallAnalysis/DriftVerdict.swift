@@ -5,12 +5,15 @@ import LockstepTime
 ///
 /// The skew the nodes report is measured against each node's own estimate of the master clock, so
 /// it cannot see the error of those estimates: two nodes whose clocks are 0.4 ms apart present
-/// "in step" 0.4 ms apart. Each node bounds its own clock's error; a pair's clocks are at most the
-/// sum of the two bounds apart (the largest each reported during the run), less any error the two
-/// share because they follow one source (`PairClockUncertainty`). So a pair is within the
-/// threshold only when its p99 skew plus that uncertainty is, and over it only when its p99 skew
-/// minus the uncertainty still is. Otherwise the report cannot tell, and says so: UNCERTAIN, naming
-/// the bound that stands in the way. Ground truth (`--ground-truth`) settles it.
+/// "in step" 0.4 ms apart. Each node bounds its own clock's error; while a frame is shown, a pair's
+/// clocks are at most the sum of the two nodes' bounds of then apart (the larger of each node's
+/// last two reports), less any error the two share because they follow one source
+/// (`PairClockUncertainty`). So each frame's true skew lies within its measured skew plus or minus
+/// that, and a pair is within the threshold only when the p99 of its frames' skews with their
+/// uncertainty added is, and over it only when the p99 with it taken away still is. Otherwise the
+/// report cannot tell, and says so: UNCERTAIN, naming the bounds that stand in the way. Ground truth
+/// (`--ground-truth`) settles it. Each frame's own uncertainty, rather than the run's largest, so
+/// that a path's worst minute does not make ten good ones unconfirmable.
 ///
 /// The p99 of the worst pair, rather than the mean or the wall's spread, because a viewer sees the
 /// seam between two neighbouring screens, and an occasional frame out of step there is what shows.
@@ -29,8 +32,8 @@ public struct DriftVerdict: Sendable, Hashable, Codable {
     /// the one furthest over the threshold (FAIL); nil when no frame was aligned.
     public var worstPair: NodePair?
     @OptionalNanosecondsCoded public var worstPairP99: MediaTime?
-    /// How far apart that pair's clocks may be (`PairDrift.clockUncertainty`); nil when a node of
-    /// the pair reported no error bound.
+    /// How far apart that pair's clocks may have been at most (`PairDrift.clockUncertainty`); nil
+    /// when a node of the pair reported no error bound.
     @OptionalNanosecondsCoded public var worstPairClockUncertainty: MediaTime?
     /// Of the worst pair, the node further from the wall (larger p99 |skew|): the one to look at.
     public var worstNode: String?
@@ -68,54 +71,60 @@ public struct DriftVerdict: Sendable, Hashable, Codable {
                 sentence: "FAIL: no frame was presented by every node, so there is nothing to judge.")
         }
         let bound = { (id: String) in nodes.first { $0.node == id }?.clockErrorBound?.maximum }
-        let uncertainty = { (pair: PairDrift) in pair.clockUncertainty?.total }
         let skewOf = { (id: String) in nodes.first { $0.node == id }?.skew.p99 ?? .zero }
         let furthest = { (pair: NodePair) in skewOf(pair.second) > skewOf(pair.first) ? pair.second : pair.first }
         func verdict(_ outcome: Outcome, _ pair: PairDrift, _ sentence: String) -> DriftVerdict {
             DriftVerdict(
                 outcome: outcome, threshold: threshold, worstPair: pair.pair, worstPairP99: pair.skew.p99,
-                worstPairClockUncertainty: uncertainty(pair), worstNode: furthest(pair.pair), sentence: sentence)
+                worstPairClockUncertainty: pair.clockUncertainty?.total, worstNode: furthest(pair.pair),
+                sentence: sentence)
         }
 
-        // Over the threshold whatever the clocks: FAIL.
-        let lowest = { (pair: PairDrift) in pair.skew.p99 - (uncertainty(pair) ?? .zero) }
+        // Over the threshold whatever the clocks: FAIL. Each frame's true skew is at least its
+        // measured skew less what the clocks may have been apart then.
+        let lowest = { (pair: PairDrift) in pair.skewWithClockUncertainty?.lower.p99 ?? pair.skew.p99 }
         if let over = judged.max(by: { lowest($0) < lowest($1) }), lowest(over) > threshold {
             let p99 = over.skew.p99
             let node = furthest(over.pair)
             var sentence =
                 "FAIL: \(over.pair) differ by \(p99.millisecondsText) ms at p99, "
                 + "\((p99 - threshold).millisecondsText) ms over the \(limit) ms threshold"
-            if let clocks = uncertainty(over), clocks > .zero {
-                sentence += " (more than their clocks' \(clocks.millisecondsText) ms of uncertainty explains)"
+            if let clocks = over.clockUncertainty?.total, clocks > .zero {
+                sentence += " (more than their clocks' uncertainty, up to \(clocks.millisecondsText) ms, explains)"
             }
             sentence += "; \(node) is furthest from the wall (p99 |skew| \(skewOf(node).millisecondsText) ms)."
             return verdict(.fail, over, sentence)
         }
-        // A pair whose clocks' error is unknown cannot be vouched for.
-        if let unknown = judged.first(where: { uncertainty($0) == nil }) {
+        // A pair whose clocks' error is unknown for some of its frames cannot be vouched for.
+        if let unknown = judged.first(where: { $0.skewWithClockUncertainty == nil }) {
             let silent = [unknown.pair.first, unknown.pair.second].filter { bound($0) == nil }
+            let who =
+                silent.isEmpty
+                ? "the first of their frames came before both reported a clock error bound"
+                : "\(silent.joined(separator: " and ")) reported no clock error bound"
             return verdict(
                 .uncertain, unknown,
                 "UNCERTAIN: \(unknown.pair) differ by \(unknown.skew.p99.millisecondsText) ms at p99 by their own "
-                    + "clocks, but \(silent.joined(separator: " and ")) reported no clock error bound, so how far "
-                    + "apart their clocks are is unknown; measure with --ground-truth.")
+                    + "clocks, but \(who), so how far apart their clocks are is unknown; measure with --ground-truth.")
         }
-        let highest = { (pair: PairDrift) in pair.skew.p99 + (uncertainty(pair) ?? .zero) }
+        let highest = { (pair: PairDrift) in pair.skewWithClockUncertainty?.upper.p99 ?? .positiveInfinity }
         let worst = judged.max { highest($0) < highest($1) }!
-        let clocks = uncertainty(worst) ?? .zero
-        let bounds = worst.clockUncertainty?.sentence ?? ""
-        guard highest(worst) <= threshold else {
+        let reach = highest(worst)
+        guard reach <= threshold else {
             return verdict(
                 .uncertain, worst,
                 "UNCERTAIN: \(worst.pair) differ by \(worst.skew.p99.millisecondsText) ms at p99 by their own "
-                    + "clocks, but their clocks may be \(clocks.millisecondsText) ms apart (\(bounds)), so the "
-                    + "\(limit) ms threshold cannot be confirmed; measure with --ground-truth, or give the clocks a "
-                    + "quieter path to the master.")
+                    + "clocks, but with what their clocks may be apart added to each frame they reach "
+                    + "\(reach.millisecondsText) ms\(worst.clockUncertainty.map { " (\($0.sentence))" } ?? ""), so the "
+                    + "\(limit) ms threshold cannot be confirmed; "
+                    + "measure with --ground-truth, or give the clocks a quieter path to the master.")
         }
         return verdict(
             .pass, worst,
-            "PASS: every pair stays within the \(limit) ms threshold at p99 with its clocks' uncertainty added; "
-                + "the worst, \(worst.pair), reaches \(worst.skew.p99.millisecondsText) ms + "
-                + "\(clocks.millisecondsText) ms (\(bounds)).")
+            "PASS: every pair stays within the \(limit) ms threshold at p99 with its clocks' uncertainty added to "
+                + "each frame; the worst, \(worst.pair), reaches \(reach.millisecondsText) ms "
+                + "(\(worst.skew.p99.millisecondsText) ms by their own clocks"
+                + "\(worst.clockUncertainty.map { "; \($0.sentence)" } ?? ""))."
+        )
     }
 }

@@ -18,9 +18,10 @@ struct DriftCommand: AsyncParsableCommand {
             wallctl collects those records, aligns the frames across nodes and reports the skew \
             (mean, p50, p95, p99, max), clock error bounds, late and dropped frames, and a verdict \
             against --threshold. The nodes measure against their own estimates of the master clock, \
-            so a pair's skew is judged with the sum of the two clocks' error bounds added: PASS when \
-            even then it is within the threshold, FAIL when even without it it is over, UNCERTAIN \
-            otherwise. With --ground-truth ID=PORT for each node whose video sink sends its frames over \
+            so each frame's skew between two nodes is judged with the sum of their clocks' error \
+            bounds at that time added (less error the two share when they follow one relay): PASS \
+            when the p99 is within the threshold even then, FAIL when it is over even with them taken \
+            away, UNCERTAIN otherwise. With --ground-truth ID=PORT for each node whose video sink sends its frames over \
             UDP as it renders (udpsink sync=true, frame-code media), wallctl also receives those frames \
             itself, stamps their arrival in the kernel and reports whether that ground truth confirms \
             the threshold, which settles an UNCERTAIN verdict. Exits 0 on PASS (or UNCERTAIN that the \

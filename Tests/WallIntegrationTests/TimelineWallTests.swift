@@ -246,7 +246,10 @@ final class TimelineWallTests: XCTestCase {
             }
             try await Task.sleep(for: .milliseconds(200))
         }
-        throw TestSupportError("node \(ids[node]) was not in step \(seconds) s after \(since)")
+        // Recorded before it is thrown, so that the test's teardown sees a failure and prints the nodes' logs.
+        let message = "node \(ids[node]) was not in step \(seconds) s after \(since)"
+        XCTFail(message)
+        throw TestSupportError(message)
     }
 }
 

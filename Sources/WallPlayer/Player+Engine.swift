@@ -45,8 +45,6 @@ struct SeekRequest {
     var toleranceAfter: MediaTime
     var queue: DispatchQueue?
     var completion: (@Sendable (Bool) -> Void)?
-    /// The pipeline refused this seek once and the item was loaded afresh for it.
-    var reloadedAfterRefusal = false
 }
 
 struct ScheduledStart {

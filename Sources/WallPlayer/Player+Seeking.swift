@@ -91,7 +91,13 @@ extension Player {
             logger.debug(
                 "seek after the next item was handed over: reloading the item",
                 metadata: ["seek.time_ns": .nanoseconds(request.target)])
-            reload(item, thenSeek: request)
+            if let old = engine.pendingSeek, let completion = old.completion {
+                deliver(on: old.queue) { completion(false) }
+                engine.pendingSeek = nil
+            }
+            forgetHandedOverSuccessors()
+            load(item)
+            engine.queuedSeek = request
             return
         }
         if let old = engine.pendingSeek, let completion = old.completion {
@@ -112,34 +118,10 @@ extension Player {
         if !pipeline.playbin.seek(
             to: destination, rate: engine.segmentRate, flags: GST_SEEK_FLAG_ACCURATE, stop: stop)
         {
-            engine.pendingSeek = nil
-            // Refused outright, as playbin3 (GStreamer 1.22.0) may after a demuxer's internal data
-            // stream error in an item's last moments: once, the item is loaded afresh and the seek
-            // done on it, rather than leaving the player at a position nobody asked for.
-            if !request.reloadedAfterRefusal, let item = engine.loadedItem {
-                logger.warning(
-                    "seek refused by the pipeline: reloading the item to seek again",
-                    metadata: ["seek.time_ns": .nanoseconds(request.target)])
-                var retry = request
-                retry.reloadedAfterRefusal = true
-                reload(item, thenSeek: retry)
-                return
-            }
             logger.warning("seek refused by the pipeline", metadata: ["seek.time_ns": .nanoseconds(request.target)])
+            engine.pendingSeek = nil
             if let completion = request.completion { deliver(on: request.queue) { completion(false) } }
         }
-    }
-
-    /// Loads `item` afresh and queues `request` to run once it is ready; a seek still outstanding
-    /// is superseded.
-    private func reload(_ item: PlayerItem, thenSeek request: SeekRequest) {
-        if let old = engine.pendingSeek, let completion = old.completion {
-            deliver(on: old.queue) { completion(false) }
-            engine.pendingSeek = nil
-        }
-        forgetHandedOverSuccessors()
-        load(item)
-        engine.queuedSeek = request
     }
 
     private func seekDestination(for request: SeekRequest, in item: PlayerItem) -> MediaTime {

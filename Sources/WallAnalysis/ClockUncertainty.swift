@@ -53,7 +53,7 @@ struct ClockLineageRecord: Sendable {
 
     /// The largest bound less what the source passed on, when every report said what that was.
     private var ownMaximum: Int64?
-    private var boundMaximum: Int64?
+    private(set) var boundMaximum: Int64?
     /// Every source followed when a bound was reported.
     private var sources: Set<String> = []
     /// Whether some bound came without a source followed (holdover) or without its lineage.
@@ -62,6 +62,9 @@ struct ClockLineageRecord: Sendable {
     /// The last two reports: the frames aligned now were presented since the one before last.
     private var latest: Sample?
     private var previous: Sample?
+
+    /// The bound of the latest report.
+    var lastBound: Int64? { latest?.bound }
 
     mutating func note(bound: Int64, lineage: ClockLineage?) {
         boundMaximum = max(boundMaximum ?? .min, bound)

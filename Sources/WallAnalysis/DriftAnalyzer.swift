@@ -145,8 +145,6 @@ public struct DriftAnalyzer: Sendable {
     ) throws(AnalysisError) {
         let index = try wall.index(of: node)
         let nanoseconds = try Nanoseconds.of(bound, "the clock error bound of node \"\(node)\"")
-        nodeStates[index].errorBoundMaximum = max(nodeStates[index].errorBoundMaximum ?? .min, nanoseconds)
-        nodeStates[index].errorBoundLast = nanoseconds
         nodeStates[index].clock.note(bound: nanoseconds, lineage: lineage)
     }
 
@@ -193,8 +191,8 @@ public struct DriftAnalyzer: Sendable {
                 node: nodes[index], framesPresented: state.framesPresented, skew: state.skew.statistics,
                 meanSignedSkew: Self.mean(state.signedSkewSum, count: state.skew.count),
                 lateness: state.lateness.statistics,
-                clockErrorBound: state.errorBoundMaximum.flatMap { maximum in
-                    state.errorBoundLast.map {
+                clockErrorBound: state.clock.boundMaximum.flatMap { maximum in
+                    state.clock.lastBound.map {
                         ClockErrorBoundSummary(
                             maximum: MediaTime(nanoseconds: maximum), last: MediaTime(nanoseconds: $0))
                     }
@@ -401,8 +399,6 @@ extension DriftAnalyzer {
         var skew = Distribution()
         var signedSkewSum: Int128 = 0
         var lateness = Distribution()
-        var errorBoundMaximum: Int64?
-        var errorBoundLast: Int64?
         var clock = ClockLineageRecord()
         var late = CounterIncrease()
         var dropped = CounterIncrease()

@@ -108,8 +108,15 @@ extension Player {
             item.markFailed(error ?? .pipelineConstruction("no pipeline"))
             return
         }
+        sourceChanging.store(true, ordering: .sequentiallyConsistent)
         pipeline.playbin.settle()
         pipeline.playbin.setState(GST_STATE_READY)
+        // The old source is down, its streaming threads stopped. What it posted on its way down (an
+        // "Internal data stream error" from a demuxer cut off mid-file) is about the media replaced,
+        // and so is any successor it asked for: neither may touch the item loaded now.
+        loadsStarted.add(1, ordering: .sequentiallyConsistent)
+        forgetHandedOverSuccessors()
+        sourceChanging.store(false, ordering: .sequentiallyConsistent)
         pipeline.setURI(item.asset.url.absoluteString)
         applyTrackSelection(for: item, on: pipeline)
         pipeline.use(effectiveClock)
@@ -218,7 +225,8 @@ extension Player {
                 self?.presentedStream.send(frame)
             },
             aboutToFinish: { [weak self] in
-                self?.gaplessSuccessorURI()
+                guard let self, !self.sourceChanging.load(ordering: .sequentiallyConsistent) else { return nil }
+                return self.gaplessSuccessorURI()
             })
     }
 

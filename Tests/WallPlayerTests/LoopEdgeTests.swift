@@ -13,22 +13,10 @@ final class LoopEdgeTests: XCTestCase {
     private func start(_ player: QueuePlayer, at itemTime: MediaTime) async throws {
         let sought = Outcome()
         player.seek(to: itemTime, toleranceBefore: .zero, toleranceAfter: .zero) { sought.set($0) }
-        // Open, in issue 10: paused about 2.6 s into the 3 s clip, where playbin3 (GStreamer 1.22.0)
-        // hands the next pass over, the exact seek sometimes never completes (the ASYNC_DONE bug
-        // reproduced in Python last stop), or qtdemux posts "Internal data stream error" and the
-        // item fails. Both are reported as skips naming them, so that every other failure of this
-        // test still fails the suite.
-        let seekFinished: Bool
-        do {
-            seekFinished = try await sought.wait("the seek to \(itemTime)")
-        } catch {
-            throw XCTSkip("known, open in issue 10: the seek to \(itemTime) never completed (\(error))")
-        }
-        if !seekFinished {
-            throw XCTSkip(
-                "known, open in issue 10: the seek to \(itemTime) was refused "
-                    + "(item error: \(player.currentItem?.error.map { "\($0)" } ?? "none"))")
-        }
+        let seekFinished = try await sought.wait("the seek to \(itemTime)")
+        XCTAssertTrue(
+            seekFinished,
+            "the seek to \(itemTime) (item error: \(player.currentItem?.error.map { "\($0)" } ?? "none"))")
         let prerolled = Outcome()
         player.preroll(atRate: 1) { prerolled.set($0) }
         let prerollFinished = try await prerolled.wait("the preroll at \(itemTime)")

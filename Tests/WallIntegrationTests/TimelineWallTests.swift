@@ -247,7 +247,11 @@ final class TimelineWallTests: XCTestCase {
             try await Task.sleep(for: .milliseconds(200))
         }
         // Recorded before it is thrown, so that the test's teardown sees a failure and prints the nodes' logs.
-        let message = "node \(ids[node]) was not in step \(seconds) s after \(since)"
+        let status = (try? RawHTTP.request(port: firstControlPort + node, "GET", "/status").body) ?? "none"
+        let message = """
+            node \(ids[node]) was not in step \(seconds) s after \(since): \
+            \(arrivals.describe(node, with: reference, after: since, within: sameTime)); its status: \(status)
+            """
         XCTFail(message)
         throw TestSupportError(message)
     }
@@ -312,6 +316,20 @@ private final class Arrivals: Sendable {
             }
         }
         return (Double(matched) / Double(theirs.count), theirs.count)
+    }
+
+    /// What `node` showed after `after`, against `reference`: for a failure's message.
+    func describe(_ node: Int, with reference: Int, after: MediaTime, within tolerance: MediaTime) -> String {
+        let mine = state.withLock { $0[node] }.filter { $0.at > after }
+        let theirs = state.withLock { $0[reference] }.filter { $0.at > after - MediaTime(value: 1, timescale: 1) }
+        let matching = mine.filter { shows(reference, code: $0.code, near: $0.at, within: tolerance) }.count
+        // For its last frames: when the reference showed the same code, relative to it (ms).
+        let last = mine.suffix(8).map { frame -> String in
+            let same = theirs.filter { $0.code == frame.code }.min { ($0.at - frame.at).magnitude < ($1.at - frame.at).magnitude }
+            let offset = same.map { String(format: "%+.1f ms", (frame.at - $0.at).seconds * 1000) } ?? "never"
+            return "\(frame.code)@\(String(format: "%.3f", (frame.at - after).seconds)) s (\(offset))"
+        }
+        return "\(mine.count) frames, \(matching) matching; last: \(last.joined(separator: ", "))"
     }
 
     /// When `node` began a run of `length` frames each matching `reference`'s, after `after`.

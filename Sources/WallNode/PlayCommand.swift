@@ -10,9 +10,9 @@ extension WallNode {
     /// `wallnode play FILE`: one player, like gst-play, on the WallPlayer API.
     struct Play: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Play a media file on this machine, printing status changes and the time each second.")
+            abstract: "Play a media file or stream on this machine, printing status changes and the time each second.")
 
-        @Argument(help: "The media file to play.")
+        @Argument(help: "The media file to play, or an http(s) URL: a file or an HLS playlist.")
         var file: String
 
         @Option(name: .customLong("video-sink"), help: "GStreamer bin description of the video sink.")
@@ -43,7 +43,7 @@ extension WallNode {
         }
 
         func run() async throws {
-            let url = URL(fileURLWithPath: file)
+            let url = URLAsset.url(forLocation: file)
             let item = PlayerItem(url: url)
             let video = VideoOutputSettings(sinkDescription: videoSink)
             let player: Player

@@ -9,14 +9,14 @@ extension WallNode {
         static let configuration = CommandConfiguration(
             abstract: "Show a media file's duration, tracks and tags as libavformat reads them.")
 
-        @Argument(help: "The media file to inspect.")
+        @Argument(help: "The media file to inspect, or an http(s) URL: a file or an HLS playlist.")
         var file: String
 
         @Flag(help: "Print one JSON object: duration in seconds, tracks, metadata.")
         var json = false
 
         func run() async throws {
-            let asset = URLAsset(url: URL(fileURLWithPath: file))
+            let asset = URLAsset(url: URLAsset.url(forLocation: file))
             do {
                 let duration = try await asset.duration
                 let tracks = try await asset.tracks

@@ -20,6 +20,8 @@ struct Engine {
     /// The pipeline's base time is set explicitly (a scheduled start) rather than by GStreamer.
     var scheduledMode = false
     var pendingSeek: SeekRequest?
+    /// `Player.seeksIssued` once the pending seek was issued.
+    var pendingSeekIssue: Int?
     /// A seek asked for before the item was ready.
     var queuedSeek: SeekRequest?
     var prerollHandlers: [(queue: DispatchQueue?, handler: @Sendable (Bool) -> Void)] = []
@@ -84,6 +86,24 @@ extension Player {
         guard let item else {
             haltLoadedMedia()
             updateIdleStatus()
+            return
+        }
+        if !item.asset.isFileBased, item.asset.loadedInspection == nil {
+            // Reading a network asset takes round trips, up to the read timeout: off this queue,
+            // and the load goes on once it is read, if the item is still the one to load.
+            let generation = loadsStarted.load(ordering: .sequentiallyConsistent)
+            haltLoadedMedia()
+            if rate != 0 { setTimeControl(.waitingToPlayAtSpecifiedRate, reason: .evaluatingBufferingRate) }
+            Task.detached { [weak self] in
+                try? await item.asset.load()
+                guard let self else { return }
+                self.queue.async {
+                    guard self.engine.loadedItem === item,
+                        self.loadsStarted.load(ordering: .sequentiallyConsistent) == generation
+                    else { return }
+                    self.load(item)
+                }
+            }
             return
         }
         if case .failure(let error) = item.asset.inspectNow() {
@@ -219,7 +239,8 @@ extension Player {
             message: { [weak self] message in
                 guard let self else { return }
                 let load = self.loadsStarted.load(ordering: .sequentiallyConsistent)
-                self.queue.async { self.handle(message, postedDuringLoad: load) }
+                let seeks = self.seeksIssued.load(ordering: .sequentiallyConsistent)
+                self.queue.async { self.handle(message, postedDuringLoad: load, afterSeeks: seeks) }
             },
             presented: { [weak self] frame in
                 self?.presentedStream.send(frame)
@@ -280,7 +301,7 @@ extension Player {
 // MARK: - Bus messages
 
 extension Player {
-    func handle(_ message: Message, postedDuringLoad load: Int) {
+    func handle(_ message: Message, postedDuringLoad load: Int, afterSeeks seeks: Int) {
         guard let pipeline = engine.pipeline else { return }
         let pointer = message.pointer
         let source = pointer.pointee.src
@@ -315,6 +336,12 @@ extension Player {
             // media no longer there: taken now, it would complete the new load early.
             guard load == loadsStarted.load(ordering: .sequentiallyConsistent) else {
                 logger.debug("preroll of a replaced load ignored")
+                return
+            }
+            // A preroll posted before the outstanding seek was issued (a pause's, which over the
+            // network completes late) would complete the seek on the frame before it.
+            if let issued = engine.pendingSeekIssue, engine.pendingSeek != nil, seeks < issued {
+                logger.debug("a preroll from before the outstanding seek ignored")
                 return
             }
             pipelinePrerolled(pipeline)
@@ -369,12 +396,20 @@ extension Player {
                     && ($0.pointee.code == gint(GST_STREAM_ERROR_CODEC_NOT_FOUND.rawValue)
                         || $0.pointee.code == gint(GST_STREAM_ERROR_TYPE_NOT_FOUND.rawValue))
             } ?? false
+        let isResourceError = gerror.map { $0.pointee.domain == gst_resource_error_quark() } ?? false
         let reason = GStreamer.consume(gerror)
         let elementName = source.map { String(cString: $0.pointee.name) } ?? "pipeline"
-        let error: PlayerError =
+        var error: PlayerError =
             isMissingCodec
             ? .unsupportedCodec("\(reason) (\(elementName))")
             : .playbackFailed(element: elementName, reason: reason, debug: detail)
+        // Over the network, a source or an HLS demuxer that gives up means the server went away
+        // or refused: the error names the URL, as a failed load does.
+        if let item = engine.loadedItem, !item.asset.isFileBased,
+            isResourceError || ["httpsrc", "hlsdemux"].contains(where: { elementName.contains($0) })
+        {
+            error = .networkFailed(url: item.asset.url.absoluteString, reason: "\(reason) (\(elementName))")
+        }
         logger.error("pipeline error", metadata: ["gst.element": "\(elementName)", "gst.error": "\(reason)"])
         if let source, pipeline.isOutputElement(source) {
             fail(error)
@@ -414,6 +449,7 @@ extension Player {
     /// ASYNC_DONE: every sink holds a frame. Completes loads, seeks and prerolls.
     private func pipelinePrerolled(_ pipeline: PlaybackPipeline) {
         guard let item = engine.loadedItem, item.status != .failed else { return }
+        if item.status != .readyToPlay, item.needsLearnedOrigin { learnOrigin(of: item, on: pipeline) }
         if item.status != .readyToPlay {
             engine.prerollRetries = 0
             settings.withLock { $0.isReadyForDisplay = item.hasPlayableVideo && $0.video != nil }
@@ -440,6 +476,24 @@ extension Player {
             applyRate(rate, immediately: false)
         } else {
             refreshTimebase()
+        }
+    }
+
+    /// Measures GStreamer's stream time at item time zero on the item's first frame, prerolled at
+    /// its load: the frame's stream time less its item time as libavformat gives it (the video
+    /// track's start). Item time then counts as the asset's facts do, and a seek to the item's start
+    /// puts the pipeline's timing on it.
+    private func learnOrigin(of item: PlayerItem, on pipeline: PlaybackPipeline) {
+        guard let first = pipeline.lastVideoSample()?.streamTime, first.isNumeric,
+            let video = item.inspection?.tracks.first(where: { $0.mediaType == .video }),
+            video.timeRange.start.isNumeric
+        else { return }
+        let origin = first - video.timeRange.start
+        item.learnedOrigin.withLock { $0 = origin }
+        logger.debug("item time zero measured", metadata: ["player.stream_time_origin_ns": .nanoseconds(origin)])
+        if engine.queuedSeek == nil {
+            engine.queuedSeek = makeSeek(
+                to: item.playbackStartTime, before: .zero, after: .zero, queue: nil, completion: nil)
         }
     }
 

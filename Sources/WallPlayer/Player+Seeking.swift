@@ -100,6 +100,15 @@ extension Player {
             engine.queuedSeek = request
             return
         }
+        if engine.pendingSeek == nil, engine.loadedItem?.asset.isFileBased == false, pipeline.playbin.isChangingState {
+            // Over the network a pause prerolls late (its sink waits for data); a seek issued
+            // meanwhile would be completed by that preroll, on the frame before it. It waits for it.
+            if let old = engine.queuedSeek, let completion = old.completion {
+                deliver(on: old.queue) { completion(false) }
+            }
+            engine.queuedSeek = request
+            return
+        }
         if let old = engine.pendingSeek, let completion = old.completion {
             deliver(on: old.queue) { completion(false) }
         }
@@ -115,6 +124,7 @@ extension Player {
                 start: destination, end: end, runningStart: .zero, rate: engine.segmentRate,
                 origin: engine.loadedItem?.streamTimeOrigin ?? .zero),
             sameGroup: true)
+        engine.pendingSeekIssue = seeksIssued.add(1, ordering: .sequentiallyConsistent).newValue
         if !pipeline.playbin.seek(
             to: destination, rate: engine.segmentRate, flags: GST_SEEK_FLAG_ACCURATE, stop: stop)
         {

@@ -73,6 +73,8 @@ public class Player: @unchecked Sendable {
     /// Counts loads, readable from GStreamer's threads: a bus message remembers the load it was
     /// posted under, so an error from an item already replaced does not fail the new one.
     let loadsStarted = Atomic<Int>(0)
+    /// Counts seeks issued to the pipeline, readable from GStreamer's threads in the same way.
+    let seeksIssued = Atomic<Int>(0)
     /// Set while a load takes the pipeline's old source down: an about-to-finish the old source
     /// emits on its way down hands nothing over (its successor would be taken for the new item's).
     let sourceChanging = Atomic<Bool>(false)

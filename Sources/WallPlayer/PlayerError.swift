@@ -25,6 +25,8 @@ public enum PlayerError: Error, Hashable, CustomStringConvertible {
     case missingPlugin(description: String, package: String?)
     /// The URL's scheme is not one WallPlayer plays.
     case unsupportedURL(String)
+    /// A network asset could not be read: the server refused, answered with an error, or went away.
+    case networkFailed(url: String, reason: String)
 
     // MARK: Pipeline
 
@@ -80,6 +82,8 @@ public enum PlayerError: Error, Hashable, CustomStringConvertible {
             return "no installed GStreamer plugin provides a \(description)\(remedy)"
         case .unsupportedURL(let url):
             return "unsupported URL \(url): only file paths and file://, http(s):// URLs play"
+        case .networkFailed(let url, let reason):
+            return "cannot read \(url): \(reason)"
         case .missingElement(let factory):
             return "GStreamer element \"\(factory)\" is not installed (run `make setup`)"
         case .invalidSinkDescription(let role, let description, let reason):

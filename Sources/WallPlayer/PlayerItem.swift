@@ -93,8 +93,18 @@ public final class PlayerItem: Sendable, CustomStringConvertible {
         return nil
     }
 
-    /// GStreamer's stream time at this item's time zero (`MediaInspection.streamTimeOrigin`).
-    var streamTimeOrigin: MediaTime { inspection?.streamTimeOrigin ?? .zero }
+    /// GStreamer's stream time at this item's time zero (`MediaInspection.streamTimeOrigin`), or
+    /// the one the player measured on the item's first frame (`learnedOrigin`).
+    var streamTimeOrigin: MediaTime { learnedOrigin.withLock { $0 } ?? inspection?.streamTimeOrigin ?? .zero }
+
+    /// GStreamer's stream time at item time zero, measured where libavformat's facts cannot give it.
+    let learnedOrigin = Mutex<MediaTime?>(nil)
+
+    /// Whether item time zero must be measured on the first frame: GStreamer's HLS demuxer starts
+    /// stream time at the first segment's first decoding timestamp, which libavformat does not give.
+    var needsLearnedOrigin: Bool {
+        inspection?.formatName == "hls" && learnedOrigin.withLock { $0 } == nil
+    }
 
     private func tracksSetOwner() {
         for track in tracks { track.item = self }

@@ -72,14 +72,7 @@ extension VideoFrame {
         var data = Data(bytes: info.data, count: Int(info.size))
         let picture = GStreamer.pictureSize(of: gst_sample_get_caps(result.pointer)) ?? PixelSize(width: 0, height: 0)
         if format == .rgb { data = unpadded(data, width: picture.width, height: picture.height) }
-        // The item time: the buffer's timestamp through the sample's segment (see PresentedFrame).
-        var time = gst_sample_get_buffer(sample.pointer)?.pointee.pts ?? GStreamer.clockTimeNone
-        if let segment = gst_sample_get_segment(sample.pointer), time != GStreamer.clockTimeNone {
-            let streamTime = gst_segment_to_stream_time(segment, GST_FORMAT_TIME, time)
-            if streamTime != GStreamer.clockTimeNone { time = streamTime }
-        }
-        return VideoFrame(
-            presentationTimestamp: MediaTime(clockTime: time), size: picture, format: format, data: data)
+        return VideoFrame(presentationTimestamp: sample.streamTime, size: picture, format: format, data: data)
     }
 
     /// GStreamer pads RGB rows to 4 bytes; a frame copy has none.
@@ -90,5 +83,18 @@ extension VideoFrame {
         var packed = Data(capacity: row * height)
         for y in 0..<height { packed.append(data[(y * stride)..<(y * stride + row)]) }
         return packed
+    }
+}
+
+extension Sample {
+    /// The item time of the sample's buffer: its timestamp through the sample's segment (see
+    /// PresentedFrame); `invalid` without a timestamp.
+    var streamTime: MediaTime {
+        var time = gst_sample_get_buffer(pointer)?.pointee.pts ?? GStreamer.clockTimeNone
+        if let segment = gst_sample_get_segment(pointer), time != GStreamer.clockTimeNone {
+            let streamTime = gst_segment_to_stream_time(segment, GST_FORMAT_TIME, time)
+            if streamTime != GStreamer.clockTimeNone { time = streamTime }
+        }
+        return time == GStreamer.clockTimeNone ? .invalid : MediaTime(clockTime: time)
     }
 }

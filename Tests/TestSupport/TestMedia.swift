@@ -121,6 +121,34 @@ public enum TestMedia {
         return url
     }
 
+    /// A folder for `HTTPFileServer`: the 4 s frame-code clip as `clip.mp4` and as HLS `vod.m3u8`
+    /// (1 s segments), and a 20 s one with its index first, as files meant for progressive download
+    /// are, as `long.mp4`. Made once per test process.
+    public static func servedOverHTTP() throws -> URL {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("lockstep-http-\(getpid())")
+        if let made = cache.withLock({ $0["http"] }) { return made }
+        try? FileManager.default.removeItem(at: folder)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let clip = folder.appendingPathComponent("clip.mp4")
+        try FileManager.default.copyItem(at: frameCode(seconds: 4), to: clip)
+        try run(
+            "/usr/bin/ffmpeg",
+            [
+                "-loglevel", "error", "-y", "-i", clip.path, "-c:v", "libx264", "-g", "30", "-sc_threshold", "0",
+                "-pix_fmt", "yuv420p", "-f", "hls", "-hls_time", "1", "-hls_playlist_type", "vod",
+                "-hls_segment_filename", folder.appendingPathComponent("seg%03d.ts").path,
+                folder.appendingPathComponent("vod.m3u8").path,
+            ])
+        try run(
+            "/usr/bin/ffmpeg",
+            [
+                "-loglevel", "error", "-y", "-i", frameCode(seconds: 20).path, "-c", "copy", "-movflags", "+faststart",
+                folder.appendingPathComponent("long.mp4").path,
+            ])
+        cache.withLock { $0["http"] = folder }
+        return folder
+    }
+
     /// Runs a command to completion, throwing with its output when it fails.
     @discardableResult
     public static func run(_ executable: String, _ arguments: [String]) throws -> String {

@@ -45,6 +45,30 @@ final class WallNodeCommandTests: XCTestCase {
         XCTAssertTrue(summary.contains(" dropped by the sink; at worst "), String(summary))
     }
 
+    func testPlay_anHLSPlaylistAndAnHTTPFileServedOnLoopback() throws {
+        let server = try HTTPFileServer(root: TestMedia.servedOverHTTP())
+        defer { server.stop() }
+        for name in ["vod.m3u8", "clip.mp4"] {
+            let result = try ChildProcess.run(
+                ChildProcess.product("wallnode"),
+                [
+                    "play", server.url(name).absoluteString, "--video-sink", "fakesink sync=true", "--audio-sink",
+                    "fakesink sync=true",
+                ])
+            XCTAssertEqual(result.status, 0, "\(name): \(result.errors)")
+            XCTAssertTrue(result.output.contains("end of item"), result.output)
+            XCTAssertTrue(result.output.contains("frames: 120 presented"), "\(name): 4 s at 30 fps\n\(result.output)")
+        }
+        let missing = try ChildProcess.run(
+            ChildProcess.product("wallnode"),
+            ["play", server.url("none.mp4").absoluteString, "--video-sink", "fakesink"])
+        XCTAssertNotEqual(missing.status, 0)
+        XCTAssertTrue(
+            missing.errors.contains(
+                "cannot read \(server.url("none.mp4").absoluteString): Server returned 404 Not Found"),
+            missing.errors)
+    }
+
     func testThumbnails_writesOnePNGPerTime_andNamesTheFailures() throws {
         let clip = try TestMedia.frameCode(seconds: 2)
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("lockstep-thumbs-\(getpid())")

@@ -31,6 +31,18 @@ enum MediaInspector {
     /// milliseconds, so past this the reads are interrupted and loading fails.
     static let readTimeout = MediaTime(value: 10, timescale: 1)
 
+    /// The URL schemes read over the network (libavformat's http protocol; HLS playlists too).
+    static let networkSchemes: Set<String> = ["http", "https"]
+
+    /// Reads the media at `url`: a local file (`inspect(path:)`) or an http(s) file or HLS playlist.
+    static func inspect(url: URL, timeout: MediaTime = readTimeout) throws(PlayerError) -> MediaInspection {
+        if url.isFileURL { return try inspect(path: url.path, timeout: timeout) }
+        guard networkSchemes.contains(url.scheme?.lowercased() ?? "") else {
+            throw .unsupportedURL(url.absoluteString)
+        }
+        return try read(url.absoluteString, remote: true, timeout: timeout)
+    }
+
     /// Opens `path`, reads its streams and tags, and closes it again.
     ///
     /// Calls `avformat_open_input` and `avformat_find_stream_info`. Failures become typed errors that
@@ -38,14 +50,28 @@ enum MediaInspector {
     /// any audio or video. Only regular files are opened, and every read gives up at `timeout`.
     static func inspect(path: String, timeout: MediaTime = readTimeout) throws(PlayerError) -> MediaInspection {
         try checkRegularFile(path)
+        return try read(path, remote: false, timeout: timeout)
+    }
+
+    private static func read(_ location: String, remote: Bool, timeout: MediaTime) throws(PlayerError)
+        -> MediaInspection
+    {
         av_log_set_level(AV_LOG_QUIET)
         let deadline = InputDeadline(after: timeout)
         var context = avformat_alloc_context()
         context?.pointee.interrupt_callback = deadline.callback
-        let openResult = avformat_open_input(&context, path, nil, nil)
+        // Over the network, each read or connect also gives up at the timeout on its own (the
+        // interrupt callback is polled only between them).
+        var options: OpaquePointer?
+        if remote {
+            av_dict_set(&options, "rw_timeout", "\(timeout.convertScale(1_000_000, method: .default).value)", 0)
+        }
+        let openResult = avformat_open_input(&context, location, nil, &options)
+        av_dict_free(&options)
         guard openResult >= 0, let context else {
-            if deadline.hasPassed { throw .readTimedOut(path: path, after: timeout) }
-            throw classifyOpenFailure(path: path, reason: errorString(openResult))
+            if deadline.hasPassed { throw .readTimedOut(path: location, after: timeout) }
+            if remote { throw .networkFailed(url: location, reason: errorString(openResult)) }
+            throw classifyOpenFailure(path: location, reason: errorString(openResult))
         }
         defer {
             var closing: UnsafeMutablePointer<AVFormatContext>? = context
@@ -55,12 +81,15 @@ enum MediaInspector {
         let formatName = context.pointee.iformat.map { String(cString: $0.pointee.name) } ?? "unknown"
         let infoResult = avformat_find_stream_info(context, nil)
         guard infoResult >= 0 else {
-            if deadline.hasPassed { throw .readTimedOut(path: path, after: timeout) }
-            throw .corruptMedia(path: path, format: formatName, reason: errorString(infoResult))
+            if deadline.hasPassed { throw .readTimedOut(path: location, after: timeout) }
+            throw .corruptMedia(path: location, format: formatName, reason: errorString(infoResult))
         }
 
         let containerDuration = time(context.pointee.duration, numerator: 1, denominator: lockstep_av_time_base())
-        let (containerStart, streamTimeOrigin) = itemTimeZero(context, format: formatName, path: path)
+        let (containerStart, streamTimeOrigin) =
+            remote
+            ? remoteItemTimeZero(context, format: formatName)
+            : itemTimeZero(context, format: formatName, path: location)
         let streamCount = Int(context.pointee.nb_streams)
         var tracks: [AssetTrack] = []
         for index in 0..<streamCount {
@@ -68,15 +97,29 @@ enum MediaInspector {
             tracks.append(track(from: stream, containerStart: containerStart, containerDuration: containerDuration))
         }
         guard tracks.contains(where: \.isPlayable) else {
-            throw .noPlayableTrack(path: path, found: tracks.map { "\($0.mediaType.rawValue) (\($0.codec))" })
+            throw .noPlayableTrack(path: location, found: tracks.map { "\($0.mediaType.rawValue) (\($0.codec))" })
         }
+        // A live stream has no duration (libavformat's HLS demuxer leaves it unset without an
+        // end to the playlist); its tracks' ranges, which count from the live edge, say nothing either.
         let duration =
             containerDuration.isNumeric
-            ? containerDuration : tracks.map(\.timeRange.end).filter(\.isNumeric).max() ?? .indefinite
+            ? containerDuration
+            : remote ? .indefinite : tracks.map(\.timeRange.end).filter(\.isNumeric).max() ?? .indefinite
         return MediaInspection(
             formatName: formatName, duration: duration, tracks: tracks,
             commonMetadata: metadata(context.pointee.metadata), containerStart: containerStart,
             streamTimeOrigin: streamTimeOrigin)
+    }
+
+    /// Item time zero of a network stream. An HLS stream's item time counts from the playlist's
+    /// start, where libavformat's timestamps start at the first segment's (MPEG-TS) clock and
+    /// GStreamer's HLS demuxer starts stream time at zero.
+    private static func remoteItemTimeZero(_ context: UnsafeMutablePointer<AVFormatContext>, format: String)
+        -> (containerStart: MediaTime, streamTime: MediaTime)
+    {
+        let start = time(context.pointee.start_time, numerator: 1, denominator: lockstep_av_time_base())
+        guard format == "hls", start.isNumeric else { return (.zero, .zero) }
+        return (start, .zero)
     }
 
     /// Where item time zero lies: the container's timestamp of it, and GStreamer's stream time of

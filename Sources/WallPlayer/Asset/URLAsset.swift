@@ -14,6 +14,17 @@ public final class URLAsset: Sendable {
         self.url = url
     }
 
+    /// The URL for media named as a user types it: a URL with a scheme (`http://…`, `file://…`) as
+    /// it is, anything else as a file path.
+    public static func url(forLocation location: String) -> URL {
+        if location.range(of: "^[A-Za-z][A-Za-z0-9+.-]*://", options: .regularExpression) != nil,
+            let url = URL(string: location)
+        {
+            return url
+        }
+        return URL(fileURLWithPath: location)
+    }
+
     /// Whether the URL names a local file, as `setRate(_:time:atHostTime:)` requires.
     public var isFileBased: Bool { url.isFileURL }
 
@@ -78,7 +89,8 @@ public final class URLAsset: Sendable {
             reader.start()
             let limit = timeout + Self.abandonAfter
             DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(limit.nanoseconds ?? 0))) {
-                once.resume(.failure(.readTimedOut(path: url.path, after: timeout)))
+                once.resume(
+                    .failure(.readTimedOut(path: url.isFileURL ? url.path : url.absoluteString, after: timeout)))
             }
         }
         let stored = loaded.withLock { current in
@@ -99,11 +111,8 @@ public final class URLAsset: Sendable {
     }
 
     private static func inspect(_ url: URL) -> Result<MediaInspection, PlayerError> {
-        guard url.isFileURL else {
-            return .failure(.unsupportedURL(url.absoluteString))
-        }
         do {
-            return .success(try MediaInspector.inspect(path: url.path))
+            return .success(try MediaInspector.inspect(url: url))
         } catch {
             return .failure(error)
         }

@@ -51,6 +51,11 @@ extension GObjectRef where Pointee == GstElement {
         settle()
     }
 
+    /// Whether an asynchronous state change is under way (a preroll to come).
+    var isChangingState: Bool {
+        gst_element_get_state(pointer, nil, nil, 0) == GST_STATE_CHANGE_ASYNC
+    }
+
     /// The current state, without waiting for a pending change.
     var currentState: GstState {
         var current = GST_STATE_VOID_PENDING

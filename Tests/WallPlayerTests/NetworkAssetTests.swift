@@ -1,0 +1,118 @@
+import Foundation
+import LockstepTime
+import TestSupport
+import WallPlayer
+import XCTest
+
+/// Assets over the network, served on loopback by the test: a progressive http file, HLS (VOD and a
+/// live sliding window), a missing file, and a server that goes away mid-play.
+final class NetworkAssetTests: XCTestCase {
+    private func servedMedia() throws -> URL { try TestMedia.servedOverHTTP() }
+}
+
+extension NetworkAssetTests {
+    func testHTTPFile_loadsPlaysAndSeeksToTheExactFrame() async throws {
+        let server = try HTTPFileServer(root: try servedMedia())
+        defer { server.stop() }
+        let asset = URLAsset(url: server.url("clip.mp4"))
+        XCTAssertFalse(asset.isFileBased)
+        let duration = try await asset.duration
+        XCTAssertEqual(duration.seconds, 4, accuracy: 0.05)
+        let player = try await Player.ready(server.url("clip.mp4"))
+        XCTAssertEqual(player.currentItem?.duration.seconds ?? 0, 4, accuracy: 0.05)
+        XCTAssertFalse(
+            player.currentItem?.seekableTimeRanges.isEmpty ?? true,
+            "a server that takes byte ranges makes the file seekable")
+        player.play()
+        try await player.waitUntilTime(MediaTime(value: 1, timescale: 1))
+        player.pause()
+        let sought = await player.seek(to: frames(75), toleranceBefore: .zero, toleranceAfter: .zero)
+        XCTAssertTrue(sought)
+        XCTAssertEqual(try player.shownFrame(), 75, "the exact frame after an exact seek over http")
+    }
+
+    func testHLSVOD_itemTimeCountsFromThePlaylistsStart() async throws {
+        let server = try HTTPFileServer(root: try servedMedia())
+        defer { server.stop() }
+        let url = server.url("vod.m3u8")
+        let formatName = try await URLAsset(url: url).formatName
+        XCTAssertEqual(formatName, "hls")
+        let player = try await Player.ready(url)
+        XCTAssertEqual(player.currentItem?.duration.seconds ?? 0, 4, accuracy: 0.1)
+        XCTAssertEqual(try player.shownFrame(), 0, "the first frame at item time zero")
+        // Item time counts as libavformat's: the segments' audio starts 21 ms before their video
+        // (AAC priming), so frame n is at the video track's start + n / 30.
+        let video = try await player.currentItem!.asset.loadTracks(withMediaType: .video)
+        let start = try XCTUnwrap(video.first?.timeRange.start)
+        XCTAssertEqual(start.seconds, 0.0213, accuracy: 0.001)
+        for frame in [15, 45, 66] {
+            let sought = await player.seek(
+                to: start + frames(Int64(frame)), toleranceBefore: .zero, toleranceAfter: .zero)
+            XCTAssertTrue(sought)
+            XCTAssertEqual(try player.shownFrame(), frame, "the exact frame after an exact seek in HLS")
+        }
+        let ended = Task {
+            try await first(in: player.currentItem!.events, within: 10, "end") { $0 == .didPlayToEndTime }
+        }
+        player.play()
+        _ = try await ended.value
+    }
+
+    func testHLSLive_hasNoDurationAndPlaysAtTheLiveEdge() async throws {
+        let folder = try servedMedia()
+        let segments = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".ts") }
+            .sorted()
+        let opened = Date()
+        // A live sliding window: three segments, one more each second, the oldest dropped; no end.
+        let server = try HTTPFileServer(root: folder) { path in
+            guard path == "/live.m3u8" else { return nil }
+            let newest = Int(Date().timeIntervalSince(opened)) + 3
+            let first = newest - 3
+            var text = "#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:1\n#EXT-X-MEDIA-SEQUENCE:\(first)\n"
+            for sequence in first..<newest {
+                text += "#EXTINF:1.000000,\n\(segments[sequence % segments.count])\n"
+            }
+            return (Data(text.utf8), "application/vnd.apple.mpegurl")
+        }
+        defer { server.stop() }
+        let duration = try await URLAsset(url: server.url("live.m3u8")).duration
+        XCTAssertEqual(duration, .indefinite, "a live stream has no duration")
+        let player = try await Player.ready(server.url("live.m3u8"))
+        XCTAssertEqual(player.currentItem?.duration, .indefinite)
+        let presented = player.presentedFrames
+        player.play()
+        let shown = try await collect(45, from: presented, within: 15, "live frames")
+        XCTAssertEqual(shown.count, 45)
+        XCTAssertGreaterThan(server.requests.filter { $0 == "/live.m3u8" }.count, 1, "the playlist is reloaded")
+    }
+
+    func testMissingFile_failsNamingTheURLAndTheServersAnswer() async throws {
+        let server = try HTTPFileServer(root: try servedMedia())
+        defer { server.stop() }
+        let url = server.url("nothing-here.mp4")
+        do {
+            _ = try await URLAsset(url: url).duration
+            XCTFail("a missing file loaded")
+        } catch {
+            XCTAssertEqual("\(error)", "cannot read \(url.absoluteString): Server returned 404 Not Found")
+        }
+        let player = Player(playerItem: PlayerItem(url: url), video: Headless.video, audioSinkDescription: nil)
+        let failure = try await player.currentItem!.waitForFailure(within: 15)
+        XCTAssertEqual(failure.map { "\($0)" }, "cannot read \(url.absoluteString): Server returned 404 Not Found")
+    }
+
+    func testServerGoneMidPlay_failsSoonNamingTheURL() async throws {
+        // Slow enough that the file is still coming when the server goes.
+        let server = try HTTPFileServer(root: try servedMedia(), bytesPerSecond: 40_000)
+        let player = try await Player.ready(server.url("long.mp4"))
+        player.play()
+        try await player.waitUntilTime(MediaTime(value: 1, timescale: 2))
+        server.stop()
+        let started = Date()
+        let item = player.currentItem!
+        _ = try await first(in: item.statusUpdates, within: 15, "the item failing") { $0 == .failed }
+        let failure = item.error.map { "\($0)" } ?? "no error"
+        print("network test: failed \(Date().timeIntervalSince(started)) s after the server went: \(failure)")
+        XCTAssertTrue(failure.hasPrefix("cannot read \(server.url("long.mp4").absoluteString): "), failure)
+    }
+}

@@ -12,6 +12,12 @@ LOCKSTEP_SETTER(gboolean, bool)
 LOCKSTEP_SETTER(gdouble, double)
 LOCKSTEP_SETTER(gpointer, pointer)
 
+gchar *lockstep_object_get_string(gpointer object, const char *name) {
+    gchar *value = NULL;
+    g_object_get(object, name, &value, NULL);
+    return value;
+}
+
 gulong lockstep_signal_connect(gpointer instance, const char *signal, GCallback handler, gpointer data,
                                GClosureNotify destroy) {
     return g_signal_connect_data(instance, signal, handler, data, destroy, 0);

@@ -82,7 +82,7 @@ extension Player {
         }
         engine.loadedItem = item
         engine.prerolled = false
-        settings.withLock { $0.isReadyForDisplay = false }
+        readyForDisplayStream.update(false)
         guard let item else {
             haltLoadedMedia()
             updateIdleStatus()
@@ -359,6 +359,7 @@ extension Player {
             var percent: gint = 100
             gst_message_parse_buffering(pointer, &percent)
             bufferingChanged(percent: Int(percent), pipeline: pipeline)
+            refreshNetworkFacts(pipeline)
         case GST_MESSAGE_QOS:
             var processed: guint64 = 0
             var dropped: guint64 = 0
@@ -448,12 +449,15 @@ extension Player {
 
     /// ASYNC_DONE: every sink holds a frame. Completes loads, seeks and prerolls.
     private func pipelinePrerolled(_ pipeline: PlaybackPipeline) {
+        pipeline.prerolled()
         guard let item = engine.loadedItem, item.status != .failed else { return }
         if item.status != .readyToPlay, item.needsLearnedOrigin { learnOrigin(of: item, on: pipeline) }
         if item.status != .readyToPlay {
             engine.prerollRetries = 0
-            settings.withLock { $0.isReadyForDisplay = item.hasPlayableVideo && $0.video != nil }
+            readyForDisplayStream.update(item.hasPlayableVideo && settings.withLock { $0.video } != nil)
             item.markReady(facts(from: pipeline, item: item))
+            refreshNetworkFacts(pipeline)
+            watchNetworkFacts(of: item)
         }
         // A seek waiting for the load: an item's bounds, a reload or a rebuilt pipeline.
         if let queued = engine.queuedSeek {
@@ -533,19 +537,71 @@ extension Player {
         }
     }
 
+    /// Buffering as AVPlayer's stalls: playing runs dry, the item posts `playbackStalled`, and the
+    /// player waits for data (`waitingToPlayAtSpecifiedRate`, `toMinimizeStalls`) and plays on once
+    /// it has enough; with `automaticallyWaitsToMinimizeStalling` off it stops instead, at rate 0.
     private func bufferingChanged(percent: Int, pipeline: PlaybackPipeline) {
         let wasBuffering = engine.buffering
         engine.buffering = percent < 100
         guard wasBuffering != engine.buffering, rate != 0, engine.pendingStart == nil else { return }
         if engine.buffering {
+            engine.loadedItem?.post(.playbackStalled)
+            pipeline.playbin.setState(GST_STATE_PAUSED)
             if automaticallyWaitsToMinimizeStalling {
-                pipeline.playbin.setState(GST_STATE_PAUSED)
                 setTimeControl(.waitingToPlayAtSpecifiedRate, reason: .toMinimizeStalls)
             } else {
-                engine.loadedItem?.post(.playbackStalled)
+                rateStream.update(0)
+                setTimeControl(.paused)
+                refreshTimebase()
             }
         } else {
             pipeline.playbin.setState(GST_STATE_PLAYING)
+        }
+    }
+
+    /// Turning `automaticallyWaitsToMinimizeStalling` off while waiting for data plays at once.
+    func stopWaitingForData() {
+        guard timeControlStatus == .waitingToPlayAtSpecifiedRate, reasonForWaitingToPlay == .toMinimizeStalls,
+            rate != 0, engine.pendingStart == nil, let pipeline = engine.pipeline
+        else { return }
+        pipeline.playbin.setState(GST_STATE_PLAYING)
+    }
+
+    /// How often a network item's loaded and seekable ranges are read while it is loaded.
+    static let networkFactsInterval = DispatchTimeInterval.seconds(1)
+
+    /// Over the network, what has arrived and what can be sought grow (and, live, move): read from
+    /// the pipeline, in item time.
+    func refreshNetworkFacts(_ pipeline: PlaybackPipeline) {
+        guard let item = engine.loadedItem, !item.asset.isFileBased, item.status == .readyToPlay else { return }
+        let origin = item.streamTimeOrigin
+        let loaded = pipeline.playbin.queryBufferedRanges()?.map {
+            MediaTimeRange(start: max(.zero, $0.start - origin), end: $0.end - origin)
+        }
+        let seeking = pipeline.playbin.querySeeking()
+        item.updateFacts { facts in
+            if let loaded { facts.loadedTimeRanges = loaded }
+            if let seeking, seeking.seekable, seeking.end.isNumeric {
+                facts.seekableTimeRanges = [
+                    MediaTimeRange(start: max(.zero, seeking.start - origin), end: seeking.end - origin)
+                ]
+            }
+            if !facts.duration.isNumeric, item.inspection?.duration.isNumeric == false {
+                // Live: a duration appears only when the stream ends.
+                facts.duration = pipeline.playbin.queryDuration() ?? .indefinite
+            }
+        }
+    }
+
+    /// Reads a network item's facts each `networkFactsInterval` while it stays loaded.
+    func watchNetworkFacts(of item: PlayerItem) {
+        guard !item.asset.isFileBased else { return }
+        queue.asyncAfter(deadline: .now() + Self.networkFactsInterval) { [weak self] in
+            guard let self, self.engine.loadedItem === item, item.status == .readyToPlay,
+                let pipeline = self.engine.pipeline
+            else { return }
+            self.refreshNetworkFacts(pipeline)
+            self.watchNetworkFacts(of: item)
         }
     }
 }

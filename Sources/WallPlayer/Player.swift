@@ -67,6 +67,7 @@ public class Player: @unchecked Sendable {
     let rateStream = ChangeStream(Float(0))
     let timeControlStream = ChangeStream(TimeControlStatus.paused)
     let currentItemStream = ChangeStream<PlayerItem?>(nil)
+    let readyForDisplayStream = ChangeStream(false)
     let presentedStream = EventStream<PresentedFrame>(bufferingPolicy: .bufferingNewest(4096))
     let settings: Mutex<Settings>
     let pipelineRef = Mutex<PlaybackPipeline?>(nil)
@@ -97,7 +98,6 @@ public class Player: @unchecked Sendable {
         var audioSinkDescription: String?
         var realtimeRenderPriority: Int32?
         var latency: MediaTime = .zero
-        var isReadyForDisplay = false
         var framesRendered: UInt64 = 0
         var framesDropped: UInt64 = 0
     }
@@ -265,7 +265,10 @@ public class Player: @unchecked Sendable {
     /// for `setRate(_:time:atHostTime:)`: a synchronized start cannot wait.
     public var automaticallyWaitsToMinimizeStalling: Bool {
         get { settings.withLock { $0.automaticallyWaitsToMinimizeStalling } }
-        set { settings.withLock { $0.automaticallyWaitsToMinimizeStalling = newValue } }
+        set {
+            settings.withLock { $0.automaticallyWaitsToMinimizeStalling = newValue }
+            if !newValue { queue.async { self.stopWaitingForData() } }
+        }
     }
 
     /// What happens at the end of the current item.
@@ -338,7 +341,10 @@ public class Player: @unchecked Sendable {
     }
 
     /// Whether the video sink holds a frame of the current item (`AVPlayerLayer.isReadyForDisplay`).
-    public var isReadyForDisplay: Bool { settings.withLock { $0.isReadyForDisplay } }
+    public var isReadyForDisplay: Bool { readyForDisplayStream.value }
+
+    /// `isReadyForDisplay` now and every change after.
+    public var isReadyForDisplayUpdates: AsyncStream<Bool> { readyForDisplayStream.values() }
 
     /// Frames the video sink rendered and dropped as late, from GStreamer's QoS reports.
     public var videoFrameCounts: (rendered: UInt64, dropped: UInt64) {

@@ -26,7 +26,7 @@ public final class PlayerItem: Sendable, CustomStringConvertible {
     }
 
     /// What the player learns when it prerolls the item.
-    struct Facts: Sendable {
+    struct Facts: Sendable, Equatable {
         var duration: MediaTime = .indefinite
         var seekableTimeRanges: [MediaTimeRange] = []
         var loadedTimeRanges: [MediaTimeRange] = []
@@ -39,6 +39,9 @@ public final class PlayerItem: Sendable, CustomStringConvertible {
     private let statusStream = ChangeStream(Status.unknown)
     private let failure = Mutex<PlayerError?>(nil)
     private let facts = Mutex(Facts())
+    private let durationStream = ChangeStream(MediaTime.indefinite)
+    private let loadedRangesStream = ChangeStream([MediaTimeRange]())
+    private let seekableRangesStream = ChangeStream([MediaTimeRange]())
     private let eventStream = EventStream<Event>()
     private let bounds = Mutex((start: MediaTime.zero, forwardEnd: MediaTime.invalid))
 
@@ -126,10 +129,18 @@ public final class PlayerItem: Sendable, CustomStringConvertible {
         return .indefinite
     }
 
-    /// The time ranges available without waiting for more data.
+    /// The time ranges available without waiting for more data: a local file's whole length; over
+    /// the network, what the pipeline reports buffered (playbin3 in GStreamer 1.22 reports none).
     public var loadedTimeRanges: [MediaTimeRange] { facts.withLock { $0.loadedTimeRanges } }
-    /// The time ranges the player can seek to.
+    /// The time ranges the player can seek to (a live stream's moves with its window).
     public var seekableTimeRanges: [MediaTimeRange] { facts.withLock { $0.seekableTimeRanges } }
+
+    /// The duration now and every change after (key-value observing of `duration`).
+    public var durationUpdates: AsyncStream<MediaTime> { durationStream.values() }
+    /// `loadedTimeRanges` now and every change after.
+    public var loadedTimeRangesUpdates: AsyncStream<[MediaTimeRange]> { loadedRangesStream.values() }
+    /// `seekableTimeRanges` now and every change after.
+    public var seekableTimeRangesUpdates: AsyncStream<[MediaTimeRange]> { seekableRangesStream.values() }
 
     /// Whether rate -1 is possible. Reverse and fast rates need a seekable item.
     public var canPlayReverse: Bool { isSeekable }
@@ -194,8 +205,19 @@ public final class PlayerItem: Sendable, CustomStringConvertible {
     }
 
     func markReady(_ newFacts: Facts) {
-        facts.withLock { $0 = newFacts }
+        updateFacts { $0 = newFacts }
         statusStream.update(.readyToPlay)
+    }
+
+    /// Changes what the player knows of the item, and tells the observers of what changed.
+    func updateFacts(_ change: (inout Facts) -> Void) {
+        let now = facts.withLock { facts -> Facts in
+            change(&facts)
+            return facts
+        }
+        durationStream.update(duration)
+        loadedRangesStream.update(now.loadedTimeRanges)
+        seekableRangesStream.update(now.seekableTimeRanges)
     }
 
     func markFailed(_ error: PlayerError) {

@@ -43,4 +43,7 @@ public final class PlayerLayer: Sendable {
 
     /// Whether the sink holds a frame of the current item.
     public var isReadyForDisplay: Bool { player.isReadyForDisplay }
+
+    /// `isReadyForDisplay` now and every change after.
+    public var isReadyForDisplayUpdates: AsyncStream<Bool> { player.isReadyForDisplayUpdates }
 }

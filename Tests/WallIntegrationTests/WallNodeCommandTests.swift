@@ -49,9 +49,11 @@ final class WallNodeCommandTests: XCTestCase {
         let server = try HTTPFileServer(root: TestMedia.servedOverHTTP())
         defer { server.stop() }
         for name in ["vod.m3u8", "clip.mp4"] {
+            // Under timeout(1): a play that never ends fails the test instead of holding the suite.
             let result = try ChildProcess.run(
-                ChildProcess.product("wallnode"),
+                "/usr/bin/timeout",
                 [
+                    "60", ChildProcess.product("wallnode"),
                     "play", server.url(name).absoluteString, "--video-sink", "fakesink sync=true", "--audio-sink",
                     "fakesink sync=true",
                 ])

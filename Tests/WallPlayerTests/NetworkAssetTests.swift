@@ -116,3 +116,57 @@ extension NetworkAssetTests {
         XCTAssertTrue(failure.hasPrefix("cannot read \(server.url("long.mp4").absoluteString): "), failure)
     }
 }
+
+/// What a network item tells its observers: its duration and seekable ranges, stalls and waiting.
+final class NetworkObservationTests: XCTestCase {
+    func testDurationAndSeekableRanges_canBeObserved() async throws {
+        let server = try HTTPFileServer(root: TestMedia.servedOverHTTP())
+        defer { server.stop() }
+        let item = PlayerItem(url: server.url("long.mp4"))
+        let durations = item.durationUpdates
+        let seekable = item.seekableTimeRangesUpdates
+        let player = Player(playerItem: item, video: Headless.video, audioSinkDescription: nil)
+        let duration = try await first(in: durations, within: 10, "a duration") { $0.isNumeric }
+        XCTAssertEqual(duration.seconds, 20, accuracy: 0.1)
+        let ranges = try await first(in: seekable, within: 10, "seekable ranges") { !$0.isEmpty }
+        XCTAssertEqual(ranges.first?.start, .zero)
+        XCTAssertEqual(ranges.last?.end.seconds ?? 0, 20, accuracy: 0.1)
+        XCTAssertEqual(player.currentItem?.status, .readyToPlay)
+    }
+
+    func testStall_waitsForData_thenWithWaitingOffStopsAtRateZero() async throws {
+        // Slower than the media plays (about 13.5 kB/s): playback catches up with the download.
+        let server = try HTTPFileServer(root: TestMedia.servedOverHTTP(), bytesPerSecond: 8_000)
+        defer { server.stop() }
+        let player = try await Player.ready(server.url("long.mp4"), audio: "fakesink sync=true")
+        let item = try XCTUnwrap(player.currentItem)
+        let stalls = Task { try await first(in: item.events, within: 30, "a stall") { $0 == .playbackStalled } }
+        let waiting = Task {
+            try await first(in: player.timeControlStatusUpdates, within: 30, "waiting for data") {
+                $0 == .waitingToPlayAtSpecifiedRate && player.reasonForWaitingToPlay == .toMinimizeStalls
+            }
+        }
+        player.play()
+        _ = try await stalls.value
+        _ = try await waiting.value
+        XCTAssertEqual(player.rate, 1, "waiting keeps the rate")
+        // Waiting turned off while waiting: plays at once with what it has, and at the next stall
+        // stops at rate 0.
+        let playing = Task {
+            try await first(in: player.timeControlStatusUpdates, within: 5, "playing") { $0 == .playing }
+        }
+        player.automaticallyWaitsToMinimizeStalling = false
+        _ = try await playing.value
+        _ = try await first(in: player.rateUpdates, within: 30, "rate 0 at the next stall") { $0 == 0 }
+        XCTAssertEqual(player.timeControlStatus, .paused)
+    }
+
+    func testReadyForDisplay_canBeObserved() async throws {
+        let player = Player(
+            playerItem: PlayerItem(url: try TestMedia.frameCode(seconds: 2)), video: Headless.video,
+            audioSinkDescription: nil)
+        let ready = try await first(in: player.isReadyForDisplayUpdates, within: 10, "ready for display") { $0 }
+        XCTAssertTrue(ready)
+        XCTAssertTrue(player.isReadyForDisplay)
+    }
+}

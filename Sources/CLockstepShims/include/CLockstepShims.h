@@ -31,6 +31,8 @@ void lockstep_object_set_uint64(gpointer object, const char *name, guint64 value
 void lockstep_object_set_bool(gpointer object, const char *name, gboolean value);
 void lockstep_object_set_double(gpointer object, const char *name, gdouble value);
 void lockstep_object_set_pointer(gpointer object, const char *name, gpointer value);
+/** A string property's value, to be freed with g_free; NULL when unset. */
+gchar *lockstep_object_get_string(gpointer object, const char *name);
 
 /* MARK: Signals (g_signal_connect is a macro) */
 

@@ -37,6 +37,13 @@ import Synchronization
 /// created inside about-to-finish, which urisourcebin emits when its demuxer ends, before that end
 /// reaches the output. A source with no successor is not held; a hold gives up when its pad is
 /// flushed (seek, stop) or after `longestHold`, and the drain then goes on as it would have.
+///
+/// One more race, over the network: an http source has a queue inside, so a small file is read
+/// whole at once, and a stream's end can leave it within milliseconds of the start, before
+/// decodebin3 has exposed its outputs. decodebin3 then loses that end: playsink's stream
+/// synchronizer waits for it at the end of the item, and the item never ends (`wallnode play` of a
+/// 4 s MP4 on loopback: 1 run in 12). So at a network source with no successor, each stream's end
+/// waits until the pipeline has prerolled since the source was made (`prerolled()`).
 final class GaplessHandover: @unchecked Sendable {
     /// How long a successor's streams get, after the last one passed the gate's outside, to reach
     /// their wait inside it: a few function calls, so this covers being descheduled in between.
@@ -58,12 +65,18 @@ final class GaplessHandover: @unchecked Sendable {
             var arrived = 0
             /// When the last of its streams reached the gate (monotonic nanoseconds).
             var parkedAt: Int64?
+            /// Whether it reads over the network (nil: not known yet).
+            var isNetwork: Bool?
         }
 
         let state = Mutex(State())
 
+        /// The pipeline's preroll count when the source was made.
+        let prerollsBefore: Int
+
         init(handover: GaplessHandover) {
             self.handover = handover
+            prerollsBefore = handover.prerolls.load(ordering: .acquiring)
         }
 
         /// Nanoseconds since every stream reached the gate, nil while some have not.
@@ -83,11 +96,21 @@ final class GaplessHandover: @unchecked Sendable {
     /// a few of the latest are kept.
     private let sources = Mutex<[Source]>([])
 
+    /// Counts the pipeline's prerolls (ASYNC_DONE).
+    let prerolls = Atomic(0)
+
     /// Watches every source `pipeline` (a bin) creates from now on.
-    static func watch(_ pipeline: Element) {
+    static func watch(_ pipeline: Element) -> GaplessHandover {
+        let handover = GaplessHandover()
         lockstep_signal_connect(
             pipeline.raw, "deep-element-added", unsafeBitCast(elementAdded, to: GCallback.self),
-            Unmanaged.passRetained(GaplessHandover()).toOpaque(), releaseHandover)
+            Unmanaged.passRetained(handover).toOpaque(), releaseHandover)
+        return handover
+    }
+
+    /// The pipeline prerolled: its decoders and sinks are linked, ready for any stream's end.
+    func prerolled() {
+        prerolls.add(1, ordering: .releasing)
     }
 
     fileprivate func added(_ source: Source) {
@@ -102,7 +125,9 @@ final class GaplessHandover: @unchecked Sendable {
     /// one in between was dropped (by a seek, say) and will never bring a buffer.
     fileprivate func successor(of source: Source) -> Source? {
         sources.withLock { sources in
-            guard let index = sources.firstIndex(where: { $0 === source }), index + 1 < sources.count else { return nil }
+            guard let index = sources.firstIndex(where: { $0 === source }), index + 1 < sources.count else {
+                return nil
+            }
             return sources.last
         }
     }
@@ -138,6 +163,15 @@ private let elementAdded: @convention(c) (gpointer?, gpointer?, gpointer?, gpoin
     lockstep_signal_connect(
         element, "pad-added", unsafeBitCast(outputAdded, to: GCallback.self),
         Unmanaged.passRetained(source).toOpaque(), releaseSource)
+}
+
+/// Whether the urisourcebin that `output` (one of its pads) belongs to reads an http(s) URI.
+private func readsNetwork(_ output: UnsafeMutablePointer<GstPad>) -> Bool {
+    guard let bin = gst_pad_get_parent_element(output) else { return false }
+    defer { gst_object_unref(UnsafeMutableRawPointer(bin)) }
+    guard let uri = lockstep_object_get_string(UnsafeMutableRawPointer(bin), "uri") else { return false }
+    defer { g_free(uri) }
+    return String(cString: uri).lowercased().hasPrefix("http")
 }
 
 private let releaseSource: GClosureNotify = { pointer, _ in
@@ -199,7 +233,11 @@ private let handoverProbe: GstPadProbeCallback = { pad, info, data in
     if !output.arrived.exchange(true, ordering: .acquiringAndReleasing) {
         output.source.streamArrived(now: LocalClock.monotonicNanoseconds())
     }
-    guard isEnd, let successor = output.source.handover?.successor(of: output.source) else { return GST_PAD_PROBE_OK }
+    guard isEnd else { return GST_PAD_PROBE_OK }
+    guard let successor = output.source.handover?.successor(of: output.source) else {
+        holdUntilPrerolled(pad, output: output)
+        return GST_PAD_PROBE_OK
+    }
     // This source's end, with a successor opening: hold it until the successor is parked.
     let start = LocalClock.monotonicNanoseconds()
     while !isFlushing(pad), !isFlushing(output.output.pointer) {
@@ -209,4 +247,26 @@ private let handoverProbe: GstPadProbeCallback = { pad, info, data in
         usleep(GaplessHandover.pollMicroseconds)
     }
     return GST_PAD_PROBE_OK
+}
+
+/// A network source's stream end with no successor: held until the pipeline has prerolled since
+/// the source was made (see `GaplessHandover`), at most `longestHold`, and never past a flush.
+private func holdUntilPrerolled(_ pad: UnsafeMutablePointer<GstPad>, output: GaplessHandoverOutput) {
+    let source = output.source
+    guard let handover = source.handover else { return }
+    let isNetwork =
+        source.state.withLock { $0.isNetwork }
+        ?? {
+            let reads = readsNetwork(output.output.pointer)
+            source.state.withLock { $0.isNetwork = reads }
+            return reads
+        }()
+    guard isNetwork else { return }
+    let start = LocalClock.monotonicNanoseconds()
+    while !isFlushing(pad), !isFlushing(output.output.pointer),
+        handover.prerolls.load(ordering: .acquiring) <= source.prerollsBefore,
+        LocalClock.monotonicNanoseconds() - start < GaplessHandover.longestHoldNanoseconds
+    {
+        usleep(GaplessHandover.pollMicroseconds)
+    }
 }

@@ -82,6 +82,8 @@ final class PlaybackPipeline: @unchecked Sendable {
     private let wantedStreams = Mutex((video: true, audio: true))
     private let box: CallbackBox
     private var cropProbeID: gulong = 0
+    /// Watches the sources playbin3 makes (set once, at the end of init).
+    private var handover: GaplessHandover?
     /// The stream groups since the last load or flushing seek, and their timing.
     let groups = StreamGroups()
     private var groupProbes: [(pad: Pad, id: gulong)] = []
@@ -179,7 +181,12 @@ final class PlaybackPipeline: @unchecked Sendable {
             playbin.raw, "about-to-finish", unsafeBitCast(aboutToFinishTrampoline, to: GCallback.self),
             Unmanaged.passRetained(box).toOpaque(), releaseClosureBox)
         AudioTail.watch(playbin)
-        GaplessHandover.watch(playbin)
+        handover = GaplessHandover.watch(playbin)
+    }
+
+    /// The pipeline prerolled (ASYNC_DONE): streams of a network source may end from now on.
+    func prerolled() {
+        handover?.prerolled()
     }
 
     /// Stops every thread and drops the bus hook; the pipeline cannot be used afterwards.

@@ -550,8 +550,9 @@ extension Player {
             if automaticallyWaitsToMinimizeStalling {
                 setTimeControl(.waitingToPlayAtSpecifiedRate, reason: .toMinimizeStalls)
             } else {
-                rateStream.update(0)
+                // Paused before the rate reads 0: whoever sees the rate fall finds the player paused.
                 setTimeControl(.paused)
+                rateStream.update(0)
                 refreshTimebase()
             }
         } else {

@@ -359,7 +359,6 @@ extension Player {
             var percent: gint = 100
             gst_message_parse_buffering(pointer, &percent)
             bufferingChanged(percent: Int(percent), pipeline: pipeline)
-            refreshNetworkFacts(pipeline)
         case GST_MESSAGE_QOS:
             var processed: guint64 = 0
             var dropped: guint64 = 0
@@ -456,7 +455,6 @@ extension Player {
             engine.prerollRetries = 0
             readyForDisplayStream.update(item.hasPlayableVideo && settings.withLock { $0.video } != nil)
             item.markReady(facts(from: pipeline, item: item))
-            refreshNetworkFacts(pipeline)
             watchNetworkFacts(of: item)
         }
         // A seek waiting for the load: an item's bounds, a reload or a rebuilt pipeline.
@@ -506,12 +504,14 @@ extension Player {
         let inspected = (try? item.asset.inspectNow().get())?.duration ?? .indefinite
         // An MPEG demuxer measures from its first clock reference, not the item's start: there
         // libavformat's duration and the whole item are what item time spans.
-        let countsFromItsOwnOrigin = item.streamTimeOrigin != .zero && inspected.isNumeric
+        let origin = item.streamTimeOrigin
+        let countsFromItsOwnOrigin = origin != .zero && inspected.isNumeric
         facts.duration = countsFromItsOwnOrigin ? inspected : pipeline.playbin.queryDuration() ?? inspected
         if let seeking = pipeline.playbin.querySeeking(), seeking.seekable {
             facts.isSeekable = true
-            let end = seeking.end.isNumeric && !countsFromItsOwnOrigin ? seeking.end : facts.duration
-            let start = countsFromItsOwnOrigin ? .zero : seeking.start
+            // Otherwise in item time: a live HLS window, measured from the item's first frame.
+            let end = seeking.end.isNumeric && !countsFromItsOwnOrigin ? seeking.end - origin : facts.duration
+            let start = countsFromItsOwnOrigin ? .zero : max(.zero, seeking.start - origin)
             facts.seekableTimeRanges = [MediaTimeRange(start: start, end: end)]
         }
         if item.asset.isFileBased, facts.duration.isNumeric {
@@ -568,29 +568,19 @@ extension Player {
         pipeline.playbin.setState(GST_STATE_PLAYING)
     }
 
-    /// How often a network item's loaded and seekable ranges are read while it is loaded.
+    /// How often a network item's seekable ranges (and a live one's duration) are read again while
+    /// it is loaded.
     static let networkFactsInterval = DispatchTimeInterval.seconds(1)
 
-    /// Over the network, what has arrived and what can be sought grow (and, live, move): read from
-    /// the pipeline, in item time.
+    /// Over the network, what can be sought moves with a live window, and a live stream's duration
+    /// appears only when it ends: read again as at the item's preroll (`facts(from:item:)`).
+    /// playbin3 (1.22) answers buffering queries without ranges, so what has arrived stays unknown.
     func refreshNetworkFacts(_ pipeline: PlaybackPipeline) {
         guard let item = engine.loadedItem, !item.asset.isFileBased, item.status == .readyToPlay else { return }
-        let origin = item.streamTimeOrigin
-        let loaded = pipeline.playbin.queryBufferedRanges()?.map {
-            MediaTimeRange(start: max(.zero, $0.start - origin), end: $0.end - origin)
-        }
-        let seeking = pipeline.playbin.querySeeking()
+        let fresh = facts(from: pipeline, item: item)
         item.updateFacts { facts in
-            if let loaded { facts.loadedTimeRanges = loaded }
-            if let seeking, seeking.seekable, seeking.end.isNumeric {
-                facts.seekableTimeRanges = [
-                    MediaTimeRange(start: max(.zero, seeking.start - origin), end: seeking.end - origin)
-                ]
-            }
-            if !facts.duration.isNumeric, item.inspection?.duration.isNumeric == false {
-                // Live: a duration appears only when the stream ends.
-                facts.duration = pipeline.playbin.queryDuration() ?? .indefinite
-            }
+            if !fresh.seekableTimeRanges.isEmpty { facts.seekableTimeRanges = fresh.seekableTimeRanges }
+            if !facts.duration.isNumeric { facts.duration = fresh.duration }
         }
     }
 

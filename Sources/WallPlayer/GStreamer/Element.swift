@@ -110,35 +110,6 @@ extension GObjectRef where Pointee == GstElement {
         return MediaTime(nanoseconds: Int64(duration))
     }
 
-    /// The stream time ranges buffered so far (`GST_QUERY_BUFFERING`): what a network source has
-    /// downloaded. Nil when no element answers with ranges in time units.
-    func queryBufferedRanges() -> [MediaTimeRange]? {
-        guard let query = gst_query_new_buffering(GST_FORMAT_TIME) else { return nil }
-        defer { gst_mini_object_unref(UnsafeMutableRawPointer(query).assumingMemoryBound(to: GstMiniObject.self)) }
-        guard gst_element_query(pointer, query) != 0 else { return nil }
-        var format = GST_FORMAT_UNDEFINED
-        var start: gint64 = 0
-        var stop: gint64 = 0
-        gst_query_parse_buffering_range(query, &format, &start, &stop, nil)
-        guard format == GST_FORMAT_TIME else { return nil }
-        var ranges: [MediaTimeRange] = []
-        for index in 0..<gst_query_get_n_buffering_ranges(query) {
-            var first: gint64 = 0
-            var last: gint64 = 0
-            guard gst_query_parse_nth_buffering_range(query, index, &first, &last) != 0, first >= 0, last > first
-            else { continue }
-            ranges.append(
-                MediaTimeRange(start: MediaTime(nanoseconds: Int64(first)), end: MediaTime(nanoseconds: Int64(last))))
-        }
-        if ranges.isEmpty, start >= 0, stop > start {
-            ranges = [
-                MediaTimeRange(start: MediaTime(nanoseconds: Int64(start)), end: MediaTime(nanoseconds: Int64(stop)))
-            ]
-        }
-        // playbin3 (1.22) answers without any range: that says nothing.
-        return ranges.isEmpty ? nil : ranges
-    }
-
     /// Whether the stream is seekable, and its seekable range (`GST_QUERY_SEEKING`).
     func querySeeking() -> (seekable: Bool, start: MediaTime, end: MediaTime)? {
         guard let query = gst_query_new_seeking(GST_FORMAT_TIME) else { return nil }

@@ -1,5 +1,6 @@
 internal import CGStreamer
 internal import CLockstepShims
+import Foundation
 import LockstepTime
 import Synchronization
 
@@ -171,7 +172,7 @@ private func readsNetwork(_ output: UnsafeMutablePointer<GstPad>) -> Bool {
     defer { gst_object_unref(UnsafeMutableRawPointer(bin)) }
     guard let uri = lockstep_object_get_string(UnsafeMutableRawPointer(bin), "uri") else { return false }
     defer { g_free(uri) }
-    return String(cString: uri).lowercased().hasPrefix("http")
+    return MediaInspector.networkSchemes.contains(URL(string: String(cString: uri))?.scheme?.lowercased() ?? "")
 }
 
 private let releaseSource: GClosureNotify = { pointer, _ in

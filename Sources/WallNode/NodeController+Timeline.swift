@@ -311,8 +311,10 @@ extension NodeController {
     /// the timeline calls for the one shown at the pause's time, so the node moves there exactly.
     private func showPausedFrame(_ position: TimelinePosition) async {
         following.plan?.pausedAt = nil
-        guard player.rate == 0 else { return }
-        _ = await player.seek(to: position.itemTime, toleranceBefore: .zero, toleranceAfter: .zero)
+        guard player.rate == 0, await exactSeek(to: position.itemTime) == nil, !Task.isCancelled,
+            let now = clock.masterClock?.now()
+        else { return }
+        _ = rejoin(because: "the player did not show the paused frame", now: now)
     }
 
     /// An edit at its host time: a pause pauses the running player there, anything else anchors.
@@ -424,13 +426,14 @@ extension NodeController {
             let frame =
                 position.state == .ended
                 ? position.entry.outPoint - MediaTime(value: 1, timescale: 1000) : position.itemTime
-            _ = await player.seek(to: frame, toleranceBefore: .zero, toleranceAfter: .zero)
-            _ = await player.preroll(atRate: 1)
+            guard await exactSeek(to: frame) != nil, await prerollPlayer() != nil else {
+                return failAnchor("the player did not show item time \(frame.seconds) s of \(first.path)", now: master.now())
+            }
             return settle(
                 FollowPlan(segmentFrom: segment.from, anchor: at, state: position.state, lastQueued: nil),
                 version: version, began: began, master: master)
         }
-        guard await player.preroll(atRate: 1) else {
+        guard await prerollPlayer() == true else {
             return failAnchor("the player did not preroll \(first.path)", now: master.now())
         }
         let now = master.now()

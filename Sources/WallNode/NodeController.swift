@@ -122,10 +122,18 @@ actor NodeController {
         if prerolledAt == itemTime, player.rate == 0 { return }
         prerolledAt = nil
         player.pause()
-        guard await player.seek(to: itemTime, toleranceBefore: .zero, toleranceAfter: .zero) else {
-            throw .prerollFailed("the seek to \(itemTime) was superseded or refused")
+        let moved = await exactSeek(to: itemTime)
+        guard moved != nil else {
+            forgetWedgedPipeline()
+            throw .timedOut(what: "the player's seek to \(itemTime)", after: Self.playerAnswerLimit)
         }
-        guard await player.preroll(atRate: 1) else {
+        guard moved == true else { throw .prerollFailed("the seek to \(itemTime) was superseded or refused") }
+        let prerolled = await prerollPlayer()
+        guard prerolled != nil else {
+            forgetWedgedPipeline()
+            throw .timedOut(what: "the player's preroll at \(itemTime)", after: Self.playerAnswerLimit)
+        }
+        guard prerolled == true else {
             throw .prerollFailed(item.error.map { "\($0)" } ?? "a newer command came first")
         }
         prerolledAt = itemTime
@@ -280,6 +288,50 @@ actor NodeController {
         case .success(let value): return value
         case .failure(let rejection): throw .rejected(rejection)
         }
+    }
+
+    /// How long the node waits for its player to complete a seek or a preroll. A pipeline wedged
+    /// inside GStreamer may never complete one; the node must not wait with it: the command fails,
+    /// an anchor is tried again on a new pipeline, and a shutdown is never held up.
+    static let playerAnswerLimit = MediaTime(value: 8, timescale: 1)
+
+    /// Seeks the player exactly to `itemTime`: whether the seek finished, or nil when the player
+    /// gave no answer within `playerAnswerLimit` (or the node is shutting down).
+    func exactSeek(to itemTime: MediaTime) async -> Bool? {
+        let player = self.player
+        let answer = await Deadline.firstAnswer(within: Self.playerAnswerLimit) { done in
+            player.seek(to: itemTime, toleranceBefore: .zero, toleranceAfter: .zero, completionHandler: done)
+        }
+        if answer == nil { noAnswer("an exact seek to \(itemTime.seconds) s") }
+        return answer
+    }
+
+    /// Prerolls the player for rate 1: whether that finished, or nil as for `exactSeek(to:)`.
+    func prerollPlayer() async -> Bool? {
+        let player = self.player
+        let answer = await Deadline.firstAnswer(within: Self.playerAnswerLimit) { done in
+            player.preroll(atRate: 1, completionHandler: done)
+        }
+        if answer == nil {
+            player.cancelPendingPrerolls()
+            noAnswer("a preroll")
+        }
+        return answer
+    }
+
+    private func noAnswer(_ what: String) {
+        guard !Task.isCancelled else { return }
+        logger.error(
+            "the player did not answer; its pipeline will be replaced",
+            metadata: ["player.request": "\(what)", "player.limit_ns": .nanoseconds(Self.playerAnswerLimit)])
+    }
+
+    /// After the player failed to answer: the next load builds a new pipeline, and a one-shot
+    /// command loads the media again rather than trusting the old one.
+    func forgetWedgedPipeline() {
+        player.renewPipelineAtNextLoad()
+        loadedMedia = nil
+        prerolledAt = nil
     }
 
     func waitUntilReady(_ item: PlayerItem) async throws(NodeError) {

@@ -81,17 +81,18 @@ public final class URLAsset: Sendable {
         if let done = loadedInspection { return try done.get() }
         let url = self.url
         let timeout = MediaInspector.readTimeout
-        let result = await withCheckedContinuation {
-            (continuation: CheckedContinuation<Result<MediaInspection, PlayerError>, Never>) in
-            let once = ResumeOnce(continuation)
-            let reader = Thread { once.resume(Self.inspect(url)) }
+        let limit = timeout + Self.abandonAfter
+        let answer = await Deadline.firstAnswer(within: limit) {
+            (answer: @escaping @Sendable (Result<MediaInspection, PlayerError>) -> Void) in
+            let reader = Thread { answer(Self.inspect(url)) }
             reader.name = "wallplayer.inspect"
             reader.start()
-            let limit = timeout + Self.abandonAfter
-            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(limit.nanoseconds ?? 0))) {
-                once.resume(
-                    .failure(.readTimedOut(path: url.isFileURL ? url.path : url.absoluteString, after: timeout)))
-            }
+        }
+        let name = url.isFileURL ? url.path : url.absoluteString
+        guard let result = answer ?? (Task.isCancelled ? nil : .failure(.readTimedOut(path: name, after: timeout)))
+        else {
+            // Whoever asked has gone: nothing is known of the file, and a later load reads it again.
+            throw .cancelled("loading \(name)")
         }
         let stored = loaded.withLock { current in
             if current == nil { current = result }
@@ -116,22 +117,5 @@ public final class URLAsset: Sendable {
         } catch {
             return .failure(error)
         }
-    }
-}
-
-/// A continuation resumed by whichever of two racers comes first: the result, or the timeout.
-private final class ResumeOnce: Sendable {
-    private let continuation: Mutex<CheckedContinuation<Result<MediaInspection, PlayerError>, Never>?>
-
-    init(_ continuation: CheckedContinuation<Result<MediaInspection, PlayerError>, Never>) {
-        self.continuation = Mutex(continuation)
-    }
-
-    func resume(_ result: Result<MediaInspection, PlayerError>) {
-        let waiting = continuation.withLock { current in
-            defer { current = nil }
-            return current
-        }
-        waiting?.resume(returning: result)
     }
 }

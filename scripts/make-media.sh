@@ -16,6 +16,11 @@
 #   scripts/make-media.sh interlaced OUT.ts [SECONDS] [WxH]  MPEG-2 in MPEG-TS, 25 frames a second of
 #                                                          top-field-first fields 1/50 s apart: moving
 #                                                          edges comb unless deinterlaced
+#   scripts/make-media.sh languages OUT.mkv|OUT.mp4 [SECONDS] [WxH]
+#                                                          black video, two audio tracks ("English" eng
+#                                                          440 Hz, default; "Français" fra 1000 Hz) and
+#                                                          two subtitle tracks (eng, fra) showing a white
+#                                                          line all along: SubRip in Matroska, mov_text in MP4
 #
 # Frame code (decoded by GroundTruth.FrameCode): frame n is one flat colour. With level(i) = 24 + 13*i,
 # Y = level(n mod 16), U = level((n / 16) mod 16), V = level((n / 256) mod 16): 12 bits, n mod 4096,
@@ -24,7 +29,7 @@
 # seek that lands exactly on a keyframe to its decode time, one frame early).
 set -euo pipefail
 
-kind=${1:?usage: make-media.sh av|framecode|framecode-ts|rotated|hap|interlaced OUT [SECONDS] [WxH]}
+kind=${1:?usage: make-media.sh av|framecode|framecode-ts|rotated|hap|interlaced|languages OUT [SECONDS] [WxH]}
 out=${2:?output file}
 seconds=${3:-10}
 size=${4:-320x180}
@@ -84,8 +89,34 @@ case "$kind" in
             -pix_fmt yuv420p -c:v mpeg2video -flags +ilme+ildct -top 1 -q:v 2 -g 25 -f mpegts
         exit 0
         ;;
+    languages)
+        subtitles=()
+        for language in eng fra; do
+            srt="$out.$language.$$.srt"
+            printf '1\n00:00:00,000 --> 00:%02d:%02d,000\n%s\n\n' $((seconds / 60)) $((seconds % 60)) \
+                "$([[ $language == eng ]] && echo ENGLISH SUBTITLE || echo SOUS-TITRE FRANCAIS)" >"$srt"
+            subtitles+=("$srt")
+        done
+        trap 'rm -f "$tmp" "$plain" "${subtitles[@]}"' EXIT
+        case "$out" in
+            *.mp4) container=(-c:s mov_text -f mp4) ;;
+            *) container=(-c:s srt -f matroska) ;;
+        esac
+        encode "${out##*.}" -f lavfi -i "color=c=black:size=${size}:rate=${fps}:duration=${seconds}" \
+            -f lavfi -i "sine=frequency=440:sample_rate=48000:duration=${seconds}" \
+            -f lavfi -i "sine=frequency=1000:sample_rate=48000:duration=${seconds}" \
+            -i "${subtitles[0]}" -i "${subtitles[1]}" \
+            -map 0:v -map 1:a -map 2:a -map 3 -map 4 \
+            -c:v libx264 -preset veryfast -pix_fmt yuv420p -g "$gop" -c:a aac -b:a 64k \
+            -metadata:s:a:0 language=eng -metadata:s:a:0 title=English \
+            -metadata:s:a:1 language=fra -metadata:s:a:1 title=Français \
+            -metadata:s:s:0 language=eng -metadata:s:s:1 language=fra \
+            -disposition:a:0 default -disposition:a:1 0 -disposition:s:0 0 -disposition:s:1 0 \
+            "${container[@]}"
+        exit 0
+        ;;
     *)
-        echo "make-media.sh: unknown kind '$kind' (expected av, framecode, framecode-ts, rotated, hap or interlaced)" >&2
+        echo "make-media.sh: unknown kind '$kind' (expected av, framecode, framecode-ts, rotated, hap, interlaced or languages)" >&2
         exit 2
         ;;
 esac

@@ -28,6 +28,8 @@ packages=(
     gstreamer1.0-plugins-bad
     gstreamer1.0-gl
     gstreamer1.0-alsa
+    # run: the sans-serif font subtitles are drawn in
+    fonts-dejavu-core
     # test: media generation (ffmpeg with libx264) and stock GStreamer net clock interop (python3-gi)
     ffmpeg
     python3-gi

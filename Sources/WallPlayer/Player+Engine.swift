@@ -138,6 +138,7 @@ extension Player {
         forgetHandedOverSuccessors()
         sourceChanging.store(false, ordering: .sequentiallyConsistent)
         pipeline.setURI(item.asset.url.absoluteString)
+        applySelectionCriteria(to: item)
         applyTrackSelection(for: item, on: pipeline)
         pipeline.use(effectiveClock)
         pipeline.setLatency(pipelineLatency)
@@ -265,11 +266,37 @@ extension Player {
         }
     }
 
-    /// Deselects the item's audio or video when its tracks of that kind are all disabled.
+    /// Plays the item's enabled tracks: the first of each kind, its subtitles drawn over the picture.
     func applyTrackSelection(for item: PlayerItem, on pipeline: PlaybackPipeline) {
-        let video = item.tracks.contains { $0.assetTrack.mediaType == .video }
-        let audio = item.tracks.contains { $0.assetTrack.mediaType == .audio }
-        pipeline.selectStreams(video: !video || item.hasPlayableVideo, audio: !audio || item.hasPlayableAudio)
+        let choice = item.streamChoice
+        pipeline.selectStreams(choice)
+        guard let subtitles = pipeline.subtitles else { return }
+        guard let number = choice.text else { return subtitles.show(nil, origin: .zero) }
+        if let cues = item.asset.subtitleCues.withLock({ $0[number] }) {
+            return showSubtitles(cues, of: item, number: number, on: subtitles)
+        }
+        // Reading them reads the whole file: off this queue; they show once read, if still chosen.
+        subtitles.show(nil, origin: .zero)
+        Thread {
+            let cues = item.asset.cues(ofSubtitle: number)
+            self.queue.async {
+                guard self.engine.loadedItem === item, item.streamChoice.text == number else { return }
+                self.showSubtitles(cues, of: item, number: number, on: subtitles)
+            }
+        }.start()
+    }
+
+    private func showSubtitles(
+        _ cues: Result<SubtitleCues, PlayerError>, of item: PlayerItem, number: Int, on overlay: SubtitleOverlay
+    ) {
+        switch cues {
+        case .success(let cues):
+            overlay.show(cues, origin: item.streamTimeOrigin)
+        case .failure(let error):
+            overlay.show(nil, origin: .zero)
+            logger.warning(
+                "subtitles cannot be shown", metadata: ["player.subtitle": .value(number), "error": "\(error)"])
+        }
     }
 
     func tracksChanged(of item: PlayerItem) {
@@ -354,7 +381,6 @@ extension Player {
             streamStarted()
         case GST_MESSAGE_STREAM_COLLECTION:
             pipeline.streamCollectionArrived(pointer)
-            pipeline.reapplyStreamSelection()
         case GST_MESSAGE_BUFFERING:
             var percent: gint = 100
             gst_message_parse_buffering(pointer, &percent)

@@ -100,6 +100,8 @@ public class Player: @unchecked Sendable {
         var latency: MediaTime = .zero
         var framesRendered: UInt64 = 0
         var framesDropped: UInt64 = 0
+        var appliesMediaSelectionCriteriaAutomatically = true
+        var selectionCriteria: [MediaCharacteristic: PlayerMediaSelectionCriteria] = [:]
     }
 
     /// A player for `item` (nil: no item yet) with the given outputs.

@@ -50,7 +50,19 @@ public final class PlayerItem: Sendable, CustomStringConvertible {
     public init(asset: URLAsset) {
         self.asset = asset
         let inspection = try? asset.inspectNow().get()
-        tracks = (inspection?.tracks ?? []).map { PlayerItemTrack(assetTrack: $0) }
+        let assetTracks = inspection?.tracks ?? []
+        // As playbin3 would pick: every video track (the first plays), the audio track the container
+        // marks default (else the first), no subtitles. A player's criteria may choose again.
+        let audio = MediaSelectionGroup(characteristic: .audible, tracks: assetTracks)?.defaultOption
+        tracks = assetTracks.map { track in
+            let enabled: Bool
+            switch track.mediaType {
+            case .audio: enabled = track == audio?.track
+            case .subtitle: enabled = false
+            default: enabled = true
+            }
+            return PlayerItemTrack(assetTrack: track, isEnabled: enabled)
+        }
         tracksSetOwner()
     }
 
@@ -102,6 +114,10 @@ public final class PlayerItem: Sendable, CustomStringConvertible {
 
     /// GStreamer's stream time at item time zero, measured where libavformat's facts cannot give it.
     let learnedOrigin = Mutex<MediaTime?>(nil)
+
+    /// The characteristics whose option was chosen on the item (`select(_:in:)`, a track enabled
+    /// or disabled): a player's criteria no longer choose for them.
+    let handChosen = Mutex<Set<MediaCharacteristic>>([])
 
     /// Whether item time zero must be measured on the first frame: GStreamer's HLS demuxer starts
     /// stream time at the first segment's first decoding timestamp, which libavformat does not give.
@@ -230,28 +246,51 @@ public final class PlayerItem: Sendable, CustomStringConvertible {
     }
 
     var hasPlayableVideo: Bool { tracks.contains { $0.assetTrack.mediaType == .video && $0.isEnabled } }
-    var hasPlayableAudio: Bool { tracks.contains { $0.assetTrack.mediaType == .audio && $0.isEnabled } }
+
+    /// The streams the pipeline plays for this item: the first enabled track of each kind.
+    var streamChoice: StreamChoice {
+        func firstEnabled(_ type: MediaType) -> Int? {
+            tracks.filter { $0.assetTrack.mediaType == type }.firstIndex(where: \.isEnabled)
+        }
+        let hasVideo = tracks.contains { $0.assetTrack.mediaType == .video }
+        let hasAudio = tracks.contains { $0.assetTrack.mediaType == .audio }
+        return StreamChoice(
+            video: !hasVideo || firstEnabled(.video) != nil, audio: hasAudio ? firstEnabled(.audio) : 0,
+            text: firstEnabled(.subtitle))
+    }
 }
 
-/// One track of an item as the player plays it (`AVPlayerItemTrack`): it can be switched off.
+/// One track of an item as the player plays it (`AVPlayerItemTrack`): it can be switched on or off.
+///
+/// Of each kind the first enabled track plays: one video track, one audio track, and one
+/// subtitle track shown over the picture. Enabling a track is choosing it, as selecting its media
+/// selection option does; disabling every track of a kind leaves that kind out.
 public final class PlayerItemTrack: Sendable {
     public let assetTrack: AssetTrack
-    private let enabled = Mutex(true)
+    private let enabled: Mutex<Bool>
     private let owner = Mutex<Weak<PlayerItem>>(Weak(nil))
 
-    init(assetTrack: AssetTrack) {
+    init(assetTrack: AssetTrack, isEnabled: Bool) {
         self.assetTrack = assetTrack
+        enabled = Mutex(isEnabled)
     }
 
-    /// Whether the track plays. Disabling the audio track of a playing item silences it at once.
+    /// Whether the track plays. A change applies to a playing item at once.
     public var isEnabled: Bool {
         get { enabled.withLock { $0 } }
         set {
-            let changed = enabled.withLock { current -> Bool in
-                defer { current = newValue }
-                return current != newValue
-            }
-            if changed, let item = owner.withLock({ $0.value }) { item.player?.tracksChanged(of: item) }
+            guard setEnabled(newValue), let item else { return }
+            item.chosenByHand(assetTrack.mediaType)
+            item.player?.tracksChanged(of: item)
+        }
+    }
+
+    /// Sets whether the track plays without telling the player; returns whether that changed.
+    @discardableResult
+    func setEnabled(_ value: Bool) -> Bool {
+        enabled.withLock { current -> Bool in
+            defer { current = value }
+            return current != value
         }
     }
 

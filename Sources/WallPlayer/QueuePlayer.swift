@@ -157,6 +157,8 @@ public final class QueuePlayer: Player, @unchecked Sendable {
         }
         arriving.next.markReady(facts)
         engine.loadedItem = arriving.next
+        applySelectionCriteria(to: arriving.next)
+        if let pipeline = engine.pipeline { applyTrackSelection(for: arriving.next, on: pipeline) }
         setCurrentItem(arriving.next)
         refreshTimebase()
         // Once per pass that ended: a looper refills one replica for each.

@@ -60,6 +60,13 @@ public enum TestMedia {
         try generate(kind: "interlaced", seconds: seconds, size: size, fileExtension: "ts")
     }
 
+    /// Black video with two audio languages and two subtitle tracks (`make-media.sh languages`):
+    /// "English" (eng, 440 Hz, the default) and "Français" (fra, 1000 Hz); subtitles in eng and fra
+    /// showing a white line the whole time, SubRip in Matroska (`mkv`) or mov_text in MP4 (`mp4`).
+    public static func languages(seconds: Int = 6, fileExtension: String = "mkv") throws -> URL {
+        try generate(kind: "languages", seconds: seconds, size: "320x180", fileExtension: fileExtension)
+    }
+
     /// An AAC tone with no video at all: media a player plays but a wall node must refuse.
     public static func audioOnly(seconds: Int = 2) throws -> URL {
         let key = "audio-\(seconds)s"
@@ -110,9 +117,9 @@ public enum TestMedia {
 
     private static func generate(kind: String, seconds: Int, size: String, fileExtension: String = "mp4") throws -> URL
     {
-        let key = "\(kind)-\(seconds)s-\(size)"
+        let key = "\(kind)-\(seconds)s-\(size).\(fileExtension)"
         if let done = cache.withLock({ $0[key] }) { return done }
-        let url = directory.appendingPathComponent("\(key).\(fileExtension)")
+        let url = directory.appendingPathComponent(key)
         if !FileManager.default.fileExists(atPath: url.path) {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             try run(script.path, [kind, url.path, String(seconds), size])

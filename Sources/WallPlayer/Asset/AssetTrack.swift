@@ -48,6 +48,10 @@ public struct AssetTrack: Sendable, Hashable {
     public let channelCount: Int
     /// The track's language (ISO 639), when tagged.
     public let languageCode: String?
+    /// The track's title as the container names it ("Director's commentary"), when it has one.
+    public let title: String?
+    /// Whether the container marks the track as the one of its kind to play by default.
+    public let isDefault: Bool
 
     /// Video only: the size the picture is shown at, `naturalSize` turned by `preferredRotation`.
     public var presentationSize: PixelSize? {

@@ -410,7 +410,9 @@ enum MediaInspector {
             timeRange: timeRange,
             sampleRate: mediaType == .audio ? Int(parameters.sample_rate) : 0,
             channelCount: mediaType == .audio ? Int(parameters.ch_layout.nb_channels) : 0,
-            languageCode: language.flatMap { $0 == "und" ? nil : $0 })
+            languageCode: language.flatMap { $0 == "und" ? nil : $0 },
+            title: av_dict_get(stream.pointee.metadata, "title", nil, 0).map { String(cString: $0.pointee.value) },
+            isDefault: stream.pointee.disposition & AV_DISPOSITION_DEFAULT != 0)
     }
 
     /// Degrees clockwise the stream's display matrix turns the stored picture, to the nearest
@@ -449,12 +451,12 @@ enum MediaInspector {
     }
 
     /// A libav timestamp in `numerator/denominator` seconds; `AV_NOPTS_VALUE` is indefinite.
-    private static func time(_ value: Int64, numerator: Int32, denominator: Int32) -> MediaTime {
+    static func time(_ value: Int64, numerator: Int32, denominator: Int32) -> MediaTime {
         guard value != lockstep_av_nopts_value(), numerator > 0, denominator > 0 else { return .indefinite }
         return MediaTime(value: value, timescale: denominator).multiplied(byRatio: Int64(numerator), 1)
     }
 
-    private static func errorString(_ code: Int32) -> String {
+    static func errorString(_ code: Int32) -> String {
         var buffer = [CChar](repeating: 0, count: 256)
         av_strerror(code, &buffer, buffer.count)
         return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
@@ -463,7 +465,7 @@ enum MediaInspector {
 
 /// A deadline for libavformat's blocking calls (`AVIOInterruptCB`): every read and every step of
 /// `avformat_find_stream_info` asks it whether to give up.
-private final class InputDeadline {
+final class InputDeadline {
     private let deadline: UnsafeMutablePointer<Int64>
 
     init(after timeout: MediaTime) {

@@ -9,6 +9,8 @@ import Synchronization
 public final class URLAsset: Sendable {
     public let url: URL
     private let loaded = Mutex<Result<MediaInspection, PlayerError>?>(nil)
+    /// The cues of each subtitle track read so far, by the track's number among subtitle tracks.
+    let subtitleCues = Mutex<[Int: Result<SubtitleCues, PlayerError>]>([:])
 
     public init(url: URL) {
         self.url = url

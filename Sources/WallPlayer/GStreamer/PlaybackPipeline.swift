@@ -70,6 +70,8 @@ final class PlaybackPipeline: @unchecked Sendable {
     let playbin: Element
     let bus: Bus
     private let videoBin: Element?
+    /// Draws the chosen subtitles over the picture; nil without video.
+    let subtitles: SubtitleOverlay?
     private let crop: Element?
     private let sizeFilter: Element?
     private let scale: Element?
@@ -78,8 +80,7 @@ final class PlaybackPipeline: @unchecked Sendable {
     private let videoSink: Element?
     private let audioSink: Element?
     private var hasAudioOutput: Bool { audioSink != nil }
-    private let streams = Mutex<GObjectRef<GstStreamCollection>?>(nil)
-    private let wantedStreams = Mutex((video: true, audio: true))
+    private let chooser: StreamChooser
     private let box: CallbackBox
     private var cropProbeID: gulong = 0
     /// Watches the sources playbin3 makes (set once, at the end of init).
@@ -110,6 +111,8 @@ final class PlaybackPipeline: @unchecked Sendable {
             let deinterlace = try Element.make("deinterlace", name: "deinterlace")
             let orient = try Element.make("videoflip", name: "orient")
             orient.set("video-direction", Int32(GST_VIDEO_ORIENTATION_AUTO.rawValue))
+            let overlay = try SubtitleOverlay()
+            subtitles = overlay
             crop = try Element.make("videocrop", name: "crop")
             scale = try Element.make("videoscale", name: "scale")
             let convert = try Element.make("videoconvert", name: "convert")
@@ -126,11 +129,14 @@ final class PlaybackPipeline: @unchecked Sendable {
             let sink = try Element.parseBin(settings.sinkDescription, role: "video")
             videoSink = sink
             let bin = Element(sinking: gst_bin_new("video-output"))
-            for element in [deinterlace, orient, crop!, scale!, convert, sizeFilter!, queue, stamp, sink] {
+            for element in [
+                deinterlace, orient, overlay.element, crop!, scale!, convert, sizeFilter!, queue, stamp, sink,
+            ] {
                 bin.add(element)
             }
             try deinterlace.link(to: orient)
-            try orient.link(to: crop!)
+            try orient.link(to: overlay.element)
+            try overlay.element.link(to: crop!)
             try crop!.link(to: scale!)
             try scale!.link(to: convert)
             try convert.link(to: sizeFilter!)
@@ -146,6 +152,7 @@ final class PlaybackPipeline: @unchecked Sendable {
             cropTarget = target
         } else {
             videoBin = nil
+            subtitles = nil
             crop = nil
             scale = nil
             sizeFilter = nil
@@ -165,6 +172,8 @@ final class PlaybackPipeline: @unchecked Sendable {
             self.audioSink = nil
         }
         playbin.set("flags", flags)
+        chooser = StreamChooser(hasVideoOutput: videoBin != nil, hasAudioOutput: self.audioSink != nil)
+        chooser.watch(playbin)
         box.renderQueue = renderQueue.map { UnsafeMutableRawPointer($0.pointer) }
         box.windowHandle = settings?.windowHandle ?? 0
         if let cropTarget, let settings {
@@ -187,6 +196,7 @@ final class PlaybackPipeline: @unchecked Sendable {
     /// The pipeline prerolled (ASYNC_DONE): streams of a network source may end from now on.
     func prerolled() {
         handover?.prerolled()
+        chooser.prerolled(playbin)
     }
 
     /// Stops every thread and drops the bus hook; the pipeline cannot be used afterwards.
@@ -194,6 +204,7 @@ final class PlaybackPipeline: @unchecked Sendable {
         playbin.settleIfTypefinding()
         playbin.setState(GST_STATE_NULL)
         box.presented.stop()
+        subtitles?.detach()
         gst_bus_set_sync_handler(bus.pointer, nil, nil, nil)
         if cropProbeID != 0, let pad = crop?.staticPad("sink") {
             gst_pad_remove_probe(pad.pointer, cropProbeID)
@@ -227,52 +238,23 @@ final class PlaybackPipeline: @unchecked Sendable {
 
     // MARK: Sources and outputs
 
-    func setURI(_ uri: String) { playbin.set("uri", uri) }
+    /// Loads `uri`; the streams of the one before are forgotten until the new collection arrives.
+    func setURI(_ uri: String) {
+        chooser.loading()
+        playbin.set("uri", uri)
+    }
 
     /// Remembers the streams the current item offers (a STREAM_COLLECTION message).
     func streamCollectionArrived(_ message: UnsafeMutablePointer<GstMessage>) {
         var collection: UnsafeMutablePointer<GstStreamCollection>?
         gst_message_parse_stream_collection(message, &collection)
-        streams.withLock { $0 = collection.map { GObjectRef(owning: $0) } }
+        chooser.collectionArrived(collection.map { GObjectRef(owning: $0) })
     }
 
-    /// Plays only the item's video and/or audio streams (playbin3's `select-streams`), for
-    /// disabled tracks. playbin3 selects every stream by default, so a selection is sent only to
-    /// leave something out or to bring it back; without a stream collection yet, it waits for one.
-    func selectStreams(video: Bool, audio: Bool) {
-        let needed = wantedStreams.withLock { state -> Bool in
-            let changed = state.video != video || state.audio != audio
-            state = (video, audio)
-            return changed || !(video && audio)
-        }
-        if needed { sendSelection() }
-    }
-
-    /// Applies a non-default stream choice to a newly arrived collection.
-    func reapplyStreamSelection() {
-        let wanted = wantedStreams.withLock { $0 }
-        if !(wanted.video && wanted.audio) { sendSelection() }
-    }
-
-    private func sendSelection() {
-        let wanted = wantedStreams.withLock { $0 }
-        guard let collection = streams.withLock({ $0 }) else { return }
-        var selected: UnsafeMutablePointer<GList>?
-        let count = gst_stream_collection_get_size(collection.pointer)
-        for index in 0..<count {
-            guard let stream = gst_stream_collection_get_stream(collection.pointer, index),
-                let id = gst_stream_get_stream_id(stream)
-            else { continue }
-            let type = gst_stream_get_stream_type(stream).rawValue
-            let isWanted =
-                (wanted.video && type & GST_STREAM_TYPE_VIDEO.rawValue != 0 && videoBin != nil)
-                || (wanted.audio && type & GST_STREAM_TYPE_AUDIO.rawValue != 0 && hasAudioOutput)
-            if isWanted { selected = g_list_append(selected, g_strdup(id)) }
-        }
-        if let event = gst_event_new_select_streams(selected) {
-            gst_element_send_event(playbin.pointer, event)
-        }
-        g_list_free_full(selected, g_free)
+    /// Plays the streams `choice` names: the item's video or not, one of its audio streams or
+    /// none (`StreamChooser`).
+    func selectStreams(_ choice: StreamChoice) {
+        chooser.choose(choice, on: playbin)
     }
 
     /// Whether `object` is the video output or inside it.

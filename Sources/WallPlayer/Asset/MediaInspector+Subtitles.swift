@@ -1,0 +1,87 @@
+internal import CFFmpeg
+internal import CLockstepShims
+import LockstepTime
+
+extension MediaInspector {
+    /// How long reading a file's subtitles may take: the whole file is read, its other streams
+    /// skipped.
+    static let subtitleReadTimeout = MediaTime(value: 60, timescale: 1)
+
+    /// The cues of the subtitle track numbered `number` among the file's subtitle tracks, in item
+    /// time (`containerStart` is the inspection's).
+    ///
+    /// Reads every packet of that track (`av_read_frame`, the other streams discarded) and decodes
+    /// it with libavcodec (`avcodec_decode_subtitle2`), which gives every text format as ASS.
+    static func subtitleCues(path: String, number: Int, containerStart: MediaTime) throws(PlayerError) -> SubtitleCues {
+        try checkRegularFile(path)
+        let deadline = InputDeadline(after: subtitleReadTimeout)
+        var context = avformat_alloc_context()
+        context?.pointee.interrupt_callback = deadline.callback
+        let opened = avformat_open_input(&context, path, nil, nil)
+        guard opened >= 0, let context else {
+            throw .unreadableFile(path: path, reason: errorString(opened))
+        }
+        defer {
+            var closing: UnsafeMutablePointer<AVFormatContext>? = context
+            avformat_close_input(&closing)
+            withExtendedLifetime(deadline) {}
+        }
+        let found = avformat_find_stream_info(context, nil)
+        guard found >= 0 else { throw .corruptMedia(path: path, format: "subtitles", reason: errorString(found)) }
+        let subtitles = (0..<Int(context.pointee.nb_streams)).filter {
+            context.pointee.streams[$0]?.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_SUBTITLE
+        }
+        guard subtitles.indices.contains(number), let stream = context.pointee.streams[subtitles[number]] else {
+            throw .itemNotReady("subtitle track \(number + 1) of \(path)")
+        }
+        for index in 0..<Int(context.pointee.nb_streams) where index != subtitles[number] {
+            context.pointee.streams[index]?.pointee.discard = AVDISCARD_ALL
+        }
+        let parameters = stream.pointee.codecpar!
+        guard let decoder = avcodec_find_decoder(parameters.pointee.codec_id) else {
+            throw .unsupportedCodec(
+                "no subtitle decoder for \(String(cString: avcodec_get_name(parameters.pointee.codec_id)))")
+        }
+        var codec = avcodec_alloc_context3(decoder)
+        defer { avcodec_free_context(&codec) }
+        guard let codec, avcodec_parameters_to_context(codec, parameters) >= 0 else {
+            throw .unsupportedCodec("the subtitle decoder of \(path) cannot be set up")
+        }
+        codec.pointee.pkt_timebase = stream.pointee.time_base
+        let openedCodec = avcodec_open2(codec, decoder, nil)
+        guard openedCodec >= 0 else { throw .unsupportedCodec("subtitles: \(errorString(openedCodec))") }
+        var packet = av_packet_alloc()
+        defer { av_packet_free(&packet) }
+        guard let packet else { throw .pipelineConstruction("out of memory reading subtitles") }
+        let base = stream.pointee.time_base
+        var cues: [SubtitleCues.Cue] = []
+        while av_read_frame(context, packet) >= 0 {
+            defer { av_packet_unref(packet) }
+            guard packet.pointee.stream_index == Int32(subtitles[number]) else { continue }
+            var subtitle = AVSubtitle()
+            var got: Int32 = 0
+            guard avcodec_decode_subtitle2(codec, &subtitle, &got, packet) >= 0, got != 0 else { continue }
+            defer { avsubtitle_free(&subtitle) }
+            let start = time(packet.pointee.pts, numerator: base.num, denominator: base.den)
+            guard start.isNumeric else { continue }
+            let shownFor =
+                packet.pointee.duration > 0
+                ? time(packet.pointee.duration, numerator: base.num, denominator: base.den)
+                : MediaTime(value: Int64(subtitle.end_display_time), timescale: 1000)
+            var lines: [String] = []
+            for index in 0..<Int(subtitle.num_rects) {
+                guard let rect = subtitle.rects[index], rect.pointee.type == SUBTITLE_ASS, let ass = rect.pointee.ass
+                else { continue }
+                let text = SubtitleCues.plainText(fromASSDialogue: String(cString: ass))
+                if !text.isEmpty { lines.append(text) }
+            }
+            guard !lines.isEmpty, shownFor > .zero else { continue }
+            cues.append(
+                SubtitleCues.Cue(
+                    start: start - containerStart, end: start - containerStart + shownFor,
+                    text: lines.joined(separator: "\n")))
+        }
+        if deadline.hasPassed { throw .readTimedOut(path: path, after: subtitleReadTimeout) }
+        return SubtitleCues(cues)
+    }
+}

@@ -1,0 +1,42 @@
+extension URLAsset {
+    /// The characteristics for which the asset has options to choose from: audible when it has
+    /// audio, legible when it has subtitles (`availableMediaCharacteristicsWithMediaSelectionOptions`).
+    public var availableMediaCharacteristicsWithMediaSelectionOptions: [MediaCharacteristic] {
+        get async throws(PlayerError) {
+            let tracks = try await inspection().tracks
+            return MediaCharacteristic.allCases.filter {
+                MediaSelectionGroup(characteristic: $0, tracks: tracks) != nil
+            }
+        }
+    }
+
+    /// The options for `characteristic`, or nil when the asset has no track with it
+    /// (`loadMediaSelectionGroup(for:)`).
+    public func mediaSelectionGroup(forMediaCharacteristic characteristic: MediaCharacteristic)
+        async throws(PlayerError) -> MediaSelectionGroup?
+    {
+        MediaSelectionGroup(characteristic: characteristic, tracks: try await inspection().tracks)
+    }
+}
+
+extension URLAsset {
+    /// The cues of the subtitle track numbered `number` among the asset's subtitle tracks, read
+    /// once (on the caller's thread: it reads the whole file); subtitles of network assets are not
+    /// read.
+    func cues(ofSubtitle number: Int) -> Result<SubtitleCues, PlayerError> {
+        if let done = subtitleCues.withLock({ $0[number] }) { return done }
+        let result: Result<SubtitleCues, PlayerError>
+        if case .success(let inspection)? = loadedInspection, isFileBased {
+            result = Result { () throws(PlayerError) in
+                try MediaInspector.subtitleCues(
+                    path: url.path, number: number, containerStart: inspection.containerStart)
+            }
+        } else {
+            result = .failure(.notFileBased(url.absoluteString))
+        }
+        return subtitleCues.withLock { cached in
+            if cached[number] == nil { cached[number] = result }
+            return cached[number]!
+        }
+    }
+}

@@ -1,0 +1,179 @@
+internal import CGStreamer
+internal import CLockstepShims
+import Synchronization
+
+/// Which of an item's streams a pipeline plays, as playbin3 numbers them: each kind's streams in
+/// the order of the stream collection, which is the container's track order, as libavformat's.
+struct StreamChoice: Sendable, Hashable {
+    enum Kind: Sendable, Hashable { case video, audio, text }
+
+    /// Whether the first video stream plays.
+    var video: Bool
+    /// The number of the audio stream that plays, among the audio streams; nil for none.
+    var audio: Int?
+    /// The number of the subtitle stream to show, among the text streams; nil for none. Subtitles
+    /// are drawn by the video output (`SubtitleOverlay`), from libavformat: playbin3 decodes no text.
+    var text: Int?
+
+    /// What playbin3 picks by itself: the first video and audio stream, no subtitles.
+    static let playbinDefault = StreamChoice(video: true, audio: 0, text: nil)
+
+    /// Whether the stream numbered `number` among those of `kind` plays.
+    func plays(_ kind: Kind, number: Int) -> Bool {
+        switch kind {
+        case .video: return video && number == 0
+        case .audio: return audio == number
+        case .text: return false
+        }
+    }
+}
+
+/// Chooses the streams decodebin3 decodes, as each new collection arrives (its `select-stream`
+/// signal), and sends changes to a playing pipeline (a `select-streams` event).
+///
+/// The signal decides before anything is decoded, with no race. A `select-streams` event sent
+/// while a pipeline prerolls can hold it for good in GStreamer 1.22 (seen with Matroska: no
+/// preroll, and CRITICALs from decodebin3), so a change made then waits for the preroll.
+final class StreamChooser: @unchecked Sendable {
+    private struct State {
+        var wanted = StreamChoice.playbinDefault
+        /// The choice the streams are decoded with: what the signal answered or an event asked.
+        var applied: StreamChoice?
+        var collection: GObjectRef<GstStreamCollection>?
+        var prerolled = false
+    }
+
+    private let state = Mutex(State())
+    private let hasVideoOutput: Bool
+    private let hasAudioOutput: Bool
+
+    init(hasVideoOutput: Bool, hasAudioOutput: Bool) {
+        self.hasVideoOutput = hasVideoOutput
+        self.hasAudioOutput = hasAudioOutput
+    }
+
+    /// Connects to the `select-stream` signal of the decodebin3 inside `playbin`, made with it.
+    func watch(_ playbin: Element) {
+        guard let iterator = gst_bin_iterate_recurse(playbin.raw.assumingMemoryBound(to: GstBin.self)) else { return }
+        defer { gst_iterator_free(iterator) }
+        var value = GValue()
+        while gst_iterator_next(iterator, &value) == GST_ITERATOR_OK {
+            defer { g_value_reset(&value) }
+            guard let object = g_value_get_object(&value) else { continue }
+            let element = object.assumingMemoryBound(to: GstElement.self)
+            guard GStreamer.factoryName(of: element) == "decodebin3" else { continue }
+            lockstep_signal_connect(
+                element, "select-stream", unsafeBitCast(selectStream, to: GCallback.self),
+                Unmanaged.passRetained(self).toOpaque(), releaseChooser)
+        }
+        if value.g_type != 0 { g_value_unset(&value) }
+    }
+
+    /// Plays `choice` from now on; a prerolled pipeline is told at once.
+    func choose(_ choice: StreamChoice, on playbin: Element) {
+        state.withLock { $0.wanted = choice }
+        sendIfNeeded(to: playbin)
+    }
+
+    /// A new item is loading: its collection is still to come, and the signal will answer for it.
+    func loading() {
+        state.withLock { state in
+            state.collection = nil
+            state.applied = nil
+            state.prerolled = false
+        }
+    }
+
+    /// A stream collection was posted (STREAM_COLLECTION).
+    func collectionArrived(_ collection: GObjectRef<GstStreamCollection>?) {
+        state.withLock { $0.collection = collection }
+    }
+
+    /// The pipeline prerolled: a change made while it did is sent now.
+    func prerolled(_ playbin: Element) {
+        state.withLock { $0.prerolled = true }
+        sendIfNeeded(to: playbin)
+    }
+
+    private func sendIfNeeded(to playbin: Element) {
+        let send = state.withLock { state -> (StreamChoice, GObjectRef<GstStreamCollection>)? in
+            guard state.prerolled, let collection = state.collection, state.applied != state.wanted else { return nil }
+            state.applied = state.wanted
+            return (state.wanted, collection)
+        }
+        guard let (choice, collection) = send else { return }
+        var selected: UnsafeMutablePointer<GList>?
+        forEachStream(of: collection.pointer) { stream, kind, number in
+            if plays(choice, kind, number), let id = gst_stream_get_stream_id(stream) {
+                selected = g_list_append(selected, g_strdup(id))
+            }
+        }
+        if let event = gst_event_new_select_streams(selected) {
+            gst_element_send_event(playbin.pointer, event)
+        }
+        g_list_free_full(selected, g_free)
+    }
+
+    /// The signal's answer for `stream` of `collection`: 1 to decode it, 0 not to.
+    fileprivate func answer(
+        _ collection: UnsafeMutablePointer<GstStreamCollection>, _ stream: UnsafeMutablePointer<GstStream>
+    ) -> Int32 {
+        let choice = state.withLock { state -> StreamChoice in
+            state.applied = state.wanted
+            return state.wanted
+        }
+        var answer: Int32 = -1
+        forEachStream(of: collection) { candidate, kind, number in
+            if candidate == stream { answer = plays(choice, kind, number) ? 1 : 0 }
+        }
+        return answer
+    }
+
+    private func plays(_ choice: StreamChoice, _ kind: StreamChoice.Kind, _ number: Int) -> Bool {
+        switch kind {
+        case .video: return hasVideoOutput && choice.plays(.video, number: number)
+        case .audio: return hasAudioOutput && choice.plays(.audio, number: number)
+        case .text: return false
+        }
+    }
+
+    /// Calls `body` with each video, audio and text stream, its kind and its number among its kind.
+    private func forEachStream(
+        of collection: UnsafeMutablePointer<GstStreamCollection>,
+        _ body: (UnsafeMutablePointer<GstStream>, StreamChoice.Kind, Int) -> Void
+    ) {
+        var seen: [StreamChoice.Kind: Int] = [:]
+        for index in 0..<gst_stream_collection_get_size(collection) {
+            guard let stream = gst_stream_collection_get_stream(collection, index) else { continue }
+            let type = gst_stream_get_stream_type(stream).rawValue
+            let kind: StreamChoice.Kind
+            if type & GST_STREAM_TYPE_VIDEO.rawValue != 0 {
+                kind = .video
+            } else if type & GST_STREAM_TYPE_AUDIO.rawValue != 0 {
+                kind = .audio
+            } else if type & GST_STREAM_TYPE_TEXT.rawValue != 0 {
+                kind = .text
+            } else {
+                continue
+            }
+            let number = seen[kind, default: 0]
+            seen[kind] = number + 1
+            body(stream, kind, number)
+        }
+    }
+}
+
+/// decodebin3's `select-stream`: runs on a streaming thread as each collection arrives.
+private let selectStream:
+    @convention(c) (
+        UnsafeMutablePointer<GstElement>?, UnsafeMutablePointer<GstStreamCollection>?, UnsafeMutablePointer<GstStream>?,
+        UnsafeMutableRawPointer?
+    ) -> Int32 = { _, collection, stream, data in
+        guard let collection, let stream, let data else { return -1 }
+        return Unmanaged<StreamChooser>.fromOpaque(data).takeUnretainedValue().answer(collection, stream)
+    }
+
+private let releaseChooser: GClosureNotify = { pointer, _ in
+    guard let pointer else { return }
+    Unmanaged<StreamChooser>.fromOpaque(pointer).release()
+}

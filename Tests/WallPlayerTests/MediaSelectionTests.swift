@@ -1,0 +1,210 @@
+import Foundation
+import LockstepTime
+import TestSupport
+import WallPlayer
+import XCTest
+
+/// Media selection on media with two audio languages (English 440 Hz, French 1000 Hz) and two
+/// subtitle tracks, checked in what the pipeline decodes: the tone that reaches the audio sink and
+/// the white subtitle pixels in the video frame.
+final class MediaSelectionTests: XCTestCase {
+    func testAsset_hasAudibleAndLegibleGroups_withNamesAndLanguages() async throws {
+        let asset = URLAsset(url: try TestMedia.languages())
+        let characteristics = try await asset.availableMediaCharacteristicsWithMediaSelectionOptions
+        XCTAssertEqual(characteristics, [.audible, .legible])
+        let audible = try await XCTUnwrapAsync(try await asset.mediaSelectionGroup(forMediaCharacteristic: .audible))
+        XCTAssertEqual(audible.options.map(\.displayName), ["English", "Français"])
+        XCTAssertEqual(audible.options.map(\.languageCode), ["eng", "fra"])
+        XCTAssertEqual(audible.options.map(\.extendedLanguageTag), ["en", "fr"])
+        XCTAssertFalse(audible.allowsEmptySelection)
+        XCTAssertEqual(audible.defaultOption?.languageCode, "eng")
+        let legible = try await XCTUnwrapAsync(try await asset.mediaSelectionGroup(forMediaCharacteristic: .legible))
+        XCTAssertEqual(legible.options.map(\.extendedLanguageTag), ["en", "fr"])
+        XCTAssertEqual(legible.options.map(\.displayName), ["English", "French"])
+        XCTAssertTrue(legible.options.allSatisfy(\.isPlayable))
+        XCTAssertTrue(legible.allowsEmptySelection)
+        XCTAssertNil(legible.defaultOption, "subtitles are off unless chosen")
+        XCTAssertEqual(
+            MediaSelectionGroup.mediaSelectionOptions(
+                from: legible.options, filteredAndSortedAccordingToPreferredLanguages: ["fr-CA", "en"]
+            ).map(\.languageCode), ["fra", "eng"])
+    }
+
+    func testAsset_withoutSubtitles_hasOnlyAnAudibleGroup() async throws {
+        let asset = URLAsset(url: try TestMedia.audioVideo(seconds: 1))
+        let characteristics = try await asset.availableMediaCharacteristicsWithMediaSelectionOptions
+        XCTAssertEqual(characteristics, [.audible])
+        let legible = try await asset.mediaSelectionGroup(forMediaCharacteristic: .legible)
+        XCTAssertNil(legible)
+    }
+
+    func testSelectingAnAudioOption_whilePlaying_switchesTheLanguageHeard() async throws {
+        let capture = try AudioCapture()
+        let item = PlayerItem(url: try TestMedia.languages())
+        let player = Player(playerItem: item, video: Headless.video, audioSinkDescription: capture.sinkDescription)
+        player.setMediaSelectionCriteria(
+            PlayerMediaSelectionCriteria(preferredLanguages: ["en"]), forMediaCharacteristic: .audible)
+        try await item.waitUntilReady()
+        let audible = try await XCTUnwrapAsync(
+            try await item.asset.mediaSelectionGroup(forMediaCharacteristic: .audible))
+        XCTAssertEqual(item.currentMediaSelection.selectedMediaOption(in: audible)?.languageCode, "eng")
+        player.play()
+        try await player.waitUntilTime(MediaTime(value: 3, timescale: 2))
+        let switchedAt = capture.samples.count
+        item.select(audible.options[1], in: audible)
+        XCTAssertEqual(item.currentMediaSelection.selectedMediaOption(in: audible)?.languageCode, "fra")
+        try await player.waitUntilTime(MediaTime(value: 4, timescale: 1))
+        player.pause()
+        let samples = capture.samples
+        let before = AudioCapture.frequency(of: samples[max(0, switchedAt - 24_000)..<switchedAt])
+        let after = AudioCapture.frequency(of: samples[(samples.count - 24_000)...])
+        XCTAssertEqual(before, 440, accuracy: 30, "English before the switch")
+        XCTAssertEqual(after, 1000, accuracy: 50, "French after it")
+    }
+
+    func testCriteria_chooseTheLanguagesAnItemStartsWith() async throws {
+        let capture = try AudioCapture()
+        let item = PlayerItem(url: try TestMedia.languages())
+        let player = Player(playerItem: nil, video: Headless.video, audioSinkDescription: capture.sinkDescription)
+        player.setMediaSelectionCriteria(
+            PlayerMediaSelectionCriteria(preferredLanguages: ["de", "fr"]), forMediaCharacteristic: .audible)
+        player.setMediaSelectionCriteria(
+            PlayerMediaSelectionCriteria(preferredLanguages: ["fra"]), forMediaCharacteristic: .legible)
+        player.replaceCurrentItem(with: item)
+        try await item.waitUntilReady()
+        let selection = item.currentMediaSelection
+        let audible = try await XCTUnwrapAsync(
+            try await item.asset.mediaSelectionGroup(forMediaCharacteristic: .audible))
+        let legible = try await XCTUnwrapAsync(
+            try await item.asset.mediaSelectionGroup(forMediaCharacteristic: .legible))
+        XCTAssertEqual(selection.selectedMediaOption(in: audible)?.languageCode, "fra")
+        XCTAssertEqual(selection.selectedMediaOption(in: legible)?.languageCode, "fra")
+        player.play()
+        try await player.waitUntilTime(MediaTime(value: 2, timescale: 1))
+        player.pause()
+        XCTAssertEqual(AudioCapture.frequency(of: capture.samples.suffix(24_000)[...]), 1000, accuracy: 50)
+        XCTAssertGreaterThan(try subtitlePixels(player), 50, "French subtitles shown")
+    }
+
+    func testSubtitles_turnOnAndOff_inThePicture_matroskaSubRip() async throws {
+        try await checkSubtitlesTurnOnAndOff(try TestMedia.languages(fileExtension: "mkv"))
+    }
+
+    func testSubtitles_turnOnAndOff_inThePicture_mp4MovText() async throws {
+        try await checkSubtitlesTurnOnAndOff(try TestMedia.languages(fileExtension: "mp4"))
+    }
+
+    func testTrackIsEnabled_choosesThatTrack_notItsWholeKind() async throws {
+        let item = PlayerItem(url: try TestMedia.languages())
+        let audio = item.tracks.filter { $0.assetTrack.mediaType == .audio }
+        XCTAssertEqual(audio.map(\.isEnabled), [true, false], "the default audio track plays, the other waits")
+        XCTAssertEqual(
+            item.tracks.filter { $0.assetTrack.mediaType == .subtitle }.map(\.isEnabled), [false, false],
+            "subtitles are off")
+        audio[0].isEnabled = false
+        audio[1].isEnabled = true
+        let audible = try await XCTUnwrapAsync(
+            try await item.asset.mediaSelectionGroup(forMediaCharacteristic: .audible))
+        XCTAssertEqual(item.currentMediaSelection.selectedMediaOption(in: audible)?.languageCode, "fra")
+        item.select(nil, in: audible)
+        XCTAssertEqual(
+            item.currentMediaSelection.selectedMediaOption(in: audible)?.languageCode, "fra",
+            "audio cannot be turned off through its group")
+    }
+
+    func testCriteria_fromTheEnvironment_followPOSIXLocaleVariables() {
+        XCTAssertEqual(
+            PlayerMediaSelectionCriteria.fromEnvironment(["LANGUAGE": "fr_CA:en", "LANG": "de_DE.UTF-8"])?
+                .preferredLanguages, ["fr-CA", "en"])
+        XCTAssertEqual(
+            PlayerMediaSelectionCriteria.fromEnvironment(["LANG": "de_DE.UTF-8@euro"])?.preferredLanguages, ["de-DE"])
+        XCTAssertNil(PlayerMediaSelectionCriteria.fromEnvironment(["LANG": "C.UTF-8"]))
+        XCTAssertNil(PlayerMediaSelectionCriteria.fromEnvironment([:]))
+    }
+
+    // MARK: Helpers
+
+    private func checkSubtitlesTurnOnAndOff(_ url: URL) async throws {
+        let item = PlayerItem(url: url)
+        let player = Player(playerItem: item, video: Headless.video, audioSinkDescription: nil)
+        try await item.waitUntilReady()
+        let legible = try await XCTUnwrapAsync(
+            try await item.asset.mediaSelectionGroup(forMediaCharacteristic: .legible))
+        XCTAssertNil(item.currentMediaSelection.selectedMediaOption(in: legible))
+        player.play()
+        try await player.waitUntilTime(MediaTime(value: 1, timescale: 2))
+        XCTAssertEqual(try subtitlePixels(player), 0, "no subtitles before any are chosen")
+        item.select(legible.options[0], in: legible)
+        let shown = try await eventually("subtitles shown") { try subtitlePixels(player) > 50 }
+        XCTAssertTrue(shown)
+        item.select(nil, in: legible)
+        XCTAssertNil(item.currentMediaSelection.selectedMediaOption(in: legible))
+        let hidden = try await eventually("subtitles hidden") { try subtitlePixels(player) == 0 }
+        XCTAssertTrue(hidden)
+        player.pause()
+    }
+
+    /// Polls `condition` for up to 2 s of playback; `what` names it in a failure.
+    private func eventually(_ what: String, _ condition: () throws -> Bool) async throws -> Bool {
+        for _ in 0..<40 {
+            if try condition() { return true }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        return try condition()
+    }
+}
+
+/// Near-white pixels in the current frame: on black video, only subtitles make them.
+private func subtitlePixels(_ player: Player) throws -> Int {
+    guard let frame = try player.copyCurrentVideoFrame(format: .rgb) else { return 0 }
+    var bright = 0
+    frame.data.withUnsafeBytes { bytes in
+        for pixel in stride(from: 0, to: bytes.count - 2, by: 3)
+        where bytes[pixel] > 200 && bytes[pixel + 1] > 200 && bytes[pixel + 2] > 200 {
+            bright += 1
+        }
+    }
+    return bright
+}
+
+/// The audio a player plays, written as 16-bit mono samples at 48 kHz to a file in real time.
+private final class AudioCapture: Sendable {
+    let path: String
+
+    init() throws {
+        path =
+            FileManager.default.temporaryDirectory.appendingPathComponent("lockstep-audio-\(UUID().uuidString).raw")
+            .path
+        guard FileManager.default.createFile(atPath: path, contents: nil) else {
+            throw TestSupportError("cannot create \(path)")
+        }
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+
+    var sinkDescription: String {
+        "audioconvert ! audioresample ! audio/x-raw,format=S16LE,channels=1,rate=48000 ! filesink location=\(path) sync=true"
+    }
+
+    /// The samples written so far.
+    var samples: [Int16] {
+        guard let data = FileManager.default.contents(atPath: path) else { return [] }
+        return data.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
+    }
+
+    /// The tone's frequency, from the rate of upward zero crossings.
+    static func frequency(of samples: ArraySlice<Int16>) -> Double {
+        guard samples.count > 1 else { return 0 }
+        var crossings = 0
+        var previous = samples.first!
+        for sample in samples.dropFirst() {
+            if previous < 0, sample >= 0 { crossings += 1 }
+            previous = sample
+        }
+        return Double(crossings) * 48_000 / Double(samples.count)
+    }
+}
+
+private func XCTUnwrapAsync<T>(_ value: T?, file: StaticString = #filePath, line: UInt = #line) async throws -> T {
+    try XCTUnwrap(value, file: file, line: line)
+}

@@ -59,7 +59,8 @@ extension Player {
     ///
     /// - Throws: `PlayerError.waitsToMinimizeStalling` when `automaticallyWaitsToMinimizeStalling`
     ///   is true, `.notFileBased` for an item that is not a local file, `.itemNotReady` without a
-    ///   playable item, `.invalidTime` for infinite or indefinite times.
+    ///   playable item, `.invalidTime` for infinite or indefinite times, `.unsupportedRate` for a rate
+    ///   that is not finite or that the item cannot play at (`canPlay(atRate:)`).
     public func setRate(_ rate: Float, time itemTime: MediaTime, atHostTime hostClockTime: MediaTime)
         throws(PlayerError)
     {
@@ -67,6 +68,9 @@ extension Player {
         guard let item = currentItem else { throw .itemNotReady("setRate(_:time:atHostTime:)") }
         guard item.asset.isFileBased else { throw .notFileBased(item.asset.url.absoluteString) }
         guard item.status != .failed else { throw .itemNotReady("setRate(_:time:atHostTime:)") }
+        guard rate.isFinite, rate == 0 || item.status != .readyToPlay || item.canPlay(atRate: rate) else {
+            throw .unsupportedRate(rate)
+        }
         if itemTime.isValid, !itemTime.isNumeric { throw .invalidTime(argument: "time", time: itemTime) }
         if hostClockTime.isValid, !hostClockTime.isNumeric {
             throw .invalidTime(argument: "atHostTime", time: hostClockTime)

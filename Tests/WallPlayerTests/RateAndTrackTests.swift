@@ -58,6 +58,19 @@ final class RateAndTrackTests: XCTestCase {
         XCTAssertFalse(refused)
     }
 
+    func testSetRateAtHostTime_whenTheRateCannotBePlayed_throwsUnsupportedRate() async throws {
+        let player = try await Player.ready(try TestMedia.frameCode(seconds: 1))
+        player.automaticallyWaitsToMinimizeStalling = false
+        for rate in [Float.nan, .infinity, -.infinity] {
+            XCTAssertThrowsError(try player.setRate(rate, time: .zero, atHostTime: .invalid)) { error in
+                guard case PlayerError.unsupportedRate = error else {
+                    return XCTFail("rate \(rate): expected unsupportedRate, got \(error)")
+                }
+            }
+        }
+        XCTAssertEqual(player.rate, 0, "a refused rate leaves the player as it was")
+    }
+
     func testFastForward_advancesFasterThanRealTime() async throws {
         let player = try await Player.ready(try TestMedia.frameCode(seconds: 4))
         let presented = player.presentedFrames

@@ -255,7 +255,11 @@ extension Player {
     /// Builds the pipeline anew with the current output settings and restores the item, time and rate.
     func rebuildPipeline() {
         guard let old = engine.pipeline else { return }
-        let position = old.playbin.queryPosition() ?? engine.timebase.itemTime(atHost: .invalid)
+        // Where the item is, or is going: a rebuild or seek still under way has not moved the
+        // pipeline yet (a sink changed twice in a row).
+        let position =
+            engine.queuedSeek?.target ?? engine.pendingSeek?.target ?? old.playbin.queryPosition()
+            ?? engine.timebase.itemTime(atHost: .invalid)
         old.shutdown()
         engine.pipeline = nil
         pipelineRef.withLock { $0 = nil }
@@ -479,7 +483,6 @@ extension Player {
         if item.status != .readyToPlay, item.needsLearnedOrigin { learnOrigin(of: item, on: pipeline) }
         if item.status != .readyToPlay {
             engine.prerollRetries = 0
-            readyForDisplayStream.update(item.hasPlayableVideo && settings.withLock { $0.video } != nil)
             item.markReady(facts(from: pipeline, item: item))
             watchNetworkFacts(of: item)
         }
@@ -489,6 +492,9 @@ extension Player {
             performSeek(queued)
             return
         }
+        // The sink holds the frame the item is at: after its first load, and after every load of
+        // it since (a rebuilt pipeline, a reload), which cleared this.
+        readyForDisplayStream.update(item.hasPlayableVideo && settings.withLock { $0.video } != nil)
         if let seek = engine.pendingSeek {
             let position = pipeline.playbin.queryPosition() ?? seek.target
             engine.pendingSeek = nil

@@ -54,6 +54,13 @@ struct NodeDaemon {
         player.automaticallyWaitsToMinimizeStalling = false
         player.realtimeRenderPriority = settings.realtimePriority
         player.pipelineLatency = settings.latency
+        // Every node chooses alike, from the config, whatever language its environment has.
+        player.setMediaSelectionCriteria(
+            PlayerMediaSelectionCriteria(preferredLanguages: settings.wall.audioLanguages),
+            forMediaCharacteristic: .audible)
+        player.setMediaSelectionCriteria(
+            PlayerMediaSelectionCriteria(preferredLanguages: settings.wall.subtitleLanguages),
+            forMediaCharacteristic: .legible)
         let clock = await ClockFollower.start(
             settings: settings, player: player, logger: Logger(label: "lockstep.clock"))
         let metrics = NodeMetrics(node: settings.id)
@@ -107,7 +114,8 @@ struct NodeDaemon {
                 "node.id": "\(settings.id)", "node.wall": "\(settings.wallName)",
                 "node.control": "\(settings.control)", "clock.server": "\(settings.clock)",
                 "node.media": "\(settings.media)", "video.sink": "\(settings.video.sinkDescription)",
-                "node.file_limit": .value(fileLimit), "control.token": "\(settings.controlToken == nil ? "none" : "required")",
+                "node.file_limit": .value(fileLimit),
+                "control.token": "\(settings.controlToken == nil ? "none" : "required")",
                 "control.tls": "\(settings.controlTLS == nil ? "off" : "on")",
                 "node.state_file": "\(settings.timelineFile)",
             ])

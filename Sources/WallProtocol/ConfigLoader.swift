@@ -100,7 +100,8 @@ struct ConfigReader {
     static let wallKeys = [
         "name", "clock", "clock-lock-timeout", "media", "canvas", "latency", "start-margin", "loop",
         "realtime-priority", "control-token-file", "metrics-open", "control-tls", "media-roots", "start-horizon",
-        "clock-key-file", "playlist", "autoplay", "state-directory", "still", "nodes",
+        "clock-key-file", "playlist", "autoplay", "state-directory", "still", "audio-languages", "subtitles",
+        "nodes",
     ]
     static let nodeKeys = [
         "id", "control", "tile", "output", "gravity", "video-sink", "audio", "audio-sink", "display-latency",
@@ -182,6 +183,12 @@ struct ConfigReader {
             },
             nodes: nodes)
         wall.clockSources = clockSources
+        wall.audioLanguages = try value(map, "audio-languages", or: []) { node throws(ConfigError) in
+            try languages(node, key: "audio-languages")
+        }
+        wall.subtitleLanguages = try value(map, "subtitles", or: []) { node throws(ConfigError) in
+            try languages(node, key: "subtitles")
+        }
         var relays: [String: String] = [:]
         for (index, node) in nodes.enumerated() {
             guard let relay = node.serveClock else { continue }
@@ -434,6 +441,21 @@ struct ConfigReader {
     private func string(_ node: Node, key: String) throws(ConfigError) -> String {
         guard case .scalar(let scalar) = node else { throw invalid(node, key, "must be text") }
         return scalar.string
+    }
+
+    /// A list of language tags, BCP 47 or ISO 639 ("fr", "en-GB", "fra"), or `off` for none.
+    private func languages(_ node: Node, key: String) throws(ConfigError) -> [String] {
+        if case .scalar = node, (try? string(node, key: key)) == "off" { return [] }
+        var tags: [String] = []
+        for (index, item) in try sequence(node, key: key).enumerated() {
+            let tag = try string(item, key: "\(key)[\(index)]")
+            guard tag.range(of: "^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8})*$", options: .regularExpression) != nil else {
+                throw invalid(
+                    item, "\(key)[\(index)]", "must be a language tag such as fr, en-GB or deu, got \"\(tag)\"")
+            }
+            tags.append(tag)
+        }
+        return tags
     }
 
     private func bool(_ node: Node, key: String) throws(ConfigError) -> Bool {

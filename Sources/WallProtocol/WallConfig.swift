@@ -50,6 +50,13 @@ public struct WallConfig: Sendable, Hashable {
     /// The picture screens show between shows, in place of black: one image of the canvas every
     /// node shows its tile of, or one per node (`{id}`); nil: black.
     public var still: MediaSource?
+    /// The audio languages the wall prefers, in order (BCP 47 or ISO 639: "fr", "en-GB", "deu"):
+    /// of media with several audio tracks, every node plays the first that has one; empty: the
+    /// track the media marks default.
+    public var audioLanguages: [String] = []
+    /// The subtitle languages to show, in order: every node draws the first the media has over
+    /// the picture (each screen its part); empty: no subtitles.
+    public var subtitleLanguages: [String] = []
     public var nodes: [NodeConfig]
 
     public init(

@@ -63,6 +63,27 @@ final class ConfigLoaderTests: XCTestCase {
         assertError(text, "wall.yaml:5: start-margin: must be a duration such as 250ms, 1.5s or 0, got \"soon\"")
     }
 
+    func testParse_readsTheLanguageKeys() throws {
+        let text = valid.replacingOccurrences(
+            of: "start-margin: 300ms\n", with: "start-margin: 300ms\naudio-languages: [fr, en-GB]\nsubtitles: [deu]\n")
+        let config = try WallConfig.parse(text, file: "wall.yaml", baseDirectory: "/etc/lockstep")
+        XCTAssertEqual(config.audioLanguages, ["fr", "en-GB"])
+        XCTAssertEqual(config.subtitleLanguages, ["deu"])
+        let off = try WallConfig.parse(
+            valid.replacingOccurrences(of: "start-margin: 300ms\n", with: "start-margin: 300ms\nsubtitles: off\n"),
+            file: "wall.yaml", baseDirectory: nil)
+        XCTAssertEqual(off.subtitleLanguages, [])
+        let plain = try WallConfig.parse(valid, file: "wall.yaml", baseDirectory: nil)
+        XCTAssertEqual(plain.audioLanguages, [])
+        XCTAssertEqual(plain.subtitleLanguages, [])
+    }
+
+    func testParse_whenALanguageIsNoTag_namesIt() {
+        let text = valid.replacingOccurrences(
+            of: "start-margin: 300ms\n", with: "start-margin: 300ms\nsubtitles: [fr, French!]\n")
+        assertError(text, "wall.yaml:6: subtitles[1]: must be a language tag such as fr, en-GB or deu, got \"French!\"")
+    }
+
     func testParse_readsTheScreenKeys() throws {
         let text = valid.replacingOccurrences(
             of: "    display-latency: 16.5ms\n",

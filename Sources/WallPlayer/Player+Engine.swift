@@ -38,6 +38,9 @@ struct Engine {
     var prerollRetries = 0
     /// The pipeline met a streaming error: the next load builds a new one rather than reuse it.
     var pipelineFailed = false
+    /// Since when a network item's server has not answered, where the item was then, and whether
+    /// the item has been loaded again since (only that load's preroll ends the outage).
+    var outage: (began: MediaTime, position: MediaTime, reloaded: Bool)?
 }
 
 struct SeekRequest {
@@ -80,8 +83,10 @@ extension Player {
             pipelineRef.withLock { $0 = nil }
             failed.shutdown()
         }
+        if item !== engine.loadedItem { engine.outage = nil }
         engine.loadedItem = item
         engine.prerolled = false
+        engine.buffering = false
         readyForDisplayStream.update(false)
         guard let item else {
             haltLoadedMedia()
@@ -435,16 +440,75 @@ extension Player {
             : .playbackFailed(element: elementName, reason: reason, debug: detail)
         // Over the network, a source or an HLS demuxer that gives up means the server went away
         // or refused: the error names the URL, as a failed load does.
+        // While its server is away, whatever a reload meets (no data to find a type in) is that.
         if let item = engine.loadedItem, !item.asset.isFileBased,
             isResourceError || ["httpsrc", "hlsdemux"].contains(where: { elementName.contains($0) })
+                || engine.outage != nil
         {
             error = .networkFailed(url: item.asset.url.absoluteString, reason: "\(reason) (\(elementName))")
         }
         logger.error("pipeline error", metadata: ["gst.element": "\(elementName)", "gst.error": "\(reason)"])
         if let source, pipeline.isOutputElement(source) {
             fail(error)
+        } else if case .networkFailed = error, let item = engine.loadedItem, item.status == .readyToPlay {
+            return networkOutage(of: item, error: error, pipeline: pipeline)
         }
         failLoadedItem(with: error, pipeline: pipeline)
+    }
+
+    /// How long a network item that was playing may go without its server before it fails.
+    public static let networkOutageLimit = MediaTime(value: 10, timescale: 1)
+    /// How often the server is tried again meanwhile.
+    static let networkRetryInterval = DispatchTimeInterval.seconds(1)
+
+    /// The server of a network item stopped answering: the item stalls (`playbackStalled`, waiting
+    /// to minimize stalls, or paused at rate 0 with waiting off), is loaded again each
+    /// `networkRetryInterval` where it was, and fails once `networkOutageLimit` has passed.
+    private func networkOutage(of item: PlayerItem, error: PlayerError, pipeline: PlaybackPipeline) {
+        let now = LocalClock.monotonic.now()
+        // A retry is already due: this is one more error of the same loss (a reload posts several).
+        if let outage = engine.outage, !outage.reloaded { return }
+        if engine.outage == nil {
+            let position = pipeline.playbin.queryPosition() ?? engine.timebase.itemTime(atHost: .invalid)
+            engine.outage = (now, position, false)
+            logger.warning(
+                "the server stopped answering; trying again",
+                metadata: ["player.item": "\(item)", "player.limit_ns": .nanoseconds(Self.networkOutageLimit)])
+            // The status first: whoever hears of the stall finds the player waiting (or paused).
+            if rate != 0 {
+                if automaticallyWaitsToMinimizeStalling {
+                    setTimeControl(.waitingToPlayAtSpecifiedRate, reason: .toMinimizeStalls)
+                } else {
+                    setTimeControl(.paused)
+                    rateStream.update(0)
+                }
+            }
+            item.post(.playbackStalled)
+        }
+        guard let outage = engine.outage, now - outage.began < Self.networkOutageLimit else {
+            engine.outage = nil
+            var failure = error
+            if case .networkFailed(let url, let reason) = error {
+                failure = .networkFailed(
+                    url: url, reason: "no answer for \(Self.networkOutageLimit.seconds) s (last: \(reason))")
+            }
+            return failLoadedItem(with: failure, pipeline: pipeline)
+        }
+        // The failed pipeline stays as it is, its last frame shown, until the item is loaded again
+        // on a new one.
+        engine.pipelineFailed = true
+        engine.outage?.reloaded = false
+        queue.asyncAfter(deadline: .now() + Self.networkRetryInterval) { [weak self] in
+            guard let self, self.engine.loadedItem === item, item.status == .readyToPlay,
+                let position = self.engine.outage?.position
+            else { return }
+            self.load(item)
+            self.engine.outage?.reloaded = true
+            if position > .zero {
+                self.engine.queuedSeek = self.makeSeek(
+                    to: position, before: .zero, after: .zero, queue: nil, completion: nil)
+            }
+        }
     }
 
     /// The loaded item fails with `error`; the pipeline stops and is replaced at the next load.
@@ -481,6 +545,16 @@ extension Player {
         pipeline.prerolled()
         guard let item = engine.loadedItem, item.status != .failed else { return }
         if item.status != .readyToPlay, item.needsLearnedOrigin { learnOrigin(of: item, on: pipeline) }
+        if engine.queuedSeek == nil {
+            // The sink holds the frame the item is at: after its first load, and after every load
+            // of it since (a rebuilt pipeline, a reload), which cleared this; ready for display
+            // before the item reads ready, as AVPlayer's layer is.
+            readyForDisplayStream.update(item.hasPlayableVideo && settings.withLock { $0.video } != nil)
+            if engine.outage?.reloaded == true {
+                engine.outage = nil
+                logger.notice("the server answers again", metadata: ["player.item": "\(item)"])
+            }
+        }
         if item.status != .readyToPlay {
             engine.prerollRetries = 0
             item.markReady(facts(from: pipeline, item: item))
@@ -492,9 +566,6 @@ extension Player {
             performSeek(queued)
             return
         }
-        // The sink holds the frame the item is at: after its first load, and after every load of
-        // it since (a rebuilt pipeline, a reload), which cleared this.
-        readyForDisplayStream.update(item.hasPlayableVideo && settings.withLock { $0.video } != nil)
         if let seek = engine.pendingSeek {
             let position = pipeline.playbin.queryPosition() ?? seek.target
             engine.pendingSeek = nil

@@ -221,16 +221,21 @@ public final class PlayerItem: Sendable, CustomStringConvertible {
     }
 
     func markReady(_ newFacts: Facts) {
-        updateFacts { $0 = newFacts }
+        // Known before the status reads ready, told after it: whoever hears of a duration finds
+        // the item ready, and whoever finds it ready finds its duration.
+        facts.withLock { $0 = newFacts }
         statusStream.update(.readyToPlay)
+        publishFacts()
     }
 
     /// Changes what the player knows of the item, and tells the observers of what changed.
     func updateFacts(_ change: (inout Facts) -> Void) {
-        let now = facts.withLock { facts -> Facts in
-            change(&facts)
-            return facts
-        }
+        facts.withLock { change(&$0) }
+        publishFacts()
+    }
+
+    private func publishFacts() {
+        let now = facts.withLock { $0 }
         durationStream.update(duration)
         loadedRangesStream.update(now.loadedTimeRanges)
         seekableRangesStream.update(now.seekableTimeRanges)

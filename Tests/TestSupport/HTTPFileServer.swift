@@ -26,17 +26,20 @@ public final class HTTPFileServer: Sendable {
         var requests: [String] = []
     }
 
-    /// Serves `root` on an ephemeral loopback port; `route` answers first, for paths it knows.
-    public init(root: URL, bytesPerSecond: Int? = nil, route: Route? = nil) throws {
+    /// Serves `root` on a loopback port (`port`, or an ephemeral one for 0: a server that comes
+    /// back after `stop()` takes its old port again); `route` answers first, for paths it knows.
+    public init(root: URL, bytesPerSecond: Int? = nil, route: Route? = nil, port requested: UInt16 = 0) throws {
         self.root = root
         self.route = route
         self.bytesPerSecond = bytesPerSecond
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard listener >= 0 else { throw TestSupportError("socket: \(String(cString: strerror(errno)))") }
+        var reuse: Int32 = 1
+        setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &reuse, socklen_t(MemoryLayout<Int32>.size))
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
+        address.sin_port = requested.bigEndian
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in

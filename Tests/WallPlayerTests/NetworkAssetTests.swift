@@ -101,19 +101,49 @@ extension NetworkAssetTests {
         XCTAssertEqual(failure.map { "\($0)" }, "cannot read \(url.absoluteString): Server returned 404 Not Found")
     }
 
-    func testServerGoneMidPlay_failsSoonNamingTheURL() async throws {
+    func testServerGoneMidPlay_stallsThenFailsAfterTheLimitNamingTheURL() async throws {
         // Slow enough that the file is still coming when the server goes.
         let server = try HTTPFileServer(root: try servedMedia(), bytesPerSecond: 40_000)
         let player = try await Player.ready(server.url("long.mp4"))
+        let item = player.currentItem!
+        let events = item.events
         player.play()
         try await player.waitUntilTime(MediaTime(value: 1, timescale: 2))
         server.stop()
         let started = Date()
-        let item = player.currentItem!
-        _ = try await first(in: item.statusUpdates, within: 15, "the item failing") { $0 == .failed }
+        let stalled = try await first(in: events, within: 10, "a stall") { $0 == .playbackStalled }
+        XCTAssertEqual(stalled, .playbackStalled)
+        XCTAssertEqual(player.timeControlStatus, .waitingToPlayAtSpecifiedRate)
+        XCTAssertEqual(player.reasonForWaitingToPlay, .toMinimizeStalls)
+        XCTAssertEqual(item.status, .readyToPlay, "a stall is not a failure yet")
+        _ = try await first(in: item.statusUpdates, within: 20, "the item failing") { $0 == .failed }
+        let waited = Date().timeIntervalSince(started)
         let failure = item.error.map { "\($0)" } ?? "no error"
-        print("network test: failed \(Date().timeIntervalSince(started)) s after the server went: \(failure)")
+        print("network test: failed \(waited) s after the server went: \(failure)")
+        XCTAssertGreaterThanOrEqual(waited, Player.networkOutageLimit.seconds - 1, "tried again before failing")
         XCTAssertTrue(failure.hasPrefix("cannot read \(server.url("long.mp4").absoluteString): "), failure)
+    }
+
+    func testServerBackWithinTheLimit_playsOnFromWhereItStalled() async throws {
+        let root = try servedMedia()
+        let server = try HTTPFileServer(root: root, bytesPerSecond: 40_000)
+        let player = try await Player.ready(server.url("long.mp4"))
+        let item = player.currentItem!
+        let events = item.events
+        player.play()
+        try await player.waitUntilTime(MediaTime(value: 1, timescale: 1))
+        server.stop()
+        _ = try await first(in: events, within: 10, "a stall") { $0 == .playbackStalled }
+        let stalledAt = player.currentTime()
+        let back = try HTTPFileServer(root: root, port: server.port)
+        defer { back.stop() }
+        let playing = try await first(in: player.timeControlStatusUpdates, within: 15, "playing again") {
+            $0 == .playing
+        }
+        XCTAssertEqual(playing, .playing)
+        try await player.waitUntilTime(stalledAt + MediaTime(value: 1, timescale: 1), within: 15)
+        XCTAssertEqual(item.status, .readyToPlay)
+        XCTAssertGreaterThan(player.currentTime(), stalledAt, "went on, not from the start")
     }
 }
 

@@ -120,9 +120,11 @@ public final class PlayerItem: Sendable, CustomStringConvertible {
     let handChosen = Mutex<Set<MediaCharacteristic>>([])
 
     /// Whether item time zero must be measured on the first frame: GStreamer's HLS demuxer starts
-    /// stream time at the first segment's first decoding timestamp, which libavformat does not give.
+    /// stream time at the first segment's first decoding timestamp, which libavformat does not give,
+    /// and an MPEG-TS file's first clock reference is not read ahead over the network.
     var needsLearnedOrigin: Bool {
-        inspection?.formatName == "hls" && learnedOrigin.withLock { $0 } == nil
+        guard let format = inspection?.formatName, learnedOrigin.withLock({ $0 }) == nil else { return false }
+        return format == "hls" || (format == "mpegts" && !asset.isFileBased)
     }
 
     private func tracksSetOwner() {

@@ -101,6 +101,26 @@ extension NetworkAssetTests {
         XCTAssertEqual(failure.map { "\($0)" }, "cannot read \(url.absoluteString): Server returned 404 Not Found")
     }
 
+    /// An MPEG-TS file over http counts item time from its start, as the same file played locally
+    /// does (`RealWorldMediaTests`), not from GStreamer's origin, its first clock reference.
+    func testTransportStreamOverHTTP_seeksToTheSameFramesAsTheLocalFile() async throws {
+        let file = try TestMedia.frameCodeTransportStream()
+        let server = try HTTPFileServer(root: file.deletingLastPathComponent())
+        defer { server.stop() }
+        let url = server.url(file.lastPathComponent)
+        let videoTracks = try await URLAsset(url: url).loadTracks(withMediaType: .video)
+        let videoStart = try XCTUnwrap(videoTracks.first).timeRange.start.seconds
+        let player = try await Player.ready(url)
+        XCTAssertEqual(try player.shownFrame(), 0)
+        for target in [3.01, 1.5] {
+            let time = MediaTime(seconds: target, preferredTimescale: 1_000_000)
+            let finished = await player.seek(to: time, toleranceBefore: .zero, toleranceAfter: .zero)
+            XCTAssertTrue(finished)
+            XCTAssertEqual(
+                try player.shownFrame(), Int(((target - videoStart) * 30).rounded(.down)), "the frame at \(target) s")
+        }
+    }
+
     func testServerGoneMidPlay_stallsThenFailsAfterTheLimitNamingTheURL() async throws {
         // Slow enough that the file is still coming when the server goes.
         let server = try HTTPFileServer(root: try servedMedia(), bytesPerSecond: 40_000)

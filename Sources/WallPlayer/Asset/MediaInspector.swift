@@ -112,13 +112,15 @@ enum MediaInspector {
     }
 
     /// Item time zero of a network stream. An HLS stream's item time counts from the playlist's
-    /// start, where libavformat's timestamps start at the first segment's (MPEG-TS) clock and
-    /// GStreamer's HLS demuxer starts stream time at zero.
+    /// start, and an MPEG-TS file's from its start, as a local one's: libavformat's timestamps
+    /// start at the stream's clock there. GStreamer's stream time at that point is measured on the
+    /// first frame (`PlayerItem.needsLearnedOrigin`): its first clock reference cannot be read
+    /// ahead over the network as in a file (`MPEGClockReference`).
     private static func remoteItemTimeZero(_ context: UnsafeMutablePointer<AVFormatContext>, format: String)
         -> (containerStart: MediaTime, streamTime: MediaTime)
     {
         let start = time(context.pointee.start_time, numerator: 1, denominator: lockstep_av_time_base())
-        guard format == "hls", start.isNumeric else { return (.zero, .zero) }
+        guard format == "hls" || format == "mpegts", start.isNumeric else { return (.zero, .zero) }
         return (start, .zero)
     }
 

@@ -39,8 +39,10 @@ struct StatusCommand: AsyncParsableCommand {
             + (report.problem.map { ": \($0)" } ?? "")
     }
 
-    /// The source a node follows, with its distance from the master when it is a relay.
+    /// The source a node follows, with its distance from the master when it is a relay; in
+    /// holdover it follows none, and the one it followed last is named as such.
     private func source(_ clock: ClockReport) -> String {
+        if clock.state == "holdover" { return "none (last \(clock.server))" }
         let stratum = clock.stratum.flatMap { $0 > 0 ? " (relay, stratum \($0))" : nil } ?? ""
         return clock.server + stratum + (clock.relaying.map { ", relays on \($0)" } ?? "")
     }

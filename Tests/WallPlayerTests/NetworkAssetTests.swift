@@ -121,18 +121,26 @@ extension NetworkAssetTests {
         }
     }
 
-    func testServerGoneMidPlay_stallsThenFailsAfterTheLimitNamingTheURL() async throws {
-        // Slow enough that the file is still coming when the server goes.
-        let server = try HTTPFileServer(root: try servedMedia(), bytesPerSecond: 40_000)
+    /// Plays long.mp4 from a server slow enough that the file is still coming, stops the server
+    /// at item time `time`, and returns once the item has posted its stall.
+    private func playUntilTheServerGoes(root: URL, at time: MediaTime) async throws -> (
+        server: HTTPFileServer, player: Player, item: PlayerItem, gone: Date
+    ) {
+        let server = try HTTPFileServer(root: root, bytesPerSecond: 40_000)
         let player = try await Player.ready(server.url("long.mp4"))
-        let item = player.currentItem!
+        let item = try XCTUnwrap(player.currentItem)
         let events = item.events
         player.play()
-        try await player.waitUntilTime(MediaTime(value: 1, timescale: 2))
+        try await player.waitUntilTime(time)
         server.stop()
-        let started = Date()
-        let stalled = try await first(in: events, within: 10, "a stall") { $0 == .playbackStalled }
-        XCTAssertEqual(stalled, .playbackStalled)
+        let gone = Date()
+        _ = try await first(in: events, within: 10, "a stall") { $0 == .playbackStalled }
+        return (server, player, item, gone)
+    }
+
+    func testServerGoneMidPlay_stallsThenFailsAfterTheLimitNamingTheURL() async throws {
+        let (server, player, item, started) = try await playUntilTheServerGoes(
+            root: try servedMedia(), at: MediaTime(value: 1, timescale: 2))
         XCTAssertEqual(player.timeControlStatus, .waitingToPlayAtSpecifiedRate)
         XCTAssertEqual(player.reasonForWaitingToPlay, .toMinimizeStalls)
         XCTAssertEqual(item.status, .readyToPlay, "a stall is not a failure yet")
@@ -146,14 +154,8 @@ extension NetworkAssetTests {
 
     func testServerBackWithinTheLimit_playsOnFromWhereItStalled() async throws {
         let root = try servedMedia()
-        let server = try HTTPFileServer(root: root, bytesPerSecond: 40_000)
-        let player = try await Player.ready(server.url("long.mp4"))
-        let item = player.currentItem!
-        let events = item.events
-        player.play()
-        try await player.waitUntilTime(MediaTime(value: 1, timescale: 1))
-        server.stop()
-        _ = try await first(in: events, within: 10, "a stall") { $0 == .playbackStalled }
+        let (server, player, item, _) = try await playUntilTheServerGoes(
+            root: root, at: MediaTime(value: 1, timescale: 1))
         let stalledAt = player.currentTime()
         let back = try HTTPFileServer(root: root, port: server.port)
         defer { back.stop() }

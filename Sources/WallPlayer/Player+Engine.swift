@@ -475,14 +475,7 @@ extension Player {
                 "the server stopped answering; trying again",
                 metadata: ["player.item": "\(item)", "player.limit_ns": .nanoseconds(Self.networkOutageLimit)])
             // The status first: whoever hears of the stall finds the player waiting (or paused).
-            if rate != 0 {
-                if automaticallyWaitsToMinimizeStalling {
-                    setTimeControl(.waitingToPlayAtSpecifiedRate, reason: .toMinimizeStalls)
-                } else {
-                    setTimeControl(.paused)
-                    rateStream.update(0)
-                }
-            }
+            if rate != 0 { stall() }
             item.post(.playbackStalled)
         }
         guard let outage = engine.outage, now - outage.began < Self.networkOutageLimit else {
@@ -650,16 +643,21 @@ extension Player {
         if engine.buffering {
             engine.loadedItem?.post(.playbackStalled)
             pipeline.playbin.setState(GST_STATE_PAUSED)
-            if automaticallyWaitsToMinimizeStalling {
-                setTimeControl(.waitingToPlayAtSpecifiedRate, reason: .toMinimizeStalls)
-            } else {
-                // Paused before the rate reads 0: whoever sees the rate fall finds the player paused.
-                setTimeControl(.paused)
-                rateStream.update(0)
-                refreshTimebase()
-            }
+            stall()
         } else {
             pipeline.playbin.setState(GST_STATE_PLAYING)
+        }
+    }
+
+    /// Playback stalls: it waits for data to minimize stalls, or, with that off, stops at rate 0
+    /// (paused before the rate reads 0: whoever sees the rate fall finds the player paused).
+    private func stall() {
+        if automaticallyWaitsToMinimizeStalling {
+            setTimeControl(.waitingToPlayAtSpecifiedRate, reason: .toMinimizeStalls)
+        } else {
+            setTimeControl(.paused)
+            rateStream.update(0)
+            refreshTimebase()
         }
     }
 

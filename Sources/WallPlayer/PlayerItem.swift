@@ -50,20 +50,11 @@ public final class PlayerItem: Sendable, CustomStringConvertible {
     public init(asset: URLAsset) {
         self.asset = asset
         let inspection = try? asset.inspectNow().get()
-        let assetTracks = inspection?.tracks ?? []
-        // As playbin3 would pick: every video track (the first plays), the audio track the container
-        // marks default (else the first), no subtitles. A player's criteria may choose again.
-        let audio = MediaSelectionGroup(characteristic: .audible, tracks: assetTracks)?.defaultOption
-        tracks = assetTracks.map { track in
-            let enabled: Bool
-            switch track.mediaType {
-            case .audio: enabled = track == audio?.track
-            case .subtitle: enabled = false
-            default: enabled = true
-            }
-            return PlayerItemTrack(assetTrack: track, isEnabled: enabled)
-        }
+        tracks = (inspection?.tracks ?? []).map { PlayerItemTrack(assetTrack: $0, isEnabled: true) }
         tracksSetOwner()
+        // Each group's default: the audio track the container marks default (else the first), no
+        // subtitles. A player's criteria may choose again when the item becomes current.
+        _ = applySelectionCriteria { _ in nil }
     }
 
     public convenience init(url: URL) {

@@ -166,6 +166,7 @@ wait_for() {
 
 echo "smoke: $bin, working in $work"
 scripts/make-media.sh framecode "$work/clip.mp4" 3 160x90
+scripts/make-media.sh languages "$work/languages.mkv" 2 320x180
 read -r clock_port proxy_port control_a control_b closed_port relay_port joined_port <<<"$(free_ports 7)"
 
 # Help of everything: the parsers of every command, in the build under test.
@@ -186,6 +187,11 @@ check 0 30 "wallnode probe" "$wallnode" probe "$work/clip.mp4"
 check 0 30 "wallnode probe --json" "$wallnode" probe "$work/clip.mp4" --json
 check 0 60 "wallnode play (to the end, fakesink)" "$wallnode" play "$work/clip.mp4" \
     --video-sink "fakesink sync=true" --audio-sink "fakesink sync=true"
+check 0 60 "wallnode play (audio language, subtitles)" "$wallnode" play "$work/languages.mkv" \
+    --video-sink "fakesink sync=true" --audio-sink "fakesink sync=true" --audio-language fr --subtitles en
+if ! grep -q "subtitles: English (eng)" "$work/check-$checks.log"; then
+    fail "wallnode play (audio language, subtitles): English subtitles not chosen"
+fi
 check nonzero 30 "wallnode probe (missing file)" "$wallnode" probe "$work/no-such-file.mp4"
 check 0 30 "wallnode thumbnails" "$wallnode" thumbnails "$work/clip.mp4" --times 0.5,1 --exact --out "$work/thumbs"
 check nonzero 30 "wallnode thumbnails (bad times)" "$wallnode" thumbnails "$work/clip.mp4" --times 1,x --out "$work/thumbs"

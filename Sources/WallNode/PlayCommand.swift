@@ -30,6 +30,16 @@ extension WallNode {
         @Flag(help: "Loop the file gaplessly until interrupted.")
         var loop = false
 
+        @Option(
+            name: .customLong("audio-language"),
+            help:
+                "Of several audio tracks, play the one in this language (fr, en-GB, deu); default: the media's default."
+        )
+        var audioLanguage: String?
+
+        @Option(help: "Show the subtitles in this language over the picture (fr, en-GB, deu); default: none.")
+        var subtitles: String?
+
         @Option(help: ArgumentHelp("Seconds to wait for the file to load before giving up.", visibility: .hidden))
         var loadTimeout: Double = 30
 
@@ -49,15 +59,34 @@ extension WallNode {
             let player: Player
             var looper: PlayerLooper?
             if loop {
-                let queuePlayer = QueuePlayer(items: [], video: video, audioSinkDescription: audioSink)
-                looper = PlayerLooper(player: queuePlayer, templateItem: item)
-                player = queuePlayer
+                player = QueuePlayer(items: [], video: video, audioSinkDescription: audioSink)
             } else {
-                player = Player(playerItem: item, video: video, audioSinkDescription: audioSink)
+                player = Player(playerItem: nil, video: video, audioSinkDescription: audioSink)
+            }
+            // Chosen before the item loads: it starts with them.
+            for (language, characteristic) in [(audioLanguage, MediaCharacteristic.audible), (subtitles, .legible)] {
+                guard let language else { continue }
+                player.setMediaSelectionCriteria(
+                    PlayerMediaSelectionCriteria(preferredLanguages: [language]), forMediaCharacteristic: characteristic
+                )
+            }
+            if let queuePlayer = player as? QueuePlayer {
+                looper = PlayerLooper(player: queuePlayer, templateItem: item)
+            } else {
+                player.replaceCurrentItem(with: item)
             }
             guard let current = player.currentItem else { throw CommandFailure("no item to play") }
             let ready = try await waitUntilReady(current, timeout: loadTimeout)
             print("ready: \(file), duration \(ready.duration)")
+            for characteristic in MediaCharacteristic.allCases {
+                guard let group = try? await current.asset.mediaSelectionGroup(forMediaCharacteristic: characteristic)
+                else { continue }
+                let chosen = current.currentMediaSelection.selectedMediaOption(in: group)
+                print(
+                    "\(characteristic == .audible ? "audio" : "subtitles"): "
+                        + (chosen.map { "\($0.displayName) (\($0.languageCode ?? "no language"))" } ?? "off")
+                        + " of \(group.options.count)")
+            }
             if let start {
                 let target = MediaTime(seconds: start, preferredTimescale: 1_000_000)
                 guard await player.seek(to: target, toleranceBefore: .zero, toleranceAfter: .zero) else {

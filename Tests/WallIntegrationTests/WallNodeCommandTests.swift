@@ -45,6 +45,20 @@ final class WallNodeCommandTests: XCTestCase {
         XCTAssertTrue(summary.contains(" dropped by the sink; at worst "), String(summary))
     }
 
+    func testPlay_withLanguages_playsThoseTracksAndSaysSo() throws {
+        let media = try TestMedia.languages(seconds: 2)
+        let result = try ChildProcess.run(
+            "/usr/bin/timeout",
+            [
+                "30", ChildProcess.product("wallnode"), "play", media.path, "--video-sink", "fakesink sync=true",
+                "--audio-sink", "fakesink sync=true", "--audio-language", "fr", "--subtitles", "en-GB",
+            ])
+        XCTAssertEqual(result.status, 0, result.errors)
+        XCTAssertTrue(result.output.contains("audio: Français (fra) of 2"), result.output)
+        XCTAssertTrue(result.output.contains("subtitles: English (eng) of 2"), result.output)
+        XCTAssertTrue(result.output.contains("end of item"), result.output)
+    }
+
     func testPlay_anHLSPlaylistAndAnHTTPFileServedOnLoopback() throws {
         let server = try HTTPFileServer(root: TestMedia.servedOverHTTP())
         defer { server.stop() }

@@ -69,9 +69,10 @@ final class StreamChooser: @unchecked Sendable {
         if value.g_type != 0 { g_value_unset(&value) }
     }
 
-    /// Plays `choice` from now on; a prerolled pipeline is told at once.
+    /// Plays `choice` from now on; a prerolled pipeline is told at once. Its subtitles are the
+    /// overlay's: a change of them alone sends nothing.
     func choose(_ choice: StreamChoice, on playbin: Element) {
-        state.withLock { $0.wanted = choice }
+        state.withLock { $0.wanted = StreamChoice(video: choice.video, audio: choice.audio, text: nil) }
         sendIfNeeded(to: playbin)
     }
 

@@ -59,6 +59,9 @@ final class SubtitleOverlay: @unchecked Sendable {
         if cues == nil { update(to: nil) }
     }
 
+    /// Whether subtitles are chosen: without, frames pass with no work for them.
+    fileprivate var isShowing: Bool { state.withLock { $0.cues != nil } }
+
     /// Sets the text for a frame at stream time `streamTime`.
     fileprivate func frame(atStreamTime streamTime: MediaTime) {
         let text = state.withLock { state -> String?? in
@@ -82,17 +85,19 @@ final class SubtitleOverlay: @unchecked Sendable {
 
 /// Runs on the video streaming thread before textoverlay draws each frame.
 private let subtitleProbe: GstPadProbeCallback = { pad, info, data in
-    guard let pad, let info, let data, let buffer = info.pointee.data?.assumingMemoryBound(to: GstBuffer.self),
-        let event = gst_pad_get_sticky_event(pad, GST_EVENT_SEGMENT, 0)
+    guard let pad, let info, let data, let buffer = info.pointee.data?.assumingMemoryBound(to: GstBuffer.self)
     else { return GST_PAD_PROBE_OK }
+    let overlay = Unmanaged<SubtitleOverlay>.fromOpaque(data).takeUnretainedValue()
+    guard overlay.isShowing, let event = gst_pad_get_sticky_event(pad, GST_EVENT_SEGMENT, 0) else {
+        return GST_PAD_PROBE_OK
+    }
     defer { gst_mini_object_unref(UnsafeMutableRawPointer(event).assumingMemoryBound(to: GstMiniObject.self)) }
     var segment: UnsafePointer<GstSegment>?
     gst_event_parse_segment(event, &segment)
     guard let segment else { return GST_PAD_PROBE_OK }
     let streamTime = gst_segment_to_stream_time(segment, GST_FORMAT_TIME, buffer.pointee.pts)
     guard streamTime != GStreamer.clockTimeNone else { return GST_PAD_PROBE_OK }
-    Unmanaged<SubtitleOverlay>.fromOpaque(data).takeUnretainedValue().frame(
-        atStreamTime: MediaTime(clockTime: streamTime))
+    overlay.frame(atStreamTime: MediaTime(clockTime: streamTime))
     return GST_PAD_PROBE_OK
 }
 

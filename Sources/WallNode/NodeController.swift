@@ -299,31 +299,31 @@ actor NodeController {
     /// gave no answer within `playerAnswerLimit` (or the node is shutting down).
     func exactSeek(to itemTime: MediaTime) async -> Bool? {
         let player = self.player
-        let answer = await Deadline.firstAnswer(within: Self.playerAnswerLimit) { done in
+        return await playerAnswer("an exact seek to \(itemTime.seconds) s") { done in
             player.seek(to: itemTime, toleranceBefore: .zero, toleranceAfter: .zero, completionHandler: done)
         }
-        if answer == nil { noAnswer("an exact seek to \(itemTime.seconds) s") }
-        return answer
     }
 
     /// Prerolls the player for rate 1: whether that finished, or nil as for `exactSeek(to:)`.
     func prerollPlayer() async -> Bool? {
         let player = self.player
-        let answer = await Deadline.firstAnswer(within: Self.playerAnswerLimit) { done in
-            player.preroll(atRate: 1, completionHandler: done)
-        }
-        if answer == nil {
-            player.cancelPendingPrerolls()
-            noAnswer("a preroll")
-        }
+        let answer = await playerAnswer("a preroll") { done in player.preroll(atRate: 1, completionHandler: done) }
+        if answer == nil { player.cancelPendingPrerolls() }
         return answer
     }
 
-    private func noAnswer(_ what: String) {
-        guard !Task.isCancelled else { return }
-        logger.error(
-            "the player did not answer; its pipeline will be replaced",
-            metadata: ["player.request": "\(what)", "player.limit_ns": .nanoseconds(Self.playerAnswerLimit)])
+    /// The player's answer to `request`, started by `start`, within `playerAnswerLimit`; nil, logged
+    /// unless the node is shutting down, when there was none.
+    private func playerAnswer(
+        _ request: String, _ start: @Sendable (@escaping @Sendable (Bool) -> Void) -> Void
+    ) async -> Bool? {
+        let answer = await Deadline.firstAnswer(within: Self.playerAnswerLimit, start)
+        if answer == nil, !Task.isCancelled {
+            logger.error(
+                "the player did not answer; its pipeline will be replaced",
+                metadata: ["player.request": "\(request)", "player.limit_ns": .nanoseconds(Self.playerAnswerLimit)])
+        }
+        return answer
     }
 
     /// After the player failed to answer: the next load builds a new pipeline, and a one-shot

@@ -90,6 +90,10 @@ struct ClockEstimator: Sendable {
         var symmetricSlackFactor = 6.0
         /// Which nearest constraint measures the spacing (see `symmetricSlack`).
         var spacingOrder = 8
+        /// Samples that leave the window live on as anchors: of each `anchorInterval` of local time,
+        /// ns, the one with the shortest delay, up to `anchorCount` of them (5 minutes). See `anchors`.
+        var anchorInterval: Int64 = 4_000_000_000
+        var anchorCount = 75
     }
 
     enum Outcome: Hashable, Sendable {
@@ -103,6 +107,15 @@ struct ClockEstimator: Sendable {
 
     let configuration: Configuration
     private(set) var window: [ClockSample] = []
+    /// The fastest exchange of each `anchorInterval` before the window, oldest first.
+    ///
+    /// The window spans 25 s at the usual poll. On a congested path its fastest exchanges come in
+    /// clusters, so the lines it allows pivot about one cluster, and the rate they allow is uncertain
+    /// by several ppm: at the newest sample, tens of µs. The master's rate changes slowly, so the best
+    /// exchanges of the minutes before keep constraining it, widened like every constraint by the
+    /// rate wander over their age. They take no part in the spacing that sets the tight bound's
+    /// slack (they were picked for being fast), and they go when the window no longer fits them.
+    private(set) var anchors: [ClockSample] = []
     private var misfits: [ClockSample] = []
     private(set) var estimate: ClockEstimate?
 
@@ -113,6 +126,7 @@ struct ClockEstimator: Sendable {
     /// Forgets everything: the master's timeline changed.
     mutating func reset() {
         window.removeAll(keepingCapacity: true)
+        anchors.removeAll()
         misfits.removeAll()
         estimate = nil
     }
@@ -122,13 +136,22 @@ struct ClockEstimator: Sendable {
     mutating func add(_ sample: ClockSample, guarded: Bool = false) -> Outcome {
         // The oldest sample leaves when the window is full, consistent or not.
         let base = window.suffix(configuration.windowSize - 1)
+        if !anchors.isEmpty, let fitted = estimateIfConsistent(base, adding: sample, anchors: anchors) {
+            commit(base + [sample], fitted)
+            misfits.removeAll()
+            return .accepted(dropped: 0)
+        }
         if let fitted = estimateIfConsistent(base, adding: sample) {
+            // The anchors no longer fit (or there are none): the rate moved since.
+            anchors.removeAll()
             commit(base + [sample], fitted)
             misfits.removeAll()
             return .accepted(dropped: 0)
         }
         if let (kept, fitted) = longestConsistentSuffix(of: base, adding: sample) {
             let dropped = base.count - kept
+            anchors.removeAll()
+            window = Array(base.suffix(kept))
             commit(base.suffix(kept) + [sample], fitted)
             misfits.removeAll()
             return .accepted(dropped: dropped)
@@ -142,6 +165,8 @@ struct ClockEstimator: Sendable {
         if misfits.count >= confirmations, !guarded || span >= configuration.guardedJumpSpan,
             let fitted = estimateIfConsistent(misfits.dropLast(), adding: misfits.last!)
         {
+            anchors.removeAll()
+            window = []
             commit(misfits.suffix(configuration.windowSize), fitted)
             misfits.removeAll()
             return .jumped
@@ -149,9 +174,27 @@ struct ClockEstimator: Sendable {
         return .rejected
     }
 
+    /// Makes `samples` the window; the samples of the old window not in it become anchor candidates.
     private mutating func commit(_ samples: some Sequence<ClockSample>, _ fitted: ClockEstimate) {
-        window = Array(samples)
+        let kept = Array(samples)
+        let oldest = kept.first?.clientSend ?? .max
+        for leaving in window where leaving.clientSend < oldest {
+            keepAsAnchor(leaving)
+        }
+        window = kept
         estimate = fitted
+    }
+
+    private mutating func keepAsAnchor(_ sample: ClockSample) {
+        let interval = configuration.anchorInterval
+        guard configuration.anchorCount > 0, interval > 0 else { return }
+        func bucket(_ time: Int64) -> Int64 { time >= 0 ? time / interval : (time + 1) / interval - 1 }
+        if let last = anchors.last, bucket(last.clientSend) == bucket(sample.clientSend) {
+            if sample.delay < last.delay { anchors[anchors.count - 1] = sample }
+        } else {
+            anchors.append(sample)
+            if anchors.count > configuration.anchorCount { anchors.removeFirst() }
+        }
     }
 
     /// The longest run of most recent samples of `base` (at least `minimumRetained`) that `sample`
@@ -211,7 +254,7 @@ struct ClockEstimator: Sendable {
     /// The slack is `symmetricSlackFactor` such spacings of the sparser direction, and at least
     /// `minimumSymmetricSlack`.
     private func symmetricSlack(
-        _ constraints: [(x: Double, limit: Double, isUpper: Bool)], deepest: FeasibleRegion.Vertex, margin: Double
+        _ constraints: ArraySlice<(x: Double, limit: Double, isUpper: Bool)>, deepest: FeasibleRegion.Vertex, margin: Double
     ) -> Double {
         var upper: [Double] = []
         var lower: [Double] = []
@@ -233,7 +276,9 @@ struct ClockEstimator: Sendable {
     }
 
     /// The estimate from `samples` and `newest`, or nil if no line satisfies them all.
-    func estimateIfConsistent(_ samples: some Collection<ClockSample>, adding newest: ClockSample) -> ClockEstimate? {
+    func estimateIfConsistent(
+        _ samples: some Collection<ClockSample>, adding newest: ClockSample, anchors: [ClockSample] = []
+    ) -> ClockEstimate? {
         let referenceLocal = newest.localMidpoint
         let referenceOffset = newest.midpointOffset
         let epsilon = Double(configuration.timestampUncertainty)
@@ -247,8 +292,8 @@ struct ClockEstimator: Sendable {
         // Every sample's two constraints, relative to the reference, widened by the timestamp
         // uncertainty and by the rate wander over the sample's age; newest first.
         var constraints: [(x: Double, limit: Double, isUpper: Bool)] = []
-        constraints.reserveCapacity(2 * samples.count + 2)
-        for sample in CollectionOfOne(newest) + samples.reversed() {
+        constraints.reserveCapacity(2 * (samples.count + anchors.count) + 2)
+        for sample in CollectionOfOne(newest) + samples.reversed() + anchors.reversed() {
             let sendX = x(sample.clientSend)
             let receiveX = x(sample.clientReceive)
             constraints.append(
@@ -256,6 +301,8 @@ struct ClockEstimator: Sendable {
             constraints.append(
                 (receiveX, Double(sample.lowerOffset - referenceOffset) - epsilon - wander * abs(receiveX), false))
         }
+        // The window's constraints, which alone measure the spacing (see `anchors`).
+        let windowConstraints = 2 * (samples.count + 1)
         func region(shrunkBy shrink: Double) -> FeasibleRegion? {
             let upper = constraints[0].limit - shrink
             let lower = constraints[1].limit + shrink
@@ -283,7 +330,8 @@ struct ClockEstimator: Sendable {
         if samples.count + 1 >= configuration.minimumSymmetricSamples {
             let margin = deepestMargin(newest: newest, samples: samples) { region(shrunkBy: $0) != nil }
             if let deepest = region(shrunkBy: margin)?.centroid,
-                let shrunk = region(shrunkBy: max(0, margin - symmetricSlack(constraints, deepest: deepest, margin: margin)))
+                let shrunk = region(
+                    shrunkBy: max(0, margin - symmetricSlack(constraints.prefix(windowConstraints), deepest: deepest, margin: margin)))
             {
                 symmetric = shrunk
             }

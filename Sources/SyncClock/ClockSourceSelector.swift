@@ -6,7 +6,12 @@ import LockstepTime
 ///
 /// - A source qualifies when its client is locked, on the timeline (master epoch) followed, with an
 ///   error bound from that source within `maximumErrorBound`, and is neither this process's own
-///   server nor one following it (a loop).
+///   server nor one following it (a loop), nor `maximumStratum` or more relays from the master.
+///   The stratum catches longer loops, as NTP's stratum 16 and RIP's hop count do: around a loop
+///   of relays with no master, each serves its source's stratum plus one, so the strata climb
+///   with every poll until one node refuses its source, holds the timeline alone, and serves a
+///   stratum its followers refuse in turn. The wall then coasts in holdover, each node on its own
+///   estimate, instead of following itself for good.
 /// - The first qualifying source in order of preference is followed. A more preferred source that
 ///   comes back is taken again only after qualifying for `returnHoldoff`, so a flapping master
 ///   does not move the wall back and forth. At the very start a source waits up to `initialGrace`
@@ -31,6 +36,8 @@ struct ClockSourceSelector: Sendable {
         /// preferred one still locking, ns: so a node does not start on a relay and move to the
         /// master 10 s later.
         var initialGrace: Int64 = 2_000_000_000
+        /// A source this many relays or more from the master is not followed (see above).
+        var maximumStratum = 8
     }
 
     /// Why a source is not followed now.
@@ -40,6 +47,8 @@ struct ClockSourceSelector: Sendable {
         case notLocked(ClockState)
         case otherTimeline(epoch: UInt64)
         case loop
+        /// The source serves at `maximumStratum` or beyond: a loop of relays, or too long a chain.
+        case tooManyRelays(stratum: Int)
         case errorBoundTooLarge(MediaTime)
     }
 
@@ -85,6 +94,9 @@ struct ClockSourceSelector: Sendable {
         }
         // Our own server (a source address that leads back here), or one that follows it.
         if let ownRelay, let path = status.path, path.upstream == ownRelay || path.relay == ownRelay { return .loop }
+        if let stratum = status.path?.stratum, stratum >= configuration.maximumStratum {
+            return .tooManyRelays(stratum: stratum)
+        }
         // The client's own bound, not the source's root bound: a relay holding the timeline after
         // the master died sees its bound from the master grow without end, yet every node following
         // it stays in step with the others.

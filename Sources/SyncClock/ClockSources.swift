@@ -247,6 +247,8 @@ public final class ClockSources: Sendable {
         case .notLocked(let state): return "not locked (\(state))"
         case .otherTimeline(let epoch): return "serves another timeline (epoch \(hex(epoch)))"
         case .loop: return "follows this node (a loop)"
+        case .tooManyRelays(let stratum):
+            return "\(stratum) relays from the master: a loop of relays, or too long a chain"
         case .errorBoundTooLarge(let bound): return "error bound \(bound) too large"
         }
     }

@@ -182,4 +182,54 @@ final class ClockFailoverTests: XCTestCase {
         let outside = readings.filter { abs($0.error) > $0.bound }.count
         XCTAssertEqual(outside, 0, "readings outside the bound")
     }
+    /// Three nodes, each following the master and then the next node round a ring: when the master
+    /// goes, each one's fallback follows another's, a loop of three that no one-hop check sees.
+    /// The strata climb round the ring until the nodes refuse one another and hold the timeline.
+    func testARingOfRelays_whenTheMasterGoes_isRefusedByItsStrata_andTheNodesHold() async throws {
+        let master = LoopbackClock.server()
+        let masterAddress = try master.start()[0]
+        defer { master.stop() }
+        let masterEndpoint = Endpoint(host: "127.0.0.1", port: masterAddress.port)
+        let relays = (0..<3).map { _ in ClockRelay() }
+        let servers = relays.map { relay in
+            SyncClockServer(
+                configuration: .init(listen: [Endpoint(host: "127.0.0.1", port: 0)]), clock: Self.relayClock,
+                relaying: relay)
+        }
+        defer { for server in servers { server.stop() } }
+        let ports = try servers.map { try $0.start()[0].port }
+        let nodes = (0..<3).map { index in
+            ClockSources(
+                sources: [masterEndpoint, Endpoint(host: "127.0.0.1", port: ports[(index + 1) % 3])],
+                clock: Self.relayClock, ownRelay: servers[index].identity, feeding: relays[index])
+        }
+        let running = nodes.map { node in Task { try await node.run() } }
+        defer { for task in running { task.cancel() } }
+
+        func waitFor(_ what: String, seconds: Double, _ condition: () -> Bool) async throws {
+            let deadline = Date().addingTimeInterval(seconds)
+            while !condition() {
+                guard Date() < deadline else {
+                    return XCTFail("\(what) within \(seconds) s: \(nodes.map { $0.reports().map(\.standing) })")
+                }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+        try await waitFor("every node on the master, its neighbour on standby", seconds: 15) {
+            nodes.allSatisfy { $0.reports().map(\.standing) == ["followed", "standby"] }
+        }
+        master.stop()
+        try await waitFor("every node holding the timeline, following no one", seconds: 30) {
+            nodes.allSatisfy { node in
+                node.selectedSource == nil && node.reports()[1].standing.contains("relays from the master")
+            }
+        }
+        // And they stay so: no node takes another up again.
+        try await Task.sleep(for: .seconds(3))
+        for node in nodes {
+            XCTAssertNil(node.selectedSource, "\(node.reports().map(\.standing))")
+            XCTAssertEqual(node.status.state, .holdover)
+            XCTAssertEqual(node.status.timeline, 1, "no new timeline")
+        }
+    }
 }

@@ -120,6 +120,21 @@ final class ClockSourceSelectorTests: XCTestCase {
         XCTAssertEqual(selector.standing(of: 1, at: 1), .loop, "this process's own server, reached by another address")
     }
 
+    func testASourceTooManyRelaysFromTheMaster_isRefused_andTheNextFollowed() {
+        var selector = ClockSourceSelector(sources: 2, ownRelay: 0xBEEF)
+        _ = selector.update(source: 0, status: status(offset: 0, at: 0, stratum: 8, upstream: 0x2), now: 0)
+        _ = selector.update(source: 1, status: status(offset: 0, at: 0, stratum: 7, upstream: 0x3), now: 0)
+        XCTAssertEqual(selector.standing(of: 0, at: 0), .tooManyRelays(stratum: 8))
+        XCTAssertEqual(selector.standing(of: 1, at: 0), .followed, "7 relays away is still followed")
+        // The followed source's stratum climbs, as it does around a loop: it is dropped, and the
+        // timeline is held (no source).
+        _ = selector.update(source: 1, status: status(offset: 0, at: Self.second, stratum: 8), now: Self.second)
+        XCTAssertNil(selector.selected)
+        XCTAssertEqual(selector.last, 1)
+        XCTAssertEqual(ClockSources.describe(selector.standing(of: 1, at: Self.second)),
+            "8 relays from the master: a loop of relays, or too long a chain")
+    }
+
     func testASourceOnAnotherTimeline_isNotFollowed_whileTheWallsTimelineIsServed() {
         var selector = ClockSourceSelector(sources: 2)
         _ = selector.update(source: 0, status: status(offset: 0, at: 0), now: 0)

@@ -14,20 +14,22 @@ extension MediaInspector {
     /// it with libavcodec (`avcodec_decode_subtitle2`), which gives every text format as ASS.
     static func subtitleCues(path: String, number: Int, containerStart: MediaTime) throws(PlayerError) -> SubtitleCues {
         try checkRegularFile(path)
-        let deadline = InputDeadline(after: subtitleReadTimeout)
-        var context = avformat_alloc_context()
-        context?.pointee.interrupt_callback = deadline.callback
-        let opened = avformat_open_input(&context, path, nil, nil)
-        guard opened >= 0, let context else {
-            throw .unreadableFile(path: path, reason: errorString(opened))
+        return try withInput(path, timeout: subtitleReadTimeout) { (opening) throws(PlayerError) -> SubtitleCues in
+            switch opening {
+            case .success(let input):
+                return try subtitleCues(in: input, path: path, number: number, containerStart: containerStart)
+            case .failure(let failure) where failure.stage == .open:
+                throw .unreadableFile(path: path, reason: failure.reason)
+            case .failure(let failure):
+                throw .corruptMedia(path: path, format: "subtitles", reason: failure.reason)
+            }
         }
-        defer {
-            var closing: UnsafeMutablePointer<AVFormatContext>? = context
-            avformat_close_input(&closing)
-            withExtendedLifetime(deadline) {}
-        }
-        let found = avformat_find_stream_info(context, nil)
-        guard found >= 0 else { throw .corruptMedia(path: path, format: "subtitles", reason: errorString(found)) }
+    }
+
+    private static func subtitleCues(
+        in input: MediaInput, path: String, number: Int, containerStart: MediaTime
+    ) throws(PlayerError) -> SubtitleCues {
+        let context = input.context
         let subtitles = (0..<Int(context.pointee.nb_streams)).filter {
             context.pointee.streams[$0]?.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_SUBTITLE
         }
@@ -81,7 +83,7 @@ extension MediaInspector {
                     start: start - containerStart, end: start - containerStart + shownFor,
                     text: lines.joined(separator: "\n")))
         }
-        if deadline.hasPassed { throw .readTimedOut(path: path, after: subtitleReadTimeout) }
+        if input.deadline.hasPassed { throw .readTimedOut(path: path, after: subtitleReadTimeout) }
         return SubtitleCues(cues)
     }
 }

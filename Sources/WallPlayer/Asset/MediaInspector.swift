@@ -57,34 +57,32 @@ enum MediaInspector {
         -> MediaInspection
     {
         av_log_set_level(AV_LOG_QUIET)
-        let deadline = InputDeadline(after: timeout)
-        var context = avformat_alloc_context()
-        context?.pointee.interrupt_callback = deadline.callback
         // Over the network, each read or connect also gives up at the timeout on its own (the
         // interrupt callback is polled only between them).
-        var options: OpaquePointer?
-        if remote {
-            av_dict_set(&options, "rw_timeout", "\(timeout.convertScale(1_000_000, method: .default).value)", 0)
+        let options = remote ? [(key: "rw_timeout", value: "\(timeout.convertScale(1_000_000, method: .default).value)")] : []
+        return try withInput(location, timeout: timeout, options: options) {
+            (opening) throws(PlayerError) -> MediaInspection in
+            switch opening {
+            case .success(let input):
+                return try inspection(of: input.context, location: location, remote: remote)
+            case .failure(let failure):
+                if failure.timedOut { throw .readTimedOut(path: location, after: timeout) }
+                switch failure.stage {
+                case .open:
+                    if remote { throw .networkFailed(url: location, reason: failure.reason) }
+                    throw classifyOpenFailure(path: location, reason: failure.reason)
+                case .streamInfo:
+                    throw .corruptMedia(path: location, format: failure.formatName ?? "unknown", reason: failure.reason)
+                }
+            }
         }
-        let openResult = avformat_open_input(&context, location, nil, &options)
-        av_dict_free(&options)
-        guard openResult >= 0, let context else {
-            if deadline.hasPassed { throw .readTimedOut(path: location, after: timeout) }
-            if remote { throw .networkFailed(url: location, reason: errorString(openResult)) }
-            throw classifyOpenFailure(path: location, reason: errorString(openResult))
-        }
-        defer {
-            var closing: UnsafeMutablePointer<AVFormatContext>? = context
-            avformat_close_input(&closing)
-            withExtendedLifetime(deadline) {}
-        }
-        let formatName = context.pointee.iformat.map { String(cString: $0.pointee.name) } ?? "unknown"
-        let infoResult = avformat_find_stream_info(context, nil)
-        guard infoResult >= 0 else {
-            if deadline.hasPassed { throw .readTimedOut(path: location, after: timeout) }
-            throw .corruptMedia(path: location, format: formatName, reason: errorString(infoResult))
-        }
+    }
 
+    /// What an open input with its streams read holds.
+    private static func inspection(
+        of context: UnsafeMutablePointer<AVFormatContext>, location: String, remote: Bool
+    ) throws(PlayerError) -> MediaInspection {
+        let formatName = Self.formatName(of: context)
         let containerDuration = time(context.pointee.duration, numerator: 1, denominator: lockstep_av_time_base())
         let (containerStart, streamTimeOrigin) =
             remote
@@ -147,16 +145,15 @@ enum MediaInspector {
         around time: MediaTime, containerStart zero: MediaTime, path: String
     ) -> (before: MediaTime?, after: MediaTime?) {
         guard (try? checkRegularFile(path)) != nil else { return (nil, nil) }
-        let deadline = InputDeadline(after: readTimeout)
-        var context = avformat_alloc_context()
-        context?.pointee.interrupt_callback = deadline.callback
-        guard avformat_open_input(&context, path, nil, nil) >= 0, let context else { return (nil, nil) }
-        defer {
-            var closing: UnsafeMutablePointer<AVFormatContext>? = context
-            avformat_close_input(&closing)
-            withExtendedLifetime(deadline) {}
+        return withInput(path, timeout: readTimeout) { opening in
+            guard case .success(let input) = opening else { return (nil, nil) }
+            return keyframes(in: input.context, around: time, containerStart: zero)
         }
-        guard avformat_find_stream_info(context, nil) >= 0 else { return (nil, nil) }
+    }
+
+    private static func keyframes(
+        in context: UnsafeMutablePointer<AVFormatContext>, around time: MediaTime, containerStart zero: MediaTime
+    ) -> (before: MediaTime?, after: MediaTime?) {
         let index = av_find_best_stream(context, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0)
         guard index >= 0, let stream = context.pointee.streams[Int(index)] else { return (nil, nil) }
         let base = stream.pointee.time_base
@@ -247,18 +244,16 @@ enum MediaInspector {
     /// whatever the file's size. Empty when the file cannot be read.
     static func audioPackets(path: String, ordinal: Int, in range: Range<MediaTime>, limit: Int = 64) -> [Packet] {
         guard (try? checkRegularFile(path)) != nil else { return [] }
-        let deadline = InputDeadline(after: readTimeout)
-        var context = avformat_alloc_context()
-        context?.pointee.interrupt_callback = deadline.callback
-        var options: OpaquePointer?
-        av_dict_set(&options, "ignore_editlist", "1", 0)
-        defer { av_dict_free(&options) }
-        guard avformat_open_input(&context, path, nil, &options) >= 0, let context else { return [] }
-        defer {
-            var closing: UnsafeMutablePointer<AVFormatContext>? = context
-            avformat_close_input(&closing)
-            withExtendedLifetime(deadline) {}
+        return withInput(path, timeout: readTimeout, options: [(key: "ignore_editlist", value: "1")], readingStreams: false) {
+            opening in
+            guard case .success(let input) = opening else { return [] }
+            return audioPackets(in: input.context, ordinal: ordinal, in: range, limit: limit)
         }
+    }
+
+    private static func audioPackets(
+        in context: UnsafeMutablePointer<AVFormatContext>, ordinal: Int, in range: Range<MediaTime>, limit: Int
+    ) -> [Packet] {
         let audio = (0..<Int(context.pointee.nb_streams)).filter {
             context.pointee.streams[$0]?.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_AUDIO
         }

@@ -122,18 +122,10 @@ actor NodeController {
         if prerolledAt == itemTime, player.rate == 0 { return }
         prerolledAt = nil
         player.pause()
-        let moved = await exactSeek(to: itemTime)
-        guard moved != nil else {
-            forgetWedgedPipeline()
-            throw .timedOut(what: "the player's seek to \(itemTime)", after: Self.playerAnswerLimit)
+        guard try answered(await exactSeek(to: itemTime), "the player's seek to \(itemTime)") else {
+            throw .prerollFailed("the seek to \(itemTime) was superseded or refused")
         }
-        guard moved == true else { throw .prerollFailed("the seek to \(itemTime) was superseded or refused") }
-        let prerolled = await prerollPlayer()
-        guard prerolled != nil else {
-            forgetWedgedPipeline()
-            throw .timedOut(what: "the player's preroll at \(itemTime)", after: Self.playerAnswerLimit)
-        }
-        guard prerolled == true else {
+        guard try answered(await prerollPlayer(), "the player's preroll at \(itemTime)") else {
             throw .prerollFailed(item.error.map { "\($0)" } ?? "a newer command came first")
         }
         prerolledAt = itemTime
@@ -328,6 +320,16 @@ actor NodeController {
 
     /// After the player failed to answer: the next load builds a new pipeline, and a one-shot
     /// command loads the media again rather than trusting the old one.
+    /// The player's answer to a one-shot request; when there was none, the pipeline is renewed and
+    /// the request times out (HTTP 503), so the next one starts afresh.
+    private func answered(_ answer: Bool?, _ request: String) throws(NodeError) -> Bool {
+        guard let answer else {
+            forgetWedgedPipeline()
+            throw .timedOut(what: request, after: Self.playerAnswerLimit)
+        }
+        return answer
+    }
+
     func forgetWedgedPipeline() {
         player.renewPipelineAtNextLoad()
         loadedMedia = nil

@@ -286,6 +286,8 @@ extension Player {
         }
         // Reading them reads the whole file: off this queue; they show once read, if still chosen.
         subtitles.show(nil, origin: .zero)
+        // A read of them already under way shows them when it ends.
+        guard item.asset.claimSubtitleRead(number) else { return }
         Thread {
             let cues = item.asset.cues(ofSubtitle: number)
             self.queue.async {

@@ -1,7 +1,7 @@
 import Foundation
 import LockstepTime
 import TestSupport
-import WallPlayer
+@testable import WallPlayer
 import XCTest
 
 /// Media selection on media with two audio languages (English 440 Hz, French 1000 Hz) and two
@@ -92,6 +92,34 @@ final class MediaSelectionTests: XCTestCase {
 
     func testSubtitles_turnOnAndOff_inThePicture_mp4MovText() async throws {
         try await checkSubtitlesTurnOnAndOff(try TestMedia.languages(fileExtension: "mp4"))
+    }
+
+    func testSubtitles_chosenAgainWhileBeingRead_areReadOnce_andShown() async throws {
+        let item = PlayerItem(url: try TestMedia.languages(fileExtension: "mkv"))
+        let player = Player(playerItem: item, video: Headless.video, audioSinkDescription: nil)
+        try await item.waitUntilReady()
+        let legible = try await XCTUnwrapAsync(
+            try await item.asset.mediaSelectionGroup(forMediaCharacteristic: .legible))
+        player.play()
+        try await player.waitUntilTime(MediaTime(value: 1, timescale: 2))
+        // A read claimed and not yet done, as while a first choice's thread reads the file.
+        XCTAssertTrue(item.asset.claimSubtitleRead(0))
+        XCTAssertFalse(item.asset.claimSubtitleRead(0), "a second reader waits for the first")
+        item.select(legible.options[0], in: legible)
+        item.select(nil, in: legible)
+        item.select(legible.options[0], in: legible)
+        try await Task.sleep(for: .milliseconds(500))
+        XCTAssertEqual(try subtitlePixels(player), 0, "not shown before the claimed read ends")
+        XCTAssertNil(item.asset.subtitleCues.withLock { $0[0] }, "no second read of the file")
+        // The first read ends: its cues are shown, as they are still chosen.
+        let cues = item.asset.cues(ofSubtitle: 0)
+        XCTAssertNotNil(try? cues.get())
+        XCTAssertTrue(item.asset.claimSubtitleRead(0), "the read is over")
+        _ = item.asset.subtitleReads.withLock { $0.remove(0) }
+        item.select(nil, in: legible)
+        item.select(legible.options[0], in: legible)
+        let shown = try await eventually("subtitles shown from the cues read once") { try subtitlePixels(player) > 50 }
+        XCTAssertTrue(shown)
     }
 
     func testTrackIsEnabled_choosesThatTrack_notItsWholeKind() async throws {

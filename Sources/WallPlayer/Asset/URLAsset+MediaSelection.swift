@@ -34,9 +34,17 @@ extension URLAsset {
         } else {
             result = .failure(.notFileBased(url.absoluteString))
         }
+        defer { _ = subtitleReads.withLock { $0.remove(number) } }
         return subtitleCues.withLock { cached in
             if cached[number] == nil { cached[number] = result }
             return cached[number]!
         }
+    }
+
+    /// Whether the caller is the one to read subtitle `number`'s cues: false while another reads
+    /// them (until its `cues(ofSubtitle:)` returns). A choice made again while the file is being
+    /// read then waits for that read instead of reading it a second time.
+    func claimSubtitleRead(_ number: Int) -> Bool {
+        subtitleReads.withLock { $0.insert(number).inserted }
     }
 }

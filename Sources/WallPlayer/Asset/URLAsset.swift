@@ -11,6 +11,8 @@ public final class URLAsset: Sendable {
     private let loaded = Mutex<Result<MediaInspection, PlayerError>?>(nil)
     /// The cues of each subtitle track read so far, by the track's number among subtitle tracks.
     let subtitleCues = Mutex<[Int: Result<SubtitleCues, PlayerError>]>([:])
+    /// Subtitle tracks whose cues a caller is reading now (`claimSubtitleRead`).
+    let subtitleReads = Mutex<Set<Int>>([])
 
     public init(url: URL) {
         self.url = url

@@ -10,6 +10,8 @@ public final class ChangeStream<Value: Sendable>: Sendable {
     private struct State {
         var value: Value
         var subscribers = Subscribers<Value>()
+        /// A value set by `stage` and not yet delivered.
+        var staged = false
     }
 
     private let state: Mutex<State>
@@ -47,8 +49,29 @@ public final class ChangeStream<Value: Sendable>: Sendable {
         state.withLock { state in
             guard state.value != value else { return false }
             state.value = value
+            state.staged = false
             state.subscribers.yield(value)
             return true
+        }
+    }
+
+    /// Sets the value, when it differs, without telling subscribers yet: `deliverStaged()` does.
+    /// For values that change together (a player's rate and its time control status), so that all
+    /// are in place before any subscriber hears of one.
+    func stage(_ value: Value) where Value: Equatable {
+        state.withLock { state in
+            guard state.value != value else { return }
+            state.value = value
+            state.staged = true
+        }
+    }
+
+    /// Delivers the value `stage` set, if no later `update` delivered one since.
+    func deliverStaged() {
+        state.withLock { state in
+            guard state.staged else { return }
+            state.staged = false
+            state.subscribers.yield(state.value)
         }
     }
 

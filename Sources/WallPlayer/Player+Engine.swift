@@ -517,8 +517,7 @@ extension Player {
         pipeline.playbin.settle()
         pipeline.playbin.setState(GST_STATE_READY)
         engine.prerolled = false
-        rateStream.update(0)
-        setTimeControl(.paused)
+        stopPlayback()
         setTimebase(.stopped(at: engine.timebase.itemTime(atHost: .invalid)))
     }
 
@@ -626,9 +625,8 @@ extension Player {
         case .advance where advanceAfterEnd():
             break
         case .advance, .pause:
-            rateStream.update(0)
+            stopPlayback()
             pipeline.playbin.setState(GST_STATE_PAUSED)
-            setTimeControl(.paused)
             refreshTimebase()
         case .none:
             break
@@ -652,13 +650,12 @@ extension Player {
     }
 
     /// Playback stalls: it waits for data to minimize stalls, or, with that off, stops at rate 0
-    /// (paused before the rate reads 0: whoever sees the rate fall finds the player paused).
+    /// (`stopPlayback`: whoever sees the rate fall finds the player paused).
     private func stall() {
         if automaticallyWaitsToMinimizeStalling {
             setTimeControl(.waitingToPlayAtSpecifiedRate, reason: .toMinimizeStalls)
         } else {
-            setTimeControl(.paused)
-            rateStream.update(0)
+            stopPlayback()
             refreshTimebase()
         }
     }
@@ -731,8 +728,7 @@ extension Player {
         }
         guard item.canPlay(atRate: newRate) else {
             logger.warning("rate not supported by the item", metadata: ["player.rate": .value(newRate)])
-            rateStream.update(0)
-            setTimeControl(.paused)
+            stopPlayback()
             return
         }
         if engine.scheduledMode { leaveScheduledMode(pipeline) }

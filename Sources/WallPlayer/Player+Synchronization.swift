@@ -136,8 +136,7 @@ extension Player {
             logger.error(
                 "scheduled start before the clock's zero", metadata: ["start.host_time_ns": .nanoseconds(hostTime)])
             cancelScheduledStart()
-            rateStream.update(0)
-            setTimeControl(.paused)
+            stopPlayback()
             return
         }
         pipeline.playbin.setStartTime(GStreamer.clockTimeNone)

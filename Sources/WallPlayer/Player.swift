@@ -404,6 +404,18 @@ public class Player: @unchecked Sendable {
         timeControlStream.update(status)
     }
 
+    /// Stops playback's rate and its time control status together: both are in place before the
+    /// subscribers of either hear of it (the rate's first), so whoever sees the rate fall reads the
+    /// new status, and the other way round, whichever path stopped it (an item's end, a failure, a
+    /// stall, an unsupported rate).
+    func stopPlayback() {
+        rateStream.stage(0)
+        settings.withLock { $0.reasonForWaitingToPlay = nil }
+        timeControlStream.stage(.paused)
+        rateStream.deliverStaged()
+        timeControlStream.deliverStaged()
+    }
+
     /// Runs `work` on `queue`, or the player's callback queue.
     func deliver(on queue: DispatchQueue?, _ work: @escaping @Sendable () -> Void) {
         (queue ?? callbackQueue).async(execute: work)

@@ -16,6 +16,36 @@ final class ChangeStreamTests: XCTestCase {
         XCTAssertEqual(seen, [0, 1, 2, 3], "an unchanged value is not sent again")
     }
 
+    func testStagedValues_areInPlaceBeforeAnyIsDelivered() async {
+        let rate = ChangeStream(1)
+        let status = ChangeStream("playing")
+        var rates = rate.values().makeAsyncIterator()
+        var statuses = status.values().makeAsyncIterator()
+        _ = await rates.next()
+        _ = await statuses.next()
+        rate.stage(0)
+        status.stage("paused")
+        XCTAssertEqual(rate.value, 0)
+        XCTAssertEqual(status.value, "paused")
+        rate.deliverStaged()
+        let told = await rates.next()
+        XCTAssertEqual(told, 0)
+        XCTAssertEqual(status.value, "paused", "the other value is in place when the first is told")
+        status.deliverStaged()
+        let toldStatus = await statuses.next()
+        XCTAssertEqual(toldStatus, "paused")
+        // Staging the value already there stages nothing; an update after a stage delivers once.
+        rate.stage(0)
+        rate.stage(2)
+        rate.update(3)
+        rate.deliverStaged()
+        rate.update(4)
+        let updated = await rates.next()
+        let updatedAgain = await rates.next()
+        XCTAssertEqual(updated, 3)
+        XCTAssertEqual(updatedAgain, 4, "the stage the update overtook is not delivered again")
+    }
+
     /// A subscriber cancelled while a value is being sent to it: the runtime holds the task's
     /// status lock while it tells the stream it ended, and the sender holds the stream's lock while
     /// it resumes the task. With the ended subscriber removed under the stream's lock, the two

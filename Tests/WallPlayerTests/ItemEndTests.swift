@@ -11,9 +11,13 @@ final class ItemEndTests: XCTestCase {
         let item = try XCTUnwrap(player.currentItem)
         let events = item.events
         player.play()
+        let rates = player.rateUpdates
         _ = try await first(in: events, within: 10, "end of item") { $0 == .didPlayToEndTime }
-        _ = try await first(in: player.timeControlStatusUpdates, within: 5, "pause at end") { $0 == .paused }
-        XCTAssertEqual(player.rate, 0)
+        // Both in place before either is told.
+        _ = try await first(in: rates, within: 5, "rate 0 at the end, paused already") {
+            $0 == 0 && player.timeControlStatus == .paused
+        }
+        XCTAssertEqual(player.timeControlStatus, .paused)
         XCTAssertEqual(player.currentTime().seconds, 1, accuracy: 0.1)
     }
 

@@ -242,9 +242,10 @@ actor NodeController {
     func status() -> NodeStatus {
         let item = player.currentItem
         let counts = frames.counts
+        let reading = clock.masterClock?.reading()
         return NodeStatus(
             id: settings.id,
-            masterTime: clock.masterClock?.now(),
+            masterTime: reading?.master, monotonicTime: reading.map { MediaTime(nanoseconds: $0.monotonicNanoseconds) },
             clock: clock.report(),
             player: PlayerReport(
                 status: "\(player.status)", media: loadedMedia, itemStatus: item.map { "\($0.status)" },

@@ -45,6 +45,15 @@ public final class MasterClock: @unchecked Sendable {
         MediaTime(clockTime: gst_clock_get_time(clock.pointer))
     }
 
+    /// The current master time, with the CLOCK_MONOTONIC time it belongs to: an observer that knows
+    /// the master's true time at each monotonic time (bench/wall, whose master runs on a simulated
+    /// clock) measures this clock's true error from it.
+    public func reading() -> (monotonicNanoseconds: Int64, master: MediaTime) {
+        let monotonic = Int64(gst_clock_get_internal_time(clock.pointer))
+        let local = LocalClock.process.localNanoseconds(atMonotonic: monotonic)
+        return (monotonic, MediaTime(nanoseconds: mapping.masterNanoseconds(atLocalNanoseconds: local)))
+    }
+
     private func apply(_ mapping: ClockMapping) {
         let local = LocalClock.process
         let monotonic = gst_clock_get_internal_time(clock.pointer)

@@ -152,6 +152,9 @@ public struct NodeStatus: Sendable, Hashable, Codable {
     public var id: String
     /// The node's estimate of the master clock's time when it answered.
     @OptionalNanosecondsCoded public var masterTime: MediaTime?
+    /// The node machine's CLOCK_MONOTONIC at the moment `masterTime` was read, so an observer that
+    /// knows the master's true time (a master on a simulated clock) can measure the node's clock error.
+    @OptionalNanosecondsCoded public var monotonicTime: MediaTime?
     public var clock: ClockReport
     public var player: PlayerReport
     /// The timeline the node follows, if any.
@@ -159,14 +162,16 @@ public struct NodeStatus: Sendable, Hashable, Codable {
 
     enum CodingKeys: String, CodingKey {
         case id, clock, player, timeline
-        case masterTime = "masterTimeNs"
+        case masterTime = "masterTimeNs", monotonicTime = "monotonicTimeNs"
     }
 
     public init(
-        id: String, masterTime: MediaTime?, clock: ClockReport, player: PlayerReport, timeline: TimelineReport? = nil
+        id: String, masterTime: MediaTime?, monotonicTime: MediaTime? = nil, clock: ClockReport, player: PlayerReport,
+        timeline: TimelineReport? = nil
     ) {
         self.id = id
         self.masterTime = masterTime
+        self.monotonicTime = monotonicTime
         self.clock = clock
         self.player = player
         self.timeline = timeline

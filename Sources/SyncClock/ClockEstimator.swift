@@ -151,6 +151,7 @@ struct ClockEstimator: Sendable {
         if let (kept, fitted) = longestConsistentSuffix(of: base, adding: sample) {
             let dropped = base.count - kept
             anchors.removeAll()
+            // The samples dropped no longer fit: `commit` must not keep them as anchors.
             window = Array(base.suffix(kept))
             commit(base.suffix(kept) + [sample], fitted)
             misfits.removeAll()
@@ -166,6 +167,7 @@ struct ClockEstimator: Sendable {
             let fitted = estimateIfConsistent(misfits.dropLast(), adding: misfits.last!)
         {
             anchors.removeAll()
+            // The old timeline's samples leave without becoming anchors.
             window = []
             commit(misfits.suffix(configuration.windowSize), fitted)
             misfits.removeAll()

@@ -319,8 +319,6 @@ actor NodeController {
         return answer
     }
 
-    /// After the player failed to answer: the next load builds a new pipeline, and a one-shot
-    /// command loads the media again rather than trusting the old one.
     /// The player's answer to a one-shot request; when there was none, the pipeline is renewed and
     /// the request times out (HTTP 503), so the next one starts afresh.
     private func answered(_ answer: Bool?, _ request: String) throws(NodeError) -> Bool {
@@ -331,6 +329,8 @@ actor NodeController {
         return answer
     }
 
+    /// After the player failed to answer: the next load builds a new pipeline, and a one-shot
+    /// command loads the media again rather than trusting the old one.
     func forgetWedgedPipeline() {
         player.renewPipelineAtNextLoad()
         loadedMedia = nil

@@ -151,9 +151,8 @@ struct ClockEstimator: Sendable {
         if let (kept, fitted) = longestConsistentSuffix(of: base, adding: sample) {
             let dropped = base.count - kept
             anchors.removeAll()
-            // The samples dropped no longer fit: `commit` must not keep them as anchors.
-            window = Array(base.suffix(kept))
-            commit(base.suffix(kept) + [sample], fitted)
+            // The samples dropped no longer fit: they do not become anchors.
+            commit(base.suffix(kept) + [sample], fitted, anchoringLeavers: false)
             misfits.removeAll()
             return .accepted(dropped: dropped)
         }
@@ -167,21 +166,24 @@ struct ClockEstimator: Sendable {
             let fitted = estimateIfConsistent(misfits.dropLast(), adding: misfits.last!)
         {
             anchors.removeAll()
-            // The old timeline's samples leave without becoming anchors.
-            window = []
-            commit(misfits.suffix(configuration.windowSize), fitted)
+            commit(misfits.suffix(configuration.windowSize), fitted, anchoringLeavers: false)
             misfits.removeAll()
             return .jumped
         }
         return .rejected
     }
 
-    /// Makes `samples` the window; the samples of the old window not in it become anchor candidates.
-    private mutating func commit(_ samples: some Sequence<ClockSample>, _ fitted: ClockEstimate) {
+    /// Makes `samples` the window. With `anchoringLeavers`, the samples of the old window older than
+    /// all of them become anchor candidates; not when they left because they no longer fit.
+    private mutating func commit(
+        _ samples: some Sequence<ClockSample>, _ fitted: ClockEstimate, anchoringLeavers: Bool = true
+    ) {
         let kept = Array(samples)
-        let oldest = kept.first?.clientSend ?? .max
-        for leaving in window where leaving.clientSend < oldest {
-            keepAsAnchor(leaving)
+        if anchoringLeavers {
+            let oldest = kept.first?.clientSend ?? .max
+            for leaving in window where leaving.clientSend < oldest {
+                keepAsAnchor(leaving)
+            }
         }
         window = kept
         estimate = fitted

@@ -18,6 +18,12 @@ gchar *lockstep_object_get_string(gpointer object, const char *name) {
     return value;
 }
 
+guint lockstep_object_get_uint(gpointer object, const char *name) {
+    guint value = 0;
+    g_object_get(object, name, &value, NULL);
+    return value;
+}
+
 gulong lockstep_signal_connect(gpointer instance, const char *signal, GCallback handler, gpointer data,
                                GClosureNotify destroy) {
     return g_signal_connect_data(instance, signal, handler, data, destroy, 0);

@@ -22,6 +22,13 @@ static inline void lockstep_pad_probe_info_set_flow_return(GstPadProbeInfo *info
     GST_PAD_PROBE_INFO_FLOW_RETURN(info) = flow;
 }
 
+/* MARK: Pads (GST_PAD_IS_EOS and the stream lock are macros) */
+
+static inline gboolean lockstep_pad_is_eos(GstPad *pad) { return GST_PAD_IS_EOS(pad); }
+/** Takes the pad's stream lock if no streaming thread holds it; TRUE when taken. */
+static inline gboolean lockstep_pad_stream_trylock(GstPad *pad) { return GST_PAD_STREAM_TRYLOCK(pad); }
+static inline void lockstep_pad_stream_unlock(GstPad *pad) { GST_PAD_STREAM_UNLOCK(pad); }
+
 /* MARK: Object properties (g_object_set is variadic) */
 
 void lockstep_object_set_string(gpointer object, const char *name, const char *value);
@@ -33,6 +40,8 @@ void lockstep_object_set_double(gpointer object, const char *name, gdouble value
 void lockstep_object_set_pointer(gpointer object, const char *name, gpointer value);
 /** A string property's value, to be freed with g_free; NULL when unset. */
 gchar *lockstep_object_get_string(gpointer object, const char *name);
+/** An unsigned integer property's value. */
+guint lockstep_object_get_uint(gpointer object, const char *name);
 
 /* MARK: Signals (g_signal_connect is a macro) */
 

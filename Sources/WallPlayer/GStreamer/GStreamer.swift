@@ -40,6 +40,62 @@ enum GStreamer {
         return String(cString: name)
     }
 
+    /// Calls `body` with every element inside `bin`, at any depth, that `factory` made.
+    static func forEachDescendant(
+        of bin: Element, factory: String, _ body: (UnsafeMutablePointer<GstElement>) -> Void
+    ) {
+        forEachObject(in: gst_bin_iterate_recurse(bin.cast(to: GstBin.self))) { object in
+            let element = object.assumingMemoryBound(to: GstElement.self)
+            if factoryName(of: element) == factory { body(element) }
+        }
+    }
+
+    /// The first element inside `bin`, at any depth, that `factory` made.
+    static func descendant(of bin: Element, factory: String) -> Element? {
+        var found: Element?
+        forEachDescendant(of: bin, factory: factory) { element in
+            if found == nil { found = Element(retaining: element) }
+        }
+        return found
+    }
+
+    /// Calls `body` with each of `element`'s pads of `direction`.
+    static func forEachPad(
+        of element: Element, direction: GstPadDirection, _ body: (UnsafeMutablePointer<GstPad>) -> Void
+    ) {
+        let iterator =
+            direction == GST_PAD_SRC
+            ? gst_element_iterate_src_pads(element.pointer) : gst_element_iterate_sink_pads(element.pointer)
+        forEachObject(in: iterator) { body($0.assumingMemoryBound(to: GstPad.self)) }
+    }
+
+    /// Calls `body` with each object `iterator` yields, then frees the iterator. A resync
+    /// (the set changed meanwhile) ends the walk early, as nothing here needs every one.
+    private static func forEachObject(in iterator: UnsafeMutablePointer<GstIterator>?, _ body: (gpointer) -> Void) {
+        guard let iterator else { return }
+        defer { gst_iterator_free(iterator) }
+        var value = GValue()
+        defer { if value.g_type != 0 { g_value_unset(&value) } }
+        while gst_iterator_next(iterator, &value) == GST_ITERATOR_OK {
+            defer { g_value_reset(&value) }
+            guard let object = g_value_get_object(&value) else { continue }
+            body(object)
+        }
+    }
+
+    /// "element:pad", as GStreamer's logs name a pad.
+    static func padName(_ pad: UnsafeMutablePointer<GstPad>) -> String {
+        func name(_ object: UnsafeMutablePointer<GstObject>) -> String {
+            guard let name = gst_object_get_name(object) else { return "?" }
+            defer { g_free(name) }
+            return String(cString: name)
+        }
+        let object = UnsafeMutableRawPointer(pad).assumingMemoryBound(to: GstObject.self)
+        guard let parent = gst_object_get_parent(object) else { return name(object) }
+        defer { gst_object_unref(parent) }
+        return name(parent) + ":" + name(object)
+    }
+
     /// The message of a `GError`, which this call frees.
     static func consume(_ error: UnsafeMutablePointer<GError>?) -> String {
         guard let error else { return "unknown error" }

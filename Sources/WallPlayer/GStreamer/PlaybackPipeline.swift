@@ -85,6 +85,8 @@ final class PlaybackPipeline: @unchecked Sendable {
     private var cropProbeID: gulong = 0
     /// Watches the sources playbin3 makes (set once, at the end of init).
     private var handover: GaplessHandover?
+    /// Ends the outputs when decodebin3 loses the end of a file (set once, at the end of init).
+    private var endOfStreamGuard: EndOfStreamGuard?
     /// The stream groups since the last load or flushing seek, and their timing.
     let groups = StreamGroups()
     private var groupProbes: [(pad: Pad, id: gulong)] = []
@@ -191,6 +193,14 @@ final class PlaybackPipeline: @unchecked Sendable {
             Unmanaged.passRetained(box).toOpaque(), releaseClosureBox)
         AudioTail.watch(playbin)
         handover = GaplessHandover.watch(playbin)
+        let groups = self.groups
+        let outputs = [videoBin?.staticPad("sink"), self.audioSink?.staticPad("sink")].compactMap { $0 }
+        endOfStreamGuard = EndOfStreamGuard(playbin: playbin, outputs: outputs) { [playbin] in
+            var current = GST_STATE_VOID_PENDING
+            var pending = GST_STATE_VOID_PENDING
+            let result = gst_element_get_state(playbin.pointer, &current, &pending, 0)
+            return result == GST_STATE_CHANGE_SUCCESS && current == GST_STATE_PLAYING && !groups.successorToCome
+        }
     }
 
     /// The pipeline prerolled (ASYNC_DONE): streams of a network source may end from now on.
@@ -201,6 +211,7 @@ final class PlaybackPipeline: @unchecked Sendable {
 
     /// Stops every thread and drops the bus hook; the pipeline cannot be used afterwards.
     func shutdown() {
+        endOfStreamGuard?.stop()
         playbin.settleIfTypefinding()
         playbin.setState(GST_STATE_NULL)
         box.presented.stop()

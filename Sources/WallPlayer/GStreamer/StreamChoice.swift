@@ -54,19 +54,11 @@ final class StreamChooser: @unchecked Sendable {
 
     /// Connects to the `select-stream` signal of the decodebin3 inside `playbin`, made with it.
     func watch(_ playbin: Element) {
-        guard let iterator = gst_bin_iterate_recurse(playbin.raw.assumingMemoryBound(to: GstBin.self)) else { return }
-        defer { gst_iterator_free(iterator) }
-        var value = GValue()
-        while gst_iterator_next(iterator, &value) == GST_ITERATOR_OK {
-            defer { g_value_reset(&value) }
-            guard let object = g_value_get_object(&value) else { continue }
-            let element = object.assumingMemoryBound(to: GstElement.self)
-            guard GStreamer.factoryName(of: element) == "decodebin3" else { continue }
+        GStreamer.forEachDescendant(of: playbin, factory: "decodebin3") { element in
             lockstep_signal_connect(
                 element, "select-stream", unsafeBitCast(selectStream, to: GCallback.self),
                 Unmanaged.passRetained(self).toOpaque(), releaseChooser)
         }
-        if value.g_type != 0 { g_value_unset(&value) }
     }
 
     /// Plays `choice` from now on; a prerolled pipeline is told at once. Its subtitles are the

@@ -65,6 +65,14 @@ final class StreamGroups: @unchecked Sendable {
         }
     }
 
+    /// Whether a gapless successor was queued that no stream has reached yet.
+    var successorToCome: Bool {
+        state.withLock { state in
+            let current = state.current.values.max() ?? 0
+            return state.ids.indices.contains { $0 > current && state.ids[$0] == nil }
+        }
+    }
+
     /// A STREAM_START with `groupID` reached the `kind` output.
     func streamStarted(_ kind: Kind, groupID: UInt32?) {
         state.withLock { state in

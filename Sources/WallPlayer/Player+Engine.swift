@@ -613,6 +613,8 @@ extension Player {
         }
         if item.asset.isFileBased, facts.duration.isNumeric {
             facts.loadedTimeRanges = [MediaTimeRange(start: .zero, duration: facts.duration)]
+        } else if let loaded = pipeline.loaded?.range(origin: origin) {
+            facts.loadedTimeRanges = [loaded]
         }
         return facts
     }
@@ -672,14 +674,15 @@ extension Player {
     /// it is loaded.
     static let networkFactsInterval = DispatchTimeInterval.seconds(1)
 
-    /// Over the network, what can be sought moves with a live window, and a live stream's duration
-    /// appears only when it ends: read again as at the item's preroll (`facts(from:item:)`).
-    /// playbin3 (1.22) answers buffering queries without ranges, so what has arrived stays unknown.
+    /// Over the network, what has arrived grows, what can be sought moves with a live window, and a
+    /// live stream's duration appears only when it ends: read again as at the item's preroll
+    /// (`facts(from:item:)`).
     func refreshNetworkFacts(_ pipeline: PlaybackPipeline) {
         guard let item = engine.loadedItem, !item.asset.isFileBased, item.status == .readyToPlay else { return }
         let fresh = facts(from: pipeline, item: item)
         item.updateFacts { facts in
             if !fresh.seekableTimeRanges.isEmpty { facts.seekableTimeRanges = fresh.seekableTimeRanges }
+            if !fresh.loadedTimeRanges.isEmpty { facts.loadedTimeRanges = fresh.loadedTimeRanges }
             if !facts.duration.isNumeric { facts.duration = fresh.duration }
         }
     }

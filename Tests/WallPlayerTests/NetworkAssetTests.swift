@@ -40,6 +40,12 @@ extension NetworkAssetTests {
         let player = try await Player.ready(url)
         XCTAssertEqual(player.currentItem?.duration.seconds ?? 0, 4, accuracy: 0.1)
         XCTAssertEqual(try player.shownFrame(), 0, "the first frame at item time zero")
+        // What has arrived is counted in item time too: from the start, within the item.
+        let loaded = try await first(in: player.currentItem!.loadedTimeRangesUpdates, within: 10, "loaded") {
+            !$0.isEmpty
+        }
+        XCTAssertEqual(loaded[0].start.seconds, 0, accuracy: 0.05)
+        XCTAssertLessThanOrEqual(loaded[0].end.seconds, 4.1)
         // Item time counts as libavformat's: the segments' audio starts 21 ms before their video
         // (AAC priming), so frame n is at the video track's start + n / 30.
         let video = try await player.currentItem!.asset.loadTracks(withMediaType: .video)
@@ -184,6 +190,35 @@ final class NetworkObservationTests: XCTestCase {
         XCTAssertEqual(ranges.first?.start, .zero)
         XCTAssertEqual(ranges.last?.end.seconds ?? 0, 20, accuracy: 0.1)
         XCTAssertEqual(player.currentItem?.status, .readyToPlay)
+    }
+
+    func testLoadedRanges_growAsDataArrives_andStartAgainWhereASeekLands() async throws {
+        // About three times faster than the media plays: data arrives ahead of playback, and
+        // not all at once.
+        let server = try HTTPFileServer(root: TestMedia.servedOverHTTP(), bytesPerSecond: 40_000)
+        defer { server.stop() }
+        let player = try await Player.ready(server.url("long.mp4"))
+        let item = try XCTUnwrap(player.currentItem)
+        let loaded = item.loadedTimeRangesUpdates
+        let initial = try await first(in: loaded, within: 10, "a loaded range") { !$0.isEmpty }
+        XCTAssertEqual(initial.count, 1)
+        XCTAssertEqual(initial[0].start.seconds, 0, accuracy: 0.05)
+        player.play()
+        let grown = try await first(in: loaded, within: 20, "the loaded range grown by 3 s") {
+            ($0.first?.end.seconds ?? 0) >= initial[0].end.seconds + 3
+        }
+        XCTAssertEqual(grown[0].start.seconds, 0, accuracy: 0.05, "what was loaded before stays loaded")
+        XCTAssertLessThanOrEqual(grown[0].end.seconds, 20.1, "never past the item's end")
+        XCTAssertGreaterThanOrEqual(grown[0].end, player.currentTime(), "what plays has arrived")
+        // A seek far ahead starts again where it lands: what was loaded before it is not counted.
+        let target = MediaTime(value: 16, timescale: 1)
+        let sought = await player.seek(to: target, toleranceBefore: .zero, toleranceAfter: .zero)
+        XCTAssertTrue(sought)
+        let after = try await first(in: loaded, within: 10, "a loaded range from the seek") {
+            ($0.first?.start.seconds ?? 0) > 10
+        }
+        XCTAssertLessThanOrEqual(after[0].start, target, "the range holds the seek's target")
+        XCTAssertGreaterThan(after[0].end, target)
     }
 
     func testStall_waitsForData_thenWithWaitingOffStopsAtRateZero() async throws {

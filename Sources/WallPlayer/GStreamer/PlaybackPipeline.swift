@@ -89,6 +89,8 @@ final class PlaybackPipeline: @unchecked Sendable {
     private var endOfStreamGuard: EndOfStreamGuard?
     /// The stream groups since the last load or flushing seek, and their timing.
     let groups = StreamGroups()
+    /// What of the item has arrived (set once, at the end of init).
+    private(set) var loaded: LoadedData?
     private var groupProbes: [(pad: Pad, id: gulong)] = []
     private let video: Mutex<(settings: VideoOutputSettings, sourceSize: PixelSize?)>
 
@@ -193,6 +195,7 @@ final class PlaybackPipeline: @unchecked Sendable {
             Unmanaged.passRetained(box).toOpaque(), releaseClosureBox)
         AudioTail.watch(playbin)
         handover = GaplessHandover.watch(playbin)
+        loaded = LoadedData(playbin: playbin)
         let groups = self.groups
         let outputs = [videoBin?.staticPad("sink"), self.audioSink?.staticPad("sink")].compactMap { $0 }
         endOfStreamGuard = EndOfStreamGuard(playbin: playbin, outputs: outputs) { [playbin] in

@@ -103,8 +103,7 @@ private let audioTailProbe: GstPadProbeCallback = { pad, info, data in
     let event = object.assumingMemoryBound(to: GstEvent.self)
     switch event.pointee.type {
     case GST_EVENT_SEGMENT:
-        var segment = GstSegment()
-        gst_event_copy_segment(event, &segment)
+        let segment = GStreamer.segment(of: event)
         context.state.withLock {
             $0 = AudioTailContext.State(
                 stop: segment.format == GST_FORMAT_TIME ? nanoseconds(segment.stop) : nil, rate: segment.rate)

@@ -96,6 +96,13 @@ enum GStreamer {
         return name(parent) + ":" + name(object)
     }
 
+    /// The segment a SEGMENT event carries, copied.
+    static func segment(of event: UnsafeMutablePointer<GstEvent>) -> GstSegment {
+        var segment = GstSegment()
+        gst_event_copy_segment(event, &segment)
+        return segment
+    }
+
     /// The message of a `GError`, which this call frees.
     static func consume(_ error: UnsafeMutablePointer<GError>?) -> String {
         guard let error else { return "unknown error" }

@@ -121,8 +121,7 @@ private let loadedProbe: GstPadProbeCallback = { _, info, data in
     let event = object.assumingMemoryBound(to: GstEvent.self)
     switch event.pointee.type {
     case GST_EVENT_SEGMENT:
-        var segment = GstSegment()
-        gst_event_copy_segment(event, &segment)
+        let segment = GStreamer.segment(of: event)
         let values = segment.format == GST_FORMAT_TIME ? SegmentValues(segment) : nil
         stream.state.withLock { $0.segment = values }
     case GST_EVENT_CAPS:

@@ -191,8 +191,7 @@ let groupProbe: GstPadProbeCallback = { _, info, data in
         let hasID = gst_event_parse_group_id(event, &id) != 0
         context.groups.streamStarted(context.kind, groupID: hasID ? UInt32(id) : nil)
     } else if type == GST_EVENT_SEGMENT {
-        var segment = GstSegment()
-        gst_event_copy_segment(event, &segment)
+        var segment = GStreamer.segment(of: event)
         let usable = segment.format == GST_FORMAT_TIME && segment.start != guint64.max
         guard
             let rewritten = context.groups.rewrite(

@@ -21,6 +21,9 @@
 #                                                          440 Hz, default; "Français" fra 1000 Hz) and
 #                                                          two subtitle tracks (eng, fra) showing a white
 #                                                          line all along: SubRip in Matroska, mov_text in MP4
+#   scripts/make-media.sh captions OUT.mp4 [SECONDS] [WxH]  black H.264 carrying a CEA-608 closed caption
+#                                                          (ATSC A/53 SEI, channel CC1): "CAPTION ON" shown
+#                                                          from 1 s to SECONDS - 1 s (SECONDS at least 3)
 #
 # Frame code (decoded by GroundTruth.FrameCode): frame n is one flat colour. With level(i) = 24 + 13*i,
 # Y = level(n mod 16), U = level((n / 16) mod 16), V = level((n / 256) mod 16): 12 bits, n mod 4096,
@@ -29,7 +32,7 @@
 # seek that lands exactly on a keyframe to its decode time, one frame early).
 set -euo pipefail
 
-kind=${1:?usage: make-media.sh av|framecode|framecode-ts|rotated|hap|interlaced|languages OUT [SECONDS] [WxH]}
+kind=${1:?usage: make-media.sh av|framecode|framecode-ts|rotated|hap|interlaced|languages|captions OUT [SECONDS] [WxH]}
 out=${2:?output file}
 seconds=${3:-10}
 size=${4:-320x180}
@@ -115,8 +118,21 @@ case "$kind" in
             "${container[@]}"
         exit 0
         ;;
+    captions)
+        plain="$out.plain.$$.h264"
+        captioned="$out.captioned.$$.h264"
+        trap 'rm -f "$tmp" "$plain" "$captioned"' EXIT
+        mkdir -p "$(dirname "$out")"
+        # One slice a frame, no B-frames: each frame's SEI carries that frame's caption bytes.
+        ffmpeg -nostdin -hide_banner -loglevel error -y \
+            -f lavfi -i "color=c=black:size=${size}:rate=${fps}:duration=${seconds}" \
+            -c:v libx264 -preset veryfast -pix_fmt yuv420p -g "$gop" -bf 0 -threads 1 -f h264 "$plain"
+        python3 "$(dirname "$0")/add-captions.py" "$plain" "$captioned" "$fps" "CAPTION ON" 1 $((seconds - 1))
+        encode mp4 -r "$fps" -i "$captioned" -c copy -f mp4
+        exit 0
+        ;;
     *)
-        echo "make-media.sh: unknown kind '$kind' (expected av, framecode, framecode-ts, rotated, hap, interlaced or languages)" >&2
+        echo "make-media.sh: unknown kind '$kind' (expected av, framecode, framecode-ts, rotated, hap, interlaced, languages or captions)" >&2
         exit 2
         ;;
 esac

@@ -40,6 +40,11 @@ extension WallNode {
         @Option(help: "Show the subtitles in this language over the picture (fr, en-GB, deu); default: none.")
         var subtitles: String?
 
+        @Flag(
+            name: .customLong("closed-captions"),
+            help: "Show the CEA-608 closed captions the video carries (CC1) while no subtitles are shown.")
+        var closedCaptions = false
+
         @Option(help: ArgumentHelp("Seconds to wait for the file to load before giving up.", visibility: .hidden))
         var loadTimeout: Double = 30
 
@@ -63,6 +68,7 @@ extension WallNode {
             } else {
                 player = Player(playerItem: nil, video: video, audioSinkDescription: audioSink)
             }
+            player.closedCaptionDisplayEnabled = closedCaptions
             // Chosen before the item loads: it starts with them.
             for (language, characteristic) in [(audioLanguage, MediaCharacteristic.audible), (subtitles, .legible)] {
                 guard let language else { continue }

@@ -230,6 +230,7 @@ extension Player {
                 realtimePriority: current.realtimeRenderPriority, callbacks: makeCallbacks())
             pipeline.playbin.set("volume", Double(current.volume))
             pipeline.playbin.set("mute", current.isMuted)
+            pipeline.subtitles?.showClosedCaptions(current.closedCaptionDisplayEnabled)
             engine.pipeline = pipeline
             pipelineRef.withLock { $0 = pipeline }
             if status == .unknown { statusStream.update(.readyToPlay) }

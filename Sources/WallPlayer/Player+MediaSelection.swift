@@ -1,4 +1,15 @@
 extension Player {
+    /// Whether the CEA-608 closed captions carried in the video (ATSC A/53, as broadcast H.264 and
+    /// MPEG-2 have them) are drawn over the picture while no subtitles are chosen; false by default
+    /// (`AVPlayer.closedCaptionDisplayEnabled`). Channel CC1 is shown, from the next frame on.
+    public var closedCaptionDisplayEnabled: Bool {
+        get { settings.withLock { $0.closedCaptionDisplayEnabled } }
+        set {
+            settings.withLock { $0.closedCaptionDisplayEnabled = newValue }
+            pipelineRef.withLock { $0 }?.subtitles?.showClosedCaptions(newValue)
+        }
+    }
+
     /// Whether the player chooses each item's audio and subtitles by its criteria when the item
     /// becomes current, and again when the criteria change; true by default. A choice made on the
     /// item (`select(_:in:)`) is kept (`appliesMediaSelectionCriteriaAutomatically`).

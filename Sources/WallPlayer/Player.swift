@@ -101,6 +101,7 @@ public class Player: @unchecked Sendable {
         var framesRendered: UInt64 = 0
         var framesDropped: UInt64 = 0
         var appliesMediaSelectionCriteriaAutomatically = true
+        var closedCaptionDisplayEnabled = false
         var selectionCriteria: [MediaCharacteristic: PlayerMediaSelectionCriteria] = [:]
     }
 

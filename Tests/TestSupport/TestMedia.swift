@@ -67,6 +67,12 @@ public enum TestMedia {
         try generate(kind: "languages", seconds: seconds, size: "320x180", fileExtension: fileExtension)
     }
 
+    /// Black H.264 with a CEA-608 closed caption in its SEI (`make-media.sh captions`): "CAPTION ON"
+    /// from 1 s to `seconds` - 1 s.
+    public static func captions(seconds: Int = 4) throws -> URL {
+        try generate(kind: "captions", seconds: seconds, size: "320x180")
+    }
+
     /// An AAC tone with no video at all: media a player plays but a wall node must refuse.
     public static func audioOnly(seconds: Int = 2) throws -> URL {
         let key = "audio-\(seconds)s"

@@ -1,3 +1,4 @@
+import CGStreamer
 import Foundation
 import LockstepTime
 import TestSupport
@@ -179,6 +180,51 @@ final class MediaSelectionTests: XCTestCase {
             try await Task.sleep(for: .milliseconds(50))
         }
         return try condition()
+    }
+}
+
+/// CEA-608 closed captions carried in the video's SEI, drawn when `closedCaptionDisplayEnabled`.
+final class ClosedCaptionTests: XCTestCase {
+    func testCaptions_areDrawnWhileShown_whenEnabled() async throws {
+        let player = try await Player.ready(try TestMedia.captions(seconds: 4))
+        player.closedCaptionDisplayEnabled = true
+        player.play()
+        try await player.waitUntilTime(MediaTime(value: 2, timescale: 1))
+        player.pause()
+        XCTAssertGreaterThan(try subtitlePixels(player), 100, "\"CAPTION ON\" drawn at 2 s (shown from 1 s to 3 s)")
+        player.play()
+        try await player.waitUntilTime(MediaTime(value: 7, timescale: 2))
+        player.pause()
+        XCTAssertEqual(try subtitlePixels(player), 0, "erased at 3 s")
+    }
+
+    func testCaptions_areNotDrawn_byDefault_orWhenTurnedOff() async throws {
+        let player = try await Player.ready(try TestMedia.captions(seconds: 4))
+        XCTAssertFalse(player.closedCaptionDisplayEnabled)
+        player.play()
+        try await player.waitUntilTime(MediaTime(value: 2, timescale: 1))
+        XCTAssertEqual(try subtitlePixels(player), 0, "off by default")
+        player.closedCaptionDisplayEnabled = true
+        player.closedCaptionDisplayEnabled = false
+        try await player.waitUntilTime(MediaTime(value: 5, timescale: 2))
+        player.pause()
+        XCTAssertEqual(try subtitlePixels(player), 0, "turned off again")
+    }
+
+    func testCaptionBytes_becomeFieldOneTriplets() {
+        let pairs: [UInt8] = [0x94, 0x2F, 0xC8, 0x45]
+        let triplets = pairs.withUnsafeBytes {
+            ClosedCaptionDecoder.triplets(type: Int32(GST_VIDEO_CAPTION_TYPE_CEA608_RAW.rawValue), $0)
+        }
+        XCTAssertEqual(triplets, [0xFC, 0x94, 0x2F, 0xFC, 0xC8, 0x45])
+        let s334: [UInt8] = [0x80, 0x94, 0x2F, 0x00, 0x80, 0x80]
+        let fields = s334.withUnsafeBytes {
+            ClosedCaptionDecoder.triplets(type: Int32(GST_VIDEO_CAPTION_TYPE_CEA608_S334_1A.rawValue), $0)
+        }
+        XCTAssertEqual(fields, [0xFC, 0x94, 0x2F, 0xFD, 0x80, 0x80])
+        XCTAssertNil([UInt8](repeating: 0, count: 9).withUnsafeBytes {
+            ClosedCaptionDecoder.triplets(type: Int32(GST_VIDEO_CAPTION_TYPE_CEA708_CDP.rawValue), $0)
+        })
     }
 }
 

@@ -29,6 +29,24 @@ static inline gboolean lockstep_pad_is_eos(GstPad *pad) { return GST_PAD_IS_EOS(
 static inline gboolean lockstep_pad_stream_trylock(GstPad *pad) { return GST_PAD_STREAM_TRYLOCK(pad); }
 static inline void lockstep_pad_stream_unlock(GstPad *pad) { GST_PAD_STREAM_UNLOCK(pad); }
 
+/* MARK: Closed captions (gst_buffer_get_video_caption_meta is a macro) */
+
+/**
+ * The closed caption data a decoder attached to `buffer` (GstVideoCaptionMeta): its GstVideoCaptionType
+ * and bytes, valid while the buffer is. FALSE when it has none.
+ */
+static inline gboolean lockstep_buffer_has_captions(GstBuffer *buffer) {
+    return gst_buffer_get_video_caption_meta(buffer) != NULL;
+}
+static inline gboolean lockstep_buffer_captions(GstBuffer *buffer, int *type, const guint8 **data, gsize *size) {
+    GstVideoCaptionMeta *meta = gst_buffer_get_video_caption_meta(buffer);
+    if (meta == NULL) return FALSE;
+    *type = (int)meta->caption_type;
+    *data = meta->data;
+    *size = meta->size;
+    return TRUE;
+}
+
 /* MARK: Object properties (g_object_set is variadic) */
 
 void lockstep_object_set_string(gpointer object, const char *name, const char *value);

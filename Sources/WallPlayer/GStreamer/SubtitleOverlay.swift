@@ -5,7 +5,8 @@ import Synchronization
 
 /// Draws the chosen subtitle track over the picture: a `textoverlay` in the video output, before
 /// the crop (a wall's tiles are cut from the picture with its subtitles), whose text is set for
-/// each frame from the track's cues at the frame's item time.
+/// each frame from the track's cues at the frame's item time. With no subtitles chosen and closed
+/// captions on, it draws the CEA-608 captions the frames carry (`ClosedCaptionDecoder`).
 ///
 /// playbin3 (GStreamer 1.22) renders subtitles only without the native-video flag, which the
 /// output needs, and switching or removing a text stream while playing left old text on screen
@@ -18,7 +19,15 @@ final class SubtitleOverlay: @unchecked Sendable {
         var origin: MediaTime = .zero
         /// The text set on the overlay; nil while it is silent.
         var shown: String?
+        /// Whether closed captions are drawn when no subtitles are chosen.
+        var closedCaptions = false
     }
+
+    /// Decodes the captions of every frame that has them, drawn or not, so that turning them on
+    /// shows what is on screen now: the video streaming thread's alone.
+    private let captions = ClosedCaptionDecoder()
+    /// The caption text on screen after the last frame: the video streaming thread's alone.
+    private var captionText: String?
 
     let element: Element
     private let state = Mutex(State())
@@ -59,17 +68,38 @@ final class SubtitleOverlay: @unchecked Sendable {
         if cues == nil { update(to: nil) }
     }
 
-    /// Whether subtitles are chosen: without, frames pass with no work for them.
-    fileprivate var isShowing: Bool { state.withLock { $0.cues != nil } }
-
-    /// Sets the text for a frame at stream time `streamTime`.
-    fileprivate func frame(atStreamTime streamTime: MediaTime) {
-        let text = state.withLock { state -> String?? in
-            guard let cues = state.cues else { return .none }
-            return .some(cues.text(at: streamTime - state.origin))
+    /// Draws the closed captions the frames carry from the next frame on, while no subtitles are
+    /// chosen (`AVPlayer.closedCaptionDisplayEnabled`).
+    func showClosedCaptions(_ enabled: Bool) {
+        let silent = state.withLock { state -> Bool in
+            state.closedCaptions = enabled
+            return !enabled && state.cues == nil
         }
-        guard case .some(let wanted) = text else { return }
-        update(to: wanted)
+        if silent { update(to: nil) }
+    }
+
+    /// Whether subtitles or captions are shown: without, frames with no captions pass with no
+    /// work for them.
+    fileprivate var isShowing: Bool { state.withLock { $0.cues != nil || $0.closedCaptions } }
+
+    /// Sets the text for the frame `buffer` at stream time `streamTime`, after reading the
+    /// captions it carries, if any.
+    fileprivate func frame(_ buffer: UnsafeMutablePointer<GstBuffer>, atStreamTime streamTime: MediaTime) {
+        var type: Int32 = 0
+        var data: UnsafePointer<guint8>?
+        var size: gsize = 0
+        if lockstep_buffer_captions(buffer, &type, &data, &size) != 0, let data,
+            case .text(let text)? = captions.decode(
+                type: type, data: UnsafeRawBufferPointer(start: data, count: Int(size)), at: streamTime)
+        {
+            captionText = text
+        }
+        let wanted = state.withLock { state -> String?? in
+            if let cues = state.cues { return .some(cues.text(at: streamTime - state.origin)) }
+            return state.closedCaptions ? .some(captionText) : .none
+        }
+        guard case .some(let text) = wanted else { return }
+        update(to: text)
     }
 
     private func update(to text: String?) {
@@ -88,7 +118,9 @@ private let subtitleProbe: GstPadProbeCallback = { pad, info, data in
     guard let pad, let info, let data, let buffer = info.pointee.data?.assumingMemoryBound(to: GstBuffer.self)
     else { return GST_PAD_PROBE_OK }
     let overlay = Unmanaged<SubtitleOverlay>.fromOpaque(data).takeUnretainedValue()
-    guard overlay.isShowing, let event = gst_pad_get_sticky_event(pad, GST_EVENT_SEGMENT, 0) else {
+    guard overlay.isShowing || lockstep_buffer_has_captions(buffer) != 0,
+        let event = gst_pad_get_sticky_event(pad, GST_EVENT_SEGMENT, 0)
+    else {
         return GST_PAD_PROBE_OK
     }
     defer { gst_mini_object_unref(UnsafeMutableRawPointer(event).assumingMemoryBound(to: GstMiniObject.self)) }
@@ -97,7 +129,7 @@ private let subtitleProbe: GstPadProbeCallback = { pad, info, data in
     guard let segment else { return GST_PAD_PROBE_OK }
     let streamTime = gst_segment_to_stream_time(segment, GST_FORMAT_TIME, buffer.pointee.pts)
     guard streamTime != GStreamer.clockTimeNone else { return GST_PAD_PROBE_OK }
-    overlay.frame(atStreamTime: MediaTime(clockTime: streamTime))
+    overlay.frame(buffer, atStreamTime: MediaTime(clockTime: streamTime))
     return GST_PAD_PROBE_OK
 }
 

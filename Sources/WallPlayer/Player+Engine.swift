@@ -393,6 +393,8 @@ extension Player {
             streamStarted()
         case GST_MESSAGE_STREAM_COLLECTION:
             pipeline.streamCollectionArrived(pointer)
+        case GST_MESSAGE_STREAMS_SELECTED:
+            pipeline.streamsSelected(pointer)
         case GST_MESSAGE_BUFFERING:
             var percent: gint = 100
             gst_message_parse_buffering(pointer, &percent)

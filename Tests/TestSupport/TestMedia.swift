@@ -135,8 +135,9 @@ public enum TestMedia {
     }
 
     /// A folder for `HTTPFileServer`: the 4 s frame-code clip as `clip.mp4` and as HLS `vod.m3u8`
-    /// (1 s segments), and a 20 s one with its index first, as files meant for progressive download
-    /// are, as `long.mp4`. Made once per test process.
+    /// (1 s segments), a 20 s one with its index first, as files meant for progressive download
+    /// are, as `long.mp4`, and HLS with alternate renditions (`makeRenditions`). Made once per test
+    /// process.
     public static func servedOverHTTP() throws -> URL {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("lockstep-http-\(getpid())")
         if let made = cache.withLock({ $0["http"] }) { return made }
@@ -158,8 +159,38 @@ public enum TestMedia {
                 "-loglevel", "error", "-y", "-i", frameCode(seconds: 20).path, "-c", "copy", "-movflags", "+faststart",
                 folder.appendingPathComponent("long.mp4").path,
             ])
+        try makeRenditions(in: folder.appendingPathComponent("renditions"))
         cache.withLock { $0["http"] = folder }
         return folder
+    }
+
+    /// HLS with alternate renditions, from the 4 s languages clip, as `renditions/master.m3u8`:
+    /// the video, two audio renditions ("English" eng 440 Hz, the default; "Français" fra 1000 Hz)
+    /// and a WebVTT subtitle rendition ("English", eng), 1 s segments.
+    private static func makeRenditions(in folder: URL) throws {
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try run(
+            "/usr/bin/ffmpeg",
+            [
+                "-loglevel", "error", "-y", "-i", languages(seconds: 4).path,
+                "-map", "0:v", "-map", "0:a:0", "-map", "0:a:1", "-map", "0:s:0",
+                "-c:v", "libx264", "-preset", "veryfast", "-pix_fmt", "yuv420p", "-g", "30", "-sc_threshold", "0",
+                "-c:a", "aac", "-b:a", "64k", "-c:s", "webvtt",
+                "-f", "hls", "-hls_time", "1", "-hls_playlist_type", "vod", "-master_pl_name", "master.m3u8",
+                "-var_stream_map",
+                "v:0,s:0,agroup:aud,sgroup:sub a:0,agroup:aud,language:eng,default:yes a:1,agroup:aud,language:fra",
+                "-hls_segment_filename", folder.appendingPathComponent("seg_%v_%03d.ts").path,
+                folder.appendingPathComponent("stream_%v.m3u8").path,
+            ])
+        // ffmpeg names renditions by number and gives the subtitles no language; a packager would.
+        // (It writes the variant only with every stream's bit rate known: the audio is encoded.)
+        let master = folder.appendingPathComponent("master.m3u8")
+        let text = try String(contentsOf: master, encoding: .utf8)
+            .replacingOccurrences(of: #"NAME="audio_1""#, with: #"NAME="English""#)
+            .replacingOccurrences(of: #"NAME="audio_2""#, with: #"NAME="Français""#)
+            .replacingOccurrences(
+                of: #"NAME="subtitle_0",DEFAULT=NO,"#, with: #"NAME="English",DEFAULT=NO,LANGUAGE="eng","#)
+        try text.write(to: master, atomically: true, encoding: .utf8)
     }
 
     /// Runs a command to completion, throwing with its output when it fails.

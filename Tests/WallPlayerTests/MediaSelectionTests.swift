@@ -63,6 +63,30 @@ final class MediaSelectionTests: XCTestCase {
         XCTAssertEqual(after, 1000, accuracy: 50, "French after it")
     }
 
+    func testHLSAlternateAudio_isChosenAndSwitched_byLanguage() async throws {
+        let server = try HTTPFileServer(root: try TestMedia.servedOverHTTP())
+        defer { server.stop() }
+        let capture = try AudioCapture()
+        let item = PlayerItem(url: server.url("renditions/master.m3u8"))
+        let player = Player(playerItem: nil, video: Headless.video, audioSinkDescription: capture.sinkDescription)
+        player.setMediaSelectionCriteria(
+            PlayerMediaSelectionCriteria(preferredLanguages: ["fr"]), forMediaCharacteristic: .audible)
+        player.replaceCurrentItem(with: item)
+        try await item.waitUntilReady()
+        let audible = try await XCTUnwrapAsync(
+            try await item.asset.mediaSelectionGroup(forMediaCharacteristic: .audible))
+        XCTAssertEqual(audible.options.map(\.languageCode), ["eng", "fra"])
+        XCTAssertEqual(item.currentMediaSelection.selectedMediaOption(in: audible)?.languageCode, "fra")
+        player.play()
+        try await player.waitUntilTime(MediaTime(value: 3, timescale: 2))
+        // The source downloads only the rendition it plays: French, not its default English.
+        XCTAssertEqual(AudioCapture.frequency(of: capture.samples.suffix(24_000)[...]), 1000, accuracy: 50)
+        item.select(audible.options[0], in: audible)
+        try await player.waitUntilTime(MediaTime(value: 7, timescale: 2))
+        player.pause()
+        XCTAssertEqual(AudioCapture.frequency(of: capture.samples.suffix(12_000)[...]), 440, accuracy: 30)
+    }
+
     func testCriteria_chooseTheLanguagesAnItemStartsWith() async throws {
         let capture = try AudioCapture()
         let item = PlayerItem(url: try TestMedia.languages())

@@ -265,6 +265,11 @@ final class PlaybackPipeline: @unchecked Sendable {
         chooser.collectionArrived(collection.map { GObjectRef(owning: $0) })
     }
 
+    /// decodebin3 says which streams it decodes (STREAMS_SELECTED).
+    func streamsSelected(_ message: UnsafeMutablePointer<GstMessage>) {
+        chooser.streamsSelected(message, on: playbin)
+    }
+
     /// Plays the streams `choice` names: the item's video or not, one of its audio streams or
     /// none (`StreamChooser`).
     func selectStreams(_ choice: StreamChoice) {

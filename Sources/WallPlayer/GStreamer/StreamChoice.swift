@@ -34,6 +34,11 @@ struct StreamChoice: Sendable, Hashable {
 /// The signal decides before anything is decoded, with no race. A `select-streams` event sent
 /// while a pipeline prerolls can hold it for good in GStreamer 1.22 (seen with Matroska: no
 /// preroll, and CRITICALs from decodebin3), so a change made then waits for the preroll.
+///
+/// An adaptive source (HLS) offers its alternate renditions in its collection but downloads and
+/// exposes only the one it picks, whatever the signal answers: what is decoded is known from
+/// decodebin3's STREAMS_SELECTED message, and when that differs from the choice once prerolled,
+/// the choice is sent upstream as an event (once for each choice).
 final class StreamChooser: @unchecked Sendable {
     private struct State {
         var wanted = StreamChoice.playbinDefault
@@ -41,6 +46,10 @@ final class StreamChooser: @unchecked Sendable {
         var applied: StreamChoice?
         var collection: GObjectRef<GstStreamCollection>?
         var prerolled = false
+        /// The streams decodebin3 last said it decodes (STREAMS_SELECTED).
+        var selected: Set<String>?
+        /// The streams the last event asked for.
+        var sent: Set<String>?
     }
 
     private let state = Mutex(State())
@@ -74,7 +83,22 @@ final class StreamChooser: @unchecked Sendable {
             state.collection = nil
             state.applied = nil
             state.prerolled = false
+            state.selected = nil
+            state.sent = nil
         }
+    }
+
+    /// decodebin3 posted the streams it decodes (STREAMS_SELECTED): a choice the source did not
+    /// follow is sent now.
+    func streamsSelected(_ message: UnsafeMutablePointer<GstMessage>, on playbin: Element) {
+        var ids: Set<String> = []
+        for index in 0..<gst_message_streams_selected_get_size(message) {
+            guard let stream = gst_message_streams_selected_get_stream(message, index) else { continue }
+            if let id = gst_stream_get_stream_id(stream) { ids.insert(String(cString: id)) }
+            gst_object_unref(stream)
+        }
+        state.withLock { $0.selected = ids }
+        sendIfNeeded(to: playbin)
     }
 
     /// A stream collection was posted (STREAM_COLLECTION).
@@ -89,18 +113,23 @@ final class StreamChooser: @unchecked Sendable {
     }
 
     private func sendIfNeeded(to playbin: Element) {
-        let send = state.withLock { state -> (StreamChoice, GObjectRef<GstStreamCollection>)? in
-            guard state.prerolled, let collection = state.collection, state.applied != state.wanted else { return nil }
-            state.applied = state.wanted
-            return (state.wanted, collection)
-        }
-        guard let (choice, collection) = send else { return }
-        var selected: UnsafeMutablePointer<GList>?
-        forEachStream(of: collection.pointer) { stream, kind, number in
-            if plays(choice, kind, number), let id = gst_stream_get_stream_id(stream) {
-                selected = g_list_append(selected, g_strdup(id))
+        let send = state.withLock { state -> [String]? in
+            guard state.prerolled, let collection = state.collection else { return nil }
+            var wanted: [String] = []
+            forEachStream(of: collection.pointer) { stream, kind, number in
+                if plays(state.wanted, kind, number), let id = gst_stream_get_stream_id(stream) {
+                    wanted.append(String(cString: id))
+                }
             }
+            let differs = state.selected.map { $0 != Set(wanted) } ?? (state.applied != state.wanted)
+            guard differs, state.sent != Set(wanted) else { return nil }
+            state.applied = state.wanted
+            state.sent = Set(wanted)
+            return wanted
         }
+        guard let send else { return }
+        var selected: UnsafeMutablePointer<GList>?
+        for id in send { selected = g_list_append(selected, g_strdup(id)) }
         if let event = gst_event_new_select_streams(selected) {
             gst_element_send_event(playbin.pointer, event)
         }

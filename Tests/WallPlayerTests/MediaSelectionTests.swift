@@ -119,6 +119,19 @@ final class MediaSelectionTests: XCTestCase {
         try await checkSubtitlesTurnOnAndOff(try TestMedia.languages(fileExtension: "mp4"))
     }
 
+    func testSubtitles_turnOnAndOff_inThePicture_hlsWebVTTRendition() async throws {
+        let server = try HTTPFileServer(root: try TestMedia.servedOverHTTP())
+        defer { server.stop() }
+        let url = server.url("renditions/master.m3u8")
+        // libavformat's HLS demuxer does not read subtitle renditions: the master playlist's are.
+        let legible = try await XCTUnwrapAsync(
+            try await URLAsset(url: url).mediaSelectionGroup(forMediaCharacteristic: .legible))
+        XCTAssertEqual(legible.options.map(\.displayName), ["English"])
+        XCTAssertEqual(legible.options.map(\.extendedLanguageTag), ["en"])
+        try await checkSubtitlesTurnOnAndOff(url)
+        XCTAssertTrue(server.requests.contains("/renditions/stream_0_vtt.m3u8"), "the rendition's playlist was read")
+    }
+
     func testSubtitles_chosenAgainWhileBeingRead_areReadOnce_andShown() async throws {
         let item = PlayerItem(url: try TestMedia.languages(fileExtension: "mkv"))
         let player = Player(playerItem: item, video: Headless.video, audioSinkDescription: nil)

@@ -51,4 +51,34 @@ enum TestTracks {
             timeRange: MediaTimeRange(start: .zero, duration: MediaTime(value: 1, timescale: 1)), sampleRate: 48_000,
             channelCount: 2, languageCode: language, title: nil, isDefault: false)
     }
+
+    func testHLSMaster_subtitleRenditions_areParsed_withQuotedCommas() {
+        let master = """
+            #EXTM3U
+            #EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="aud",NAME="English",LANGUAGE="en",URI="a/en.m3u8"
+            #EXT-X-MEDIA:TYPE=SUBTITLES,GROUP-ID="subs",NAME="English, SDH",DEFAULT=YES,LANGUAGE="en",URI="subs/en.m3u8"
+            #EXT-X-MEDIA:TYPE=SUBTITLES,GROUP-ID="subs",NAME="Français",LANGUAGE="fr",URI="https://cdn.example/fr.m3u8"
+            #EXT-X-STREAM-INF:BANDWIDTH=1000,SUBTITLES="subs"
+            v.m3u8
+            """
+        let renditions = HLSRenditions.subtitles(
+            inMaster: master, at: URL(string: "http://host/show/master.m3u8")!)
+        XCTAssertEqual(renditions.map(\.name), ["English, SDH", "Français"])
+        XCTAssertEqual(renditions.map(\.language), ["en", "fr"])
+        XCTAssertEqual(renditions.map(\.isDefault), [true, false])
+        XCTAssertEqual(
+            renditions.map(\.playlist.absoluteString),
+            ["http://host/show/subs/en.m3u8", "https://cdn.example/fr.m3u8"])
+    }
+
+    func testWebVTTTimestampMap_givesTheOffsetToMPEGTSTime() {
+        let segment = "WEBVTT\nX-TIMESTAMP-MAP=LOCAL:00:00:00.000,MPEGTS:900000\n\n00:00.500 --> 00:02.000\nHi\n"
+        XCTAssertEqual(HLSRenditions.timestampOffset(ofSegment: segment), MediaTime(value: 10, timescale: 1))
+        let swapped = "WEBVTT\nX-TIMESTAMP-MAP=MPEGTS:181000,LOCAL:00:01.000\n"
+        XCTAssertEqual(
+            HLSRenditions.timestampOffset(ofSegment: swapped), MediaTime(value: 181_000, timescale: 90_000) - .init(value: 1, timescale: 1))
+        XCTAssertNil(HLSRenditions.timestampOffset(ofSegment: "WEBVTT\n\n00:00.500 --> 00:02.000\nHi\n"))
+        XCTAssertEqual(HLSRenditions.cueTime("01:02:03.5"), MediaTime(value: 3_723_500, timescale: 1000))
+        XCTAssertNil(HLSRenditions.cueTime("soon"))
+    }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import LockstepTime
 
 /// The kind of data a track carries (`AVMediaType`).
@@ -52,6 +53,9 @@ public struct AssetTrack: Sendable, Hashable {
     public let title: String?
     /// Whether the container marks the track as the one of its kind to play by default.
     public let isDefault: Bool
+    /// An HLS subtitle rendition's own media playlist: the track is not in the main stream but
+    /// beside it (`EXT-X-MEDIA`); nil for every other track.
+    public internal(set) var renditionPlaylist: URL? = nil
 
     /// Video only: the size the picture is shown at, `naturalSize` turned by `preferredRotation`.
     public var presentationSize: PixelSize? {

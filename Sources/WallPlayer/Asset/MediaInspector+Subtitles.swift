@@ -1,5 +1,6 @@
 internal import CFFmpeg
 internal import CLockstepShims
+import Foundation
 import LockstepTime
 
 extension MediaInspector {
@@ -22,6 +23,31 @@ extension MediaInspector {
                 throw .unreadableFile(path: path, reason: failure.reason)
             case .failure(let failure):
                 throw .corruptMedia(path: path, format: "subtitles", reason: failure.reason)
+            }
+        }
+    }
+
+    /// The cues of an HLS subtitle rendition, read from its media playlist, in item time:
+    /// `containerStart` is the main stream's (MPEG-TS time at item time zero), which a segment's
+    /// `X-TIMESTAMP-MAP` ties its cue times to; without one, cue times are item time
+    /// (`HLSRenditions.timestampOffset`).
+    static func subtitleCues(rendition playlist: URL, containerStart: MediaTime) throws(PlayerError) -> SubtitleCues {
+        let location = playlist.absoluteString
+        let offset = readText(playlist, timeout: readTimeout)
+            .flatMap { HLSRenditions.firstSegment(inPlaylist: $0, at: playlist) }
+            .flatMap { readText($0, timeout: readTimeout) }
+            .flatMap(HLSRenditions.timestampOffset(ofSegment:))
+        let options = [(key: "rw_timeout", value: "\(readTimeout.convertScale(1_000_000, method: .default).value)")]
+        return try withInput(location, timeout: subtitleReadTimeout, options: options) {
+            (opening) throws(PlayerError) -> SubtitleCues in
+            switch opening {
+            case .success(let input):
+                return try subtitleCues(
+                    in: input, path: location, number: 0, containerStart: offset.map { containerStart - $0 } ?? .zero)
+            case .failure(let failure) where failure.stage == .open:
+                throw .networkFailed(url: location, reason: failure.reason)
+            case .failure(let failure):
+                throw .corruptMedia(path: location, format: "subtitles", reason: failure.reason)
             }
         }
     }

@@ -97,6 +97,9 @@ enum MediaInspector {
         guard tracks.contains(where: \.isPlayable) else {
             throw .noPlayableTrack(path: location, found: tracks.map { "\($0.mediaType.rawValue) (\($0.codec))" })
         }
+        if remote, formatName == "hls", let master = URL(string: location) {
+            tracks += subtitleRenditionTracks(of: master, timeRange: MediaTimeRange(start: .zero, duration: containerDuration))
+        }
         // A live stream has no duration (libavformat's HLS demuxer leaves it unset without an
         // end to the playlist); its tracks' ranges, which count from the live edge, say nothing either.
         let duration =
@@ -107,6 +110,22 @@ enum MediaInspector {
             formatName: formatName, duration: duration, tracks: tracks,
             commonMetadata: metadata(context.pointee.metadata), containerStart: containerStart,
             streamTimeOrigin: streamTimeOrigin)
+    }
+
+    /// The subtitle renditions of the HLS master playlist at `master`, as subtitle tracks beside
+    /// the streams libavformat reads (`HLSRenditions`); none when the playlist lists none or
+    /// cannot be read again.
+    private static func subtitleRenditionTracks(of master: URL, timeRange: MediaTimeRange) -> [AssetTrack] {
+        guard let text = readText(master, timeout: readTimeout) else { return [] }
+        return HLSRenditions.subtitles(inMaster: text, at: master).enumerated().map { index, rendition in
+            var track = AssetTrack(
+                trackID: Int32(10_000 + index), mediaType: .subtitle, codec: "webvtt", naturalSize: nil,
+                preferredRotation: 0, nominalFrameRate: 0, fieldOrder: .unknown, pixelFormat: nil, bitDepth: 0,
+                timeRange: timeRange, sampleRate: 0, channelCount: 0, languageCode: rendition.language,
+                title: rendition.name, isDefault: rendition.isDefault)
+            track.renditionPlaylist = rendition.playlist
+            return track
+        }
     }
 
     /// Item time zero of a network stream. An HLS stream's item time counts from the playlist's

@@ -21,12 +21,19 @@ extension URLAsset {
 
 extension URLAsset {
     /// The cues of the subtitle track numbered `number` among the asset's subtitle tracks, read
-    /// once (on the caller's thread: it reads the whole file); subtitles of network assets are not
-    /// read.
+    /// once (on the caller's thread: it reads the whole file, or an HLS rendition's playlist and
+    /// segments); the subtitles inside a network file are not read.
     func cues(ofSubtitle number: Int) -> Result<SubtitleCues, PlayerError> {
         if let done = subtitleCues.withLock({ $0[number] }) { return done }
         let result: Result<SubtitleCues, PlayerError>
-        if case .success(let inspection)? = loadedInspection, isFileBased {
+        let subtitles = (try? loadedInspection?.get().tracks)?.filter { $0.mediaType == .subtitle } ?? []
+        if case .success(let inspection)? = loadedInspection, subtitles.indices.contains(number),
+            let playlist = subtitles[number].renditionPlaylist
+        {
+            result = Result { () throws(PlayerError) in
+                try MediaInspector.subtitleCues(rendition: playlist, containerStart: inspection.containerStart)
+            }
+        } else if case .success(let inspection)? = loadedInspection, isFileBased {
             result = Result { () throws(PlayerError) in
                 try MediaInspector.subtitleCues(
                     path: url.path, number: number, containerStart: inspection.containerStart)

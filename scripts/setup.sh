@@ -49,6 +49,8 @@ packages=(
     openbox
     x11-xserver-utils
     x11-utils
+    # test: a node fullscreen on Wayland (weston, headless, and its screenshooter)
+    weston
 )
 
 missing=()

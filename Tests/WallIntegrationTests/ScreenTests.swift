@@ -318,6 +318,86 @@ final class ScreenTests: XCTestCase {
         try assertStills(in: try grabRGB(), "after the test card")
     }
 
+    /// On Wayland the compositor places windows; a node asks only for fullscreen (waylandsink's
+    /// `fullscreen`), which covers the output, the desktop shell's panel included. Weston runs
+    /// headless (pixman), one 640x360 output, its screenshots allowed (`--debug`).
+    func testWaylandNode_fullscreen_coversTheOutputWithTheFrame() async throws {
+        let weston = try Self.tool("weston")
+        let screenshooter = try Self.tool("weston-screenshooter")
+        let runtime = folder.appendingPathComponent("xdg")
+        try FileManager.default.createDirectory(
+            at: runtime, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let socket = "lockstep-wayland-\(getpid())"
+        let wayland = ["XDG_RUNTIME_DIR": runtime.path, "WAYLAND_DISPLAY": socket]
+        displayProcesses.append(
+            try ChildProcess(
+                weston,
+                [
+                    "--backend=headless-backend.so", "--use-pixman", "--width=\(Self.screen.width)",
+                    "--height=\(Self.screen.height)", "--socket=\(socket)", "--debug",
+                ],
+                environment: ["XDG_RUNTIME_DIR": runtime.path]))
+        try await withTimeout(10, "weston's socket") {
+            while !FileManager.default.fileExists(atPath: runtime.appendingPathComponent(socket).path) {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+        }
+        let clip = try TestMedia.audioVideo(seconds: 6, size: "\(Self.screen.width)x\(Self.screen.height)").path
+        let config = folder.appendingPathComponent("wayland.yaml").path
+        try """
+        name: wayland
+        clock: 127.0.0.1:15683
+        media: \(clip)
+        canvas: {width: \(Self.screen.width), height: \(Self.screen.height)}
+        start-margin: 300ms
+        nodes:
+          - {id: w, control: "127.0.0.1:17956", tile: {x: 0, y: 0, width: \(Self.screen.width), height: \(Self.screen.height)},
+             video-sink: waylandsink, screen: {fullscreen: true}}
+        """.write(toFile: config, atomically: true, encoding: .utf8)
+        let wallctl = ChildProcess.product("wallctl")
+        processes.append(try ChildProcess(wallctl, ["clock", "serve", "--listen", "127.0.0.1:15683"]))
+        let node = try ChildProcess(
+            ChildProcess.product("wallnode"),
+            [
+                "run", "--config", config, "--id", "w", "--state-directory", folder.appendingPathComponent("w").path,
+                "--log-format", "text",
+            ],
+            environment: wayland)
+        processes.append(node)
+        nodes["wayland"] = node
+        try await withTimeout(30, "the node answers") {
+            while try ChildProcess.run(wallctl, ["status", "--config", config, "--timeout", "2"]).status != 0 {
+                try await Task.sleep(for: .milliseconds(300))
+            }
+        }
+        let played = try ChildProcess.run(wallctl, ["play", "--config", config, "--timeout", "30"])
+        XCTAssertEqual(played.status, 0, played.output + played.errors)
+        try await Task.sleep(for: .seconds(2))
+        let paused = try ChildProcess.run(wallctl, ["pause", "--config", config, "--timeout", "10"])
+        XCTAssertEqual(paused.status, 0, paused.output + paused.errors)
+        try await Task.sleep(for: .seconds(2))
+        // weston-screenshooter writes wayland-screenshot-<time>.png into its working directory.
+        let shots = folder.appendingPathComponent("wayland-shots")
+        try FileManager.default.createDirectory(at: shots, withIntermediateDirectories: true)
+        let environment = wayland.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+        try TestMedia.run("/bin/sh", ["-c", "cd '\(shots.path)' && env \(environment) '\(screenshooter)'"])
+        let shot = try XCTUnwrap(
+            try FileManager.default.contentsOfDirectory(atPath: shots.path).first { $0.hasSuffix(".png") },
+            "weston-screenshooter wrote no screenshot")
+        let path = shots.appendingPathComponent(shot).path
+        try FileManager.default.createDirectory(at: Self.shots, withIntermediateDirectories: true)
+        try? FileManager.default.removeItem(at: Self.shots.appendingPathComponent("wayland.png"))
+        try FileManager.default.copyItem(atPath: path, toPath: Self.shots.appendingPathComponent("wayland.png").path)
+        let whole = try bestFrame(
+            shot: path, source: clip, x: 0, y: 0, width: Self.screen.width, height: Self.screen.height)
+        XCTAssertGreaterThan(
+            whole.psnr, 30, "the output shows frame \(whole.frame) at only \(whole.psnr) dB: not fullscreen?")
+        // The top rows, where the shell's panel is, show the frame too.
+        let top = try bestFrame(shot: path, source: clip, x: 0, y: 0, width: Self.screen.width, height: 32)
+        XCTAssertEqual(top.frame, whole.frame)
+        XCTAssertGreaterThan(top.psnr, 30, "the panel shows through above the picture")
+    }
+
     /// tl, tr and bl show their stills (above 35 dB PSNR), br is black.
     private func assertStills(in shot: [UInt8], _ when: String) throws {
         let (w, h) = (Self.screen.width / 2, Self.screen.height / 2)

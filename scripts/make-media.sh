@@ -21,6 +21,7 @@
 #                                                          440 Hz, default; "Français" fra 1000 Hz) and
 #                                                          two subtitle tracks (eng, fra) showing a white
 #                                                          line all along: SubRip in Matroska, mov_text in MP4
+#   scripts/make-media.sh framecode-av1 OUT.mp4 [SECONDS] [WxH] the frame-code video alone, as AV1 (libaom)
 #   scripts/make-media.sh captions OUT.mp4 [SECONDS] [WxH]  black H.264 carrying a CEA-608 closed caption
 #                                                          (ATSC A/53 SEI, channel CC1): "CAPTION ON" shown
 #                                                          from 1 s to SECONDS - 1 s (SECONDS at least 3)
@@ -32,7 +33,7 @@
 # seek that lands exactly on a keyframe to its decode time, one frame early).
 set -euo pipefail
 
-kind=${1:?usage: make-media.sh av|framecode|framecode-ts|rotated|hap|interlaced|languages|captions OUT [SECONDS] [WxH]}
+kind=${1:?usage: make-media.sh av|framecode|framecode-ts|framecode-av1|rotated|hap|interlaced|languages|captions OUT [SECONDS] [WxH]}
 out=${2:?output file}
 seconds=${3:-10}
 size=${4:-320x180}
@@ -79,6 +80,11 @@ case "$kind" in
         ;;
     framecode-ts)
         remux framecode ts -f mpegts
+        exit 0
+        ;;
+    framecode-av1)
+        encode mp4 -f lavfi -i "color=c=black:size=${size}:rate=${fps}:duration=${seconds},format=yuv420p,geq=lum='24+13*mod(N,16)':cb='24+13*mod(floor(N/16),16)':cr='24+13*mod(floor(N/256),16)'" \
+            -c:v libaom-av1 -cpu-used 8 -crf 20 -b:v 0 -g "$gop" -keyint_min "$gop" -f mp4
         exit 0
         ;;
     hap)
@@ -132,7 +138,7 @@ case "$kind" in
         exit 0
         ;;
     *)
-        echo "make-media.sh: unknown kind '$kind' (expected av, framecode, framecode-ts, rotated, hap, interlaced, languages or captions)" >&2
+        echo "make-media.sh: unknown kind '$kind' (expected av, framecode, framecode-ts, framecode-av1, rotated, hap, interlaced, languages or captions)" >&2
         exit 2
         ;;
 esac

@@ -67,6 +67,11 @@ public enum TestMedia {
         try generate(kind: "languages", seconds: seconds, size: "320x180", fileExtension: fileExtension)
     }
 
+    /// The frame-code video alone as AV1 (`make-media.sh framecode-av1`), a keyframe each second.
+    public static func frameCodeAV1(seconds: Int = 2, size: String = "160x90") throws -> URL {
+        try generate(kind: "framecode-av1", seconds: seconds, size: size)
+    }
+
     /// Black H.264 with a CEA-608 closed caption in its SEI (`make-media.sh captions`): "CAPTION ON"
     /// from 1 s to `seconds` - 1 s.
     public static func captions(seconds: Int = 4) throws -> URL {

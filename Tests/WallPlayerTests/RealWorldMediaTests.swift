@@ -80,6 +80,25 @@ final class RealWorldMediaTests: XCTestCase {
     /// Item time counts from the container's start, as libavformat's does: frame n (n/30 s into the
     /// clip's video) is shown from item time `videoStart + n/30`, and not 0.7 s off as with
     /// GStreamer's own origin (its first PCR).
+    func testPlay_whenAV1_showsTheExactFramesAndEnds() async throws {
+        // AV1 decodes with gstreamer1.0-plugins-bad's av1dec (libaom), which setup installs.
+        let player = try await Player.ready(try TestMedia.frameCodeAV1(seconds: 2))
+        let codecs = try await player.currentItem!.asset.loadTracks(withMediaType: .video).map(\.codec)
+        XCTAssertEqual(codecs, ["av1"])
+        XCTAssertEqual(try player.shownFrame(), 0)
+        for frame in [45, 12, 59] {
+            let finished = await player.seek(to: frames(Int64(frame)), toleranceBefore: .zero, toleranceAfter: .zero)
+            XCTAssertTrue(finished)
+            XCTAssertEqual(try player.shownFrame(), frame, "the exact frame after an exact seek in AV1")
+        }
+        _ = await player.seek(to: .zero)
+        let ended = Task {
+            try await first(in: player.currentItem!.events, within: 10, "end") { $0 == .didPlayToEndTime }
+        }
+        player.play()
+        _ = try await ended.value
+    }
+
     func testPlay_whenTransportStream_countsItemTimeFromTheFirstFrame() async throws {
         let url = try TestMedia.frameCodeTransportStream()
         let tracks = try await URLAsset(url: url).loadTracks(withMediaType: .video)

@@ -15,6 +15,19 @@ public final class QueuePlayer: Player, @unchecked Sendable {
         /// stream starts. More than one when items are shorter than the pipeline reads ahead:
         /// the next about-to-finish can come before the previous successor is shown.
         var handedOver: [PlayerItem] = []
+        /// An edit removed an item handed over, or put one before it: the pipeline plays what it
+        /// was handed, whatever the queue says now (GStreamer takes no successor back).
+        var handedOverIsStale = false
+
+        mutating func forgetHandedOver() {
+            handedOver = []
+            handedOverIsStale = false
+        }
+
+        /// Whether an item inserted at `index` lands before one already handed over.
+        func handsOverFrom(_ index: Int) -> Bool {
+            handedOver.contains { item in (items.firstIndex { $0 === item } ?? -1) > index }
+        }
     }
 
     private let itemQueue = Mutex(Queue())
@@ -42,7 +55,7 @@ public final class QueuePlayer: Player, @unchecked Sendable {
     public func advanceToNextItem() {
         let next = itemQueue.withLock { queue -> PlayerItem? in
             if !queue.items.isEmpty { queue.items.removeFirst() }
-            queue.handedOver = []
+            queue.forgetHandedOver()
             return queue.items.first
         }
         makeCurrent(next)
@@ -62,7 +75,7 @@ public final class QueuePlayer: Player, @unchecked Sendable {
             }
             guard queue.items.first !== item else { return }
             queue.items = [item] + queue.items.dropFirst().filter { $0 !== item }
-            queue.handedOver = []
+            queue.forgetHandedOver()
         }
         makeCurrent(item)
     }
@@ -86,11 +99,14 @@ public final class QueuePlayer: Player, @unchecked Sendable {
             return
         }
         let becameCurrent = itemQueue.withLock { queue -> Bool in
-            if let afterItem, let index = queue.items.firstIndex(where: { $0 === afterItem }) {
-                queue.items.insert(item, at: index + 1)
+            let index: Int
+            if let afterItem, let anchor = queue.items.firstIndex(where: { $0 === afterItem }) {
+                index = anchor + 1
             } else {
-                queue.items.append(item)
+                index = queue.items.count
             }
+            queue.items.insert(item, at: index)
+            if queue.handsOverFrom(index) { queue.handedOverIsStale = true }
             return queue.items.count == 1
         }
         if becameCurrent { makeCurrent(item) }
@@ -99,7 +115,10 @@ public final class QueuePlayer: Player, @unchecked Sendable {
     /// Removes `item` from the queue; removing the current item advances.
     public func remove(_ item: PlayerItem) {
         if currentItem === item { return advanceToNextItem() }
-        itemQueue.withLock { queue in queue.items.removeAll { $0 === item } }
+        itemQueue.withLock { queue in
+            if queue.handedOver.contains(where: { $0 === item }) { queue.handedOverIsStale = true }
+            queue.items.removeAll { $0 === item }
+        }
     }
 
     /// Empties the queue; nothing is current afterwards.
@@ -132,10 +151,29 @@ public final class QueuePlayer: Player, @unchecked Sendable {
     }
 
     override func forgetHandedOverSuccessors() {
-        itemQueue.withLock { $0.handedOver = [] }
+        itemQueue.withLock { $0.forgetHandedOver() }
     }
 
     override func streamStarted() {
+        // A successor handed over before the queue was edited has started: the current item has
+        // ended, and the queue's own next item is loaded in its place (not gapless: a frame or
+        // two of the stale one may show first).
+        let stale = itemQueue.withLock { queue -> (ended: PlayerItem?, next: PlayerItem?)? in
+            guard queue.handedOverIsStale, !queue.handedOver.isEmpty else { return nil }
+            queue.forgetHandedOver()
+            let ended = queue.items.isEmpty ? nil : queue.items.removeFirst()
+            return (ended, queue.items.first)
+        }
+        if let stale {
+            logger.debug(
+                "the successor handed over was edited out of the queue: loading the queue's next item",
+                metadata: ["player.item": "\(stale.next?.asset.url.lastPathComponent ?? "none")"])
+            stale.ended?.post(.didPlayToEndTime)
+            setCurrentItem(stale.next)
+            load(stale.next)
+            notifyAdvanced(stale.next)
+            return
+        }
         let arriving = itemQueue.withLock { queue -> (ended: [PlayerItem], next: PlayerItem)? in
             guard !queue.handedOver.isEmpty else { return nil }
             let next = queue.handedOver.removeFirst()
@@ -168,7 +206,7 @@ public final class QueuePlayer: Player, @unchecked Sendable {
     override func advanceAfterEnd() -> Bool {
         let next = itemQueue.withLock { queue -> PlayerItem? in
             if !queue.items.isEmpty { queue.items.removeFirst() }
-            queue.handedOver = []
+            queue.forgetHandedOver()
             return queue.items.first
         }
         setCurrentItem(next)

@@ -54,6 +54,69 @@ final class ItemEndTests: XCTestCase {
         XCTAssertNil(player.currentItem)
     }
 
+    func testQueueEdit_afterTheNextItemWasHandedOver_removingIt_playsTheOneAfter() async throws {
+        let url = try TestMedia.frameCode(seconds: 2)
+        let (a, b, c) = (PlayerItem(url: url), PlayerItem(url: url), PlayerItem(url: url))
+        let player = QueuePlayer(items: [a, b, c], video: Headless.video, audioSinkDescription: nil)
+        try await a.waitUntilReady()
+        let currents = recordCurrentItems(of: player)
+        let presented = player.presentedFrames
+        let counted = Task {
+            var frames = 0
+            for await _ in presented { frames += 1 }
+            return frames
+        }
+        player.play()
+        try await waitUntilHandedOver(player)
+        player.remove(b)
+        XCTAssertTrue(player.items() == [a, c])
+        _ = try await first(in: c.events, within: 15, "c played to its end") { $0 == .didPlayToEndTime }
+        let seen = await currents.stop()
+        counted.cancel()
+        let frames = await counted.value
+        XCTAssertFalse(seen.contains { $0 === b }, "the removed item never became current")
+        XCTAssertTrue(seen.contains { $0 === c }, "the item after it did")
+        // Two items of 60 frames were played, not three (the reload may show a frame again).
+        XCTAssertLessThan(frames, 130, "the removed item's frames were played too")
+    }
+
+    func testQueueEdit_afterTheNextItemWasHandedOver_insertingBeforeIt_playsTheInsertedNext() async throws {
+        let url = try TestMedia.frameCode(seconds: 2)
+        let (a, b, c) = (PlayerItem(url: url), PlayerItem(url: url), PlayerItem(url: url))
+        let player = QueuePlayer(items: [a, c], video: Headless.video, audioSinkDescription: nil)
+        try await a.waitUntilReady()
+        let currents = recordCurrentItems(of: player)
+        let bEvents = b.events
+        player.play()
+        try await waitUntilHandedOver(player)
+        player.insert(b, after: a)
+        XCTAssertTrue(player.items() == [a, b, c])
+        _ = try await first(in: c.events, within: 20, "c played to its end") { $0 == .didPlayToEndTime }
+        let seen = await currents.stop()
+        let order = seen.compactMap { item in [a, b, c].firstIndex { $0 === item } }
+        XCTAssertEqual(order, [0, 1, 2], "a, then the inserted b, then c")
+        _ = try await first(in: bEvents, within: 1, "b ended after playing") { $0 == .didPlayToEndTime }
+    }
+
+    /// Returns once the queue player has handed its next item to the pipeline (about-to-finish).
+    private func waitUntilHandedOver(_ player: QueuePlayer) async throws {
+        try await withTimeout(10, "the next item handed over") {
+            while !player.hasHandedOverSuccessor() { try await Task.sleep(for: .milliseconds(10)) }
+        }
+    }
+
+    /// Records each item that becomes current, in order, until `stop()`.
+    private func recordCurrentItems(of player: Player) -> CurrentItems {
+        let updates = player.currentItemUpdates
+        return CurrentItems(Task {
+            var seen: [PlayerItem] = []
+            for await item in updates {
+                if let item, seen.last !== item { seen.append(item) }
+            }
+            return seen
+        })
+    }
+
     func testQueuePlayer_replaceCurrentItem_replacesTheHeadOfTheQueue() throws {
         let url = try TestMedia.frameCode(seconds: 1)
         let (a, b, c, d) = (PlayerItem(url: url), PlayerItem(url: url), PlayerItem(url: url), PlayerItem(url: url))
@@ -160,4 +223,14 @@ final class ItemEndTests: XCTestCase {
 
 private func == (lhs: [PlayerItem], rhs: [PlayerItem]) -> Bool {
     lhs.count == rhs.count && zip(lhs, rhs).allSatisfy { $0 === $1 }
+}
+
+/// The items a player made current, collected by a task until stopped.
+private struct CurrentItems {
+    let task: Task<[PlayerItem], Never>
+    init(_ task: Task<[PlayerItem], Never>) { self.task = task }
+    func stop() async -> [PlayerItem] {
+        task.cancel()
+        return await task.value
+    }
 }

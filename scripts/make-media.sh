@@ -20,7 +20,8 @@
 #                                                          black video, two audio tracks ("English" eng
 #                                                          440 Hz, default; "Français" fra 1000 Hz) and
 #                                                          two subtitle tracks (eng, fra) showing a white
-#                                                          line all along: SubRip in Matroska, mov_text in MP4
+#                                                          line all along: SubRip in Matroska (SSA/ASS for
+#                                                          OUT.ass.mkv), mov_text in MP4
 #   scripts/make-media.sh framecode-av1 OUT.mp4 [SECONDS] [WxH] the frame-code video alone, as AV1 (libaom)
 #   scripts/make-media.sh captions OUT.mp4 [SECONDS] [WxH]  black H.264 carrying a CEA-608 closed caption
 #                                                          (ATSC A/53 SEI, channel CC1): "CAPTION ON" shown
@@ -109,6 +110,7 @@ case "$kind" in
         trap 'rm -f "$tmp" "$plain" "${subtitles[@]}"' EXIT
         case "$out" in
             *.mp4) container=(-c:s mov_text -f mp4) ;;
+            *.ass.mkv) container=(-c:s ass -f matroska) ;;
             *) container=(-c:s srt -f matroska) ;;
         esac
         encode "${out##*.}" -f lavfi -i "color=c=black:size=${size}:rate=${fps}:duration=${seconds}" \

@@ -62,7 +62,8 @@ public enum TestMedia {
 
     /// Black video with two audio languages and two subtitle tracks (`make-media.sh languages`):
     /// "English" (eng, 440 Hz, the default) and "Français" (fra, 1000 Hz); subtitles in eng and fra
-    /// showing a white line the whole time, SubRip in Matroska (`mkv`) or mov_text in MP4 (`mp4`).
+    /// showing a white line the whole time, SubRip in Matroska (`mkv`), SSA/ASS in Matroska (`ass.mkv`) or
+    /// mov_text in MP4 (`mp4`).
     public static func languages(seconds: Int = 6, fileExtension: String = "mkv") throws -> URL {
         try generate(kind: "languages", seconds: seconds, size: "320x180", fileExtension: fileExtension)
     }

@@ -1,6 +1,7 @@
 import Foundation
 import GroundTruth
 import LockstepTime
+import Synchronization
 import TestSupport
 import XCTest
 
@@ -104,6 +105,29 @@ final class AssetImageGeneratorTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(cancelled, 39)
         let again = try await generator.image(at: frames(5))
         XCTAssertEqual(frameNumber(again), 5, "requests after the cancel are served")
+    }
+
+    func testCompletionHandler_isCalledOncePerTime_inOrder() async throws {
+        let generator = generator(for: try TestMedia.frameCode(seconds: 2), exact: true)
+        let times = [frames(3), frames(50), MediaTime(value: 9, timescale: 1)]
+        let results = try await withTimeout(20, "three completions") {
+            await withCheckedContinuation { (done: CheckedContinuation<[AssetImageGenerator.Result], Never>) in
+                let collected = Mutex<[AssetImageGenerator.Result]>([])
+                generator.generateImagesAsynchronously(forTimes: times) { result in
+                    let all = collected.withLock { results -> [AssetImageGenerator.Result]? in
+                        results.append(result)
+                        return results.count == times.count ? results : nil
+                    }
+                    if let all { done.resume(returning: all) }
+                }
+            }
+        }
+        guard case .succeeded(let first) = results[0], case .succeeded(let second) = results[1],
+            case .failed(let requested, .timePastEnd) = results[2]
+        else { return XCTFail("results: \(results)") }
+        XCTAssertEqual(frameNumber(first), 3)
+        XCTAssertEqual(frameNumber(second), 50)
+        XCTAssertEqual(requested, times[2])
     }
 
     func testNotMedia_failsWithTheReason() async throws {

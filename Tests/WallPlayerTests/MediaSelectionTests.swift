@@ -87,6 +87,44 @@ final class MediaSelectionTests: XCTestCase {
         XCTAssertEqual(AudioCapture.frequency(of: capture.samples.suffix(12_000)[...]), 440, accuracy: 30)
     }
 
+    func testCriteria_notAppliedAutomatically_leaveTheDefault_andAHandChoiceStays() async throws {
+        let item = PlayerItem(url: try TestMedia.languages())
+        let player = Player(playerItem: nil, video: Headless.video, audioSinkDescription: nil)
+        player.appliesMediaSelectionCriteriaAutomatically = false
+        player.setMediaSelectionCriteria(
+            PlayerMediaSelectionCriteria(preferredLanguages: ["fr"]), forMediaCharacteristic: .audible)
+        player.replaceCurrentItem(with: item)
+        try await item.waitUntilReady()
+        let audible = try await XCTUnwrapAsync(
+            try await item.asset.mediaSelectionGroup(forMediaCharacteristic: .audible))
+        XCTAssertEqual(
+            item.currentMediaSelection.selectedMediaOption(in: audible)?.languageCode, "eng",
+            "criteria not applied: the container's default")
+        // Applied again, the criteria choose; a choice made on the item afterwards is kept even
+        // when the criteria change.
+        player.appliesMediaSelectionCriteriaAutomatically = true
+        player.setMediaSelectionCriteria(
+            PlayerMediaSelectionCriteria(preferredLanguages: ["fr"]), forMediaCharacteristic: .audible)
+        try await waitFor("French chosen by the criteria") {
+            item.currentMediaSelection.selectedMediaOption(in: audible)?.languageCode == "fra"
+        }
+        item.select(audible.options[0], in: audible)
+        player.setMediaSelectionCriteria(
+            PlayerMediaSelectionCriteria(preferredLanguages: ["fr", "de"]), forMediaCharacteristic: .audible)
+        try await Task.sleep(for: .milliseconds(300))
+        XCTAssertEqual(item.currentMediaSelection.selectedMediaOption(in: audible)?.languageCode, "eng")
+    }
+
+    func testSubtitles_turnOnAndOff_inThePicture_matroskaASS() async throws {
+        try await checkSubtitlesTurnOnAndOff(try TestMedia.languages(fileExtension: "ass.mkv"))
+    }
+
+    private func waitFor(_ what: String, _ condition: @escaping @Sendable () -> Bool) async throws {
+        try await withTimeout(5, what) {
+            while !condition() { try await Task.sleep(for: .milliseconds(20)) }
+        }
+    }
+
     func testCriteria_chooseTheLanguagesAnItemStartsWith() async throws {
         let capture = try AudioCapture()
         let item = PlayerItem(url: try TestMedia.languages())

@@ -115,6 +115,23 @@ final class MediaSelectionTests: XCTestCase {
         XCTAssertEqual(item.currentMediaSelection.selectedMediaOption(in: audible)?.languageCode, "eng")
     }
 
+    func testWithoutCriteria_audioFollowsTheEnvironmentsLanguage() async throws {
+        let saved = getenv("LANGUAGE").map { String(cString: $0) }
+        setenv("LANGUAGE", "fr_FR.UTF-8:en", 1)
+        defer {
+            if let saved { setenv("LANGUAGE", saved, 1) } else { unsetenv("LANGUAGE") }
+        }
+        let item = PlayerItem(url: try TestMedia.languages())
+        let player = Player(playerItem: item, video: Headless.video, audioSinkDescription: nil)
+        try await item.waitUntilReady()
+        let audible = try await XCTUnwrapAsync(
+            try await item.asset.mediaSelectionGroup(forMediaCharacteristic: .audible))
+        XCTAssertEqual(
+            item.currentMediaSelection.selectedMediaOption(in: audible)?.languageCode, "fra",
+            "LANGUAGE=fr_FR.UTF-8:en chooses French over the container's default English")
+        XCTAssertNil(player.mediaSelectionCriteria(forMediaCharacteristic: .audible), "none set")
+    }
+
     func testSubtitles_turnOnAndOff_inThePicture_matroskaASS() async throws {
         try await checkSubtitlesTurnOnAndOff(try TestMedia.languages(fileExtension: "ass.mkv"))
     }

@@ -26,6 +26,21 @@ final class PipelineRebuildTests: XCTestCase {
         try await checkGoesOn(player, from: before)
     }
 
+    func testAPlayerLayerAddedLater_whilePlaying_showsTheVideoFromTheSameTime() async throws {
+        // Audio only at first, as AVPlayer plays an item before any layer shows it.
+        let player = try await Player.ready(try TestMedia.frameCode(seconds: 6), video: nil, audio: Headless.audio)
+        XCTAssertFalse(player.isReadyForDisplay, "no video output yet")
+        player.play()
+        try await player.waitUntilTime(MediaTime(value: 3, timescale: 2))
+        let before = player.currentTime()
+        let layer = PlayerLayer(player: player)
+        layer.sinkDescription = Headless.video.sinkDescription
+        try await checkGoesOn(player, from: before)
+        XCTAssertTrue(layer.isReadyForDisplay)
+        let shown = try XCTUnwrap(try player.shownFrame())
+        XCTAssertGreaterThanOrEqual(shown, 45, "the video joins where the item is, not at its start")
+    }
+
     func testChangingTheVideoSink_whilePaused_keepsTheFrameShown() async throws {
         let player = try await Player.ready(try TestMedia.frameCode(seconds: 6))
         let moved = await player.seek(to: frames(45), toleranceBefore: .zero, toleranceAfter: .zero)

@@ -256,16 +256,7 @@ final class ScreenTests: XCTestCase {
             XCTAssertEqual(state.contains("_NET_WM_STATE_FULLSCREEN"), fullscreen, "\(title): \(state)")
         }
 
-        try await withTimeout(30, "the wall answers") {
-            while try ChildProcess.run(wallctl, ["status", "--config", config, "--timeout", "2"]).status != 0 {
-                try await Task.sleep(for: .milliseconds(300))
-            }
-        }
-        let played = try ChildProcess.run(wallctl, ["play", "--config", config, "--timeout", "30"])
-        XCTAssertEqual(played.status, 0, played.output + played.errors)
-        try await Task.sleep(for: .seconds(2))
-        let paused = try ChildProcess.run(wallctl, ["pause", "--config", config, "--timeout", "10"])
-        XCTAssertEqual(paused.status, 0, paused.output + paused.errors)
+        try await playThenPause(wallctl, config)
         // A test card would cover the show: refused, naming why.
         let covering = try ChildProcess.run(
             wallctl, ["identify", "--config", config, "--seconds", "3", "--nodes", "tl"])
@@ -365,16 +356,7 @@ final class ScreenTests: XCTestCase {
             environment: wayland)
         processes.append(node)
         nodes["wayland"] = node
-        try await withTimeout(30, "the node answers") {
-            while try ChildProcess.run(wallctl, ["status", "--config", config, "--timeout", "2"]).status != 0 {
-                try await Task.sleep(for: .milliseconds(300))
-            }
-        }
-        let played = try ChildProcess.run(wallctl, ["play", "--config", config, "--timeout", "30"])
-        XCTAssertEqual(played.status, 0, played.output + played.errors)
-        try await Task.sleep(for: .seconds(2))
-        let paused = try ChildProcess.run(wallctl, ["pause", "--config", config, "--timeout", "10"])
-        XCTAssertEqual(paused.status, 0, paused.output + paused.errors)
+        try await playThenPause(wallctl, config)
         try await Task.sleep(for: .seconds(2))
         // weston-screenshooter writes wayland-screenshot-<time>.png into its working directory.
         let shots = folder.appendingPathComponent("wayland-shots")
@@ -396,6 +378,20 @@ final class ScreenTests: XCTestCase {
         let top = try bestFrame(shot: path, source: clip, x: 0, y: 0, width: Self.screen.width, height: 32)
         XCTAssertEqual(top.frame, whole.frame)
         XCTAssertGreaterThan(top.psnr, 30, "the panel shows through above the picture")
+    }
+
+    /// Waits until every node of `config` answers, plays the wall for 2 s and pauses it.
+    private func playThenPause(_ wallctl: String, _ config: String) async throws {
+        try await withTimeout(30, "the wall answers") {
+            while try ChildProcess.run(wallctl, ["status", "--config", config, "--timeout", "2"]).status != 0 {
+                try await Task.sleep(for: .milliseconds(300))
+            }
+        }
+        let played = try ChildProcess.run(wallctl, ["play", "--config", config, "--timeout", "30"])
+        XCTAssertEqual(played.status, 0, played.output + played.errors)
+        try await Task.sleep(for: .seconds(2))
+        let paused = try ChildProcess.run(wallctl, ["pause", "--config", config, "--timeout", "10"])
+        XCTAssertEqual(paused.status, 0, paused.output + paused.errors)
     }
 
     /// tl, tr and bl show their stills (above 35 dB PSNR), br is black.

@@ -68,13 +68,7 @@ final class MediaSelectionTests: XCTestCase {
         defer { server.stop() }
         let capture = try AudioCapture()
         let item = PlayerItem(url: server.url("renditions/master.m3u8"))
-        let player = Player(playerItem: nil, video: Headless.video, audioSinkDescription: capture.sinkDescription)
-        player.setMediaSelectionCriteria(
-            PlayerMediaSelectionCriteria(preferredLanguages: ["fr"]), forMediaCharacteristic: .audible)
-        player.replaceCurrentItem(with: item)
-        try await item.waitUntilReady()
-        let audible = try await XCTUnwrapAsync(
-            try await item.asset.mediaSelectionGroup(forMediaCharacteristic: .audible))
+        let (player, audible) = try await loadPreferringFrench(item, audioSink: capture.sinkDescription)
         XCTAssertEqual(audible.options.map(\.languageCode), ["eng", "fra"])
         XCTAssertEqual(item.currentMediaSelection.selectedMediaOption(in: audible)?.languageCode, "fra")
         player.play()
@@ -89,14 +83,7 @@ final class MediaSelectionTests: XCTestCase {
 
     func testCriteria_notAppliedAutomatically_leaveTheDefault_andAHandChoiceStays() async throws {
         let item = PlayerItem(url: try TestMedia.languages())
-        let player = Player(playerItem: nil, video: Headless.video, audioSinkDescription: nil)
-        player.appliesMediaSelectionCriteriaAutomatically = false
-        player.setMediaSelectionCriteria(
-            PlayerMediaSelectionCriteria(preferredLanguages: ["fr"]), forMediaCharacteristic: .audible)
-        player.replaceCurrentItem(with: item)
-        try await item.waitUntilReady()
-        let audible = try await XCTUnwrapAsync(
-            try await item.asset.mediaSelectionGroup(forMediaCharacteristic: .audible))
+        let (player, audible) = try await loadPreferringFrench(item, automatically: false)
         XCTAssertEqual(
             item.currentMediaSelection.selectedMediaOption(in: audible)?.languageCode, "eng",
             "criteria not applied: the container's default")
@@ -134,6 +121,22 @@ final class MediaSelectionTests: XCTestCase {
 
     func testSubtitles_turnOnAndOff_inThePicture_matroskaASS() async throws {
         try await checkSubtitlesTurnOnAndOff(try TestMedia.languages(fileExtension: "ass.mkv"))
+    }
+
+    /// A player whose audio criteria prefer French (applied automatically or not), with `item`
+    /// loaded and ready, and the item's audible group.
+    private func loadPreferringFrench(
+        _ item: PlayerItem, audioSink: String? = nil, automatically: Bool = true
+    ) async throws -> (Player, MediaSelectionGroup) {
+        let player = Player(playerItem: nil, video: Headless.video, audioSinkDescription: audioSink)
+        player.appliesMediaSelectionCriteriaAutomatically = automatically
+        player.setMediaSelectionCriteria(
+            PlayerMediaSelectionCriteria(preferredLanguages: ["fr"]), forMediaCharacteristic: .audible)
+        player.replaceCurrentItem(with: item)
+        try await item.waitUntilReady()
+        let audible = try await XCTUnwrapAsync(
+            try await item.asset.mediaSelectionGroup(forMediaCharacteristic: .audible))
+        return (player, audible)
     }
 
     private func waitFor(_ what: String, _ condition: @escaping @Sendable () -> Bool) async throws {

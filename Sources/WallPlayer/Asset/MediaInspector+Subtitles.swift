@@ -96,13 +96,7 @@ extension MediaInspector {
                 packet.pointee.duration > 0
                 ? time(packet.pointee.duration, numerator: base.num, denominator: base.den)
                 : MediaTime(value: Int64(subtitle.end_display_time), timescale: 1000)
-            var lines: [String] = []
-            for index in 0..<Int(subtitle.num_rects) {
-                guard let rect = subtitle.rects[index], rect.pointee.type == SUBTITLE_ASS, let ass = rect.pointee.ass
-                else { continue }
-                let text = SubtitleCues.plainText(fromASSDialogue: String(cString: ass))
-                if !text.isEmpty { lines.append(text) }
-            }
+            let lines = textLines(of: subtitle)
             guard !lines.isEmpty, shownFor > .zero else { continue }
             cues.append(
                 SubtitleCues.Cue(
@@ -111,5 +105,17 @@ extension MediaInspector {
         }
         if input.deadline.hasPassed { throw .readTimedOut(path: path, after: subtitleReadTimeout) }
         return SubtitleCues(cues)
+    }
+
+    /// The text of each of a decoded subtitle's ASS rectangles, as Pango markup
+    /// (`SubtitleCues.plainText`), empty ones left out: every text format libavcodec decodes,
+    /// closed captions included, comes as ASS.
+    static func textLines(of subtitle: AVSubtitle) -> [String] {
+        (0..<Int(subtitle.num_rects)).compactMap { index in
+            guard let rect = subtitle.rects[index], rect.pointee.type == SUBTITLE_ASS, let ass = rect.pointee.ass
+            else { return nil }
+            let text = SubtitleCues.plainText(fromASSDialogue: String(cString: ass))
+            return text.isEmpty ? nil : text
+        }
     }
 }

@@ -48,14 +48,7 @@ final class ClosedCaptionDecoder {
         var got: Int32 = 0
         guard avcodec_decode_subtitle2(codec, &subtitle, &got, packet) >= 0, got != 0 else { return nil }
         defer { avsubtitle_free(&subtitle) }
-        var lines: [String] = []
-        for index in 0..<Int(subtitle.num_rects) {
-            guard let rect = subtitle.rects[index], rect.pointee.type == SUBTITLE_ASS, let ass = rect.pointee.ass else {
-                continue
-            }
-            let text = SubtitleCues.plainText(fromASSDialogue: String(cString: ass))
-            if !text.isEmpty { lines.append(text) }
-        }
+        let lines = MediaInspector.textLines(of: subtitle)
         return .text(lines.isEmpty ? nil : lines.joined(separator: "\n"))
     }
 

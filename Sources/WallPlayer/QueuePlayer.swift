@@ -158,20 +158,10 @@ public final class QueuePlayer: Player, @unchecked Sendable {
         // A successor handed over before the queue was edited has started: the current item has
         // ended, and the queue's own next item is loaded in its place (not gapless: a frame or
         // two of the stale one may show first).
-        let stale = itemQueue.withLock { queue -> (ended: PlayerItem?, next: PlayerItem?)? in
-            guard queue.handedOverIsStale, !queue.handedOver.isEmpty else { return nil }
-            queue.forgetHandedOver()
-            let ended = queue.items.isEmpty ? nil : queue.items.removeFirst()
-            return (ended, queue.items.first)
-        }
-        if let stale {
-            logger.debug(
-                "the successor handed over was edited out of the queue: loading the queue's next item",
-                metadata: ["player.item": "\(stale.next?.asset.url.lastPathComponent ?? "none")"])
-            stale.ended?.post(.didPlayToEndTime)
-            setCurrentItem(stale.next)
-            load(stale.next)
-            notifyAdvanced(stale.next)
+        if itemQueue.withLock({ $0.handedOverIsStale && !$0.handedOver.isEmpty }) {
+            logger.debug("the successor handed over was edited out of the queue: loading the queue's next item")
+            itemQueue.withLock { $0.items.first }?.post(.didPlayToEndTime)
+            _ = advanceAfterEnd()
             return
         }
         let arriving = itemQueue.withLock { queue -> (ended: [PlayerItem], next: PlayerItem)? in

@@ -345,18 +345,26 @@ extension Player {
         let pointer = message.pointer
         let source = pointer.pointee.src
         let fromPipeline = source.map { UnsafeMutableRawPointer($0) } == pipeline.playbin.raw
-        switch pointer.pointee.type {
-        case GST_MESSAGE_ERROR where load != loadsStarted.load(ordering: .sequentiallyConsistent):
-            // Posted while an item since replaced was loaded: it is about that one.
-            engine.pipelineFailed = true
-            let error = GStreamer.errorText(of: pointer).reason
-            logger.warning("error from a replaced item ignored", metadata: ["gst.error": "\(error)"])
+        let type = pointer.pointee.type
+        // Posted while an item since replaced was loaded, the message is about that one: its end,
+        // preroll, streams or buffering must not be taken as the item loaded now's.
+        if load != loadsStarted.load(ordering: .sequentiallyConsistent), Self.messagesAboutTheLoadedMedia.contains(type) {
+            if type == GST_MESSAGE_ERROR {
+                engine.pipelineFailed = true
+                let error = GStreamer.errorText(of: pointer).reason
+                logger.warning("error from a replaced item ignored", metadata: ["gst.error": "\(error)"])
+            } else {
+                let name = String(cString: gst_message_type_get_name(type))
+                logger.debug("message from a replaced item ignored", metadata: ["gst.message": "\(name)"])
+            }
+            return
+        }
+        switch type {
         case GST_MESSAGE_ERROR:
             handleError(pointer, from: source, pipeline: pipeline)
         case GST_MESSAGE_ELEMENT where gst_is_missing_plugin_message(pointer) != 0:
             // decodebin3 posts this and carries on without the stream (a video it cannot decode
             // then "plays" with no picture): the item fails, naming what is missing.
-            guard load == loadsStarted.load(ordering: .sequentiallyConsistent) else { return }
             let raw = gst_missing_plugin_message_get_description(pointer)
             let description = raw.map { String(cString: $0) } ?? "plugin"
             g_free(raw)
@@ -371,12 +379,6 @@ extension Player {
         case GST_MESSAGE_EOS:
             itemReachedEnd(pipeline)
         case GST_MESSAGE_ASYNC_DONE where fromPipeline:
-            // One posted before the latest load (a pause's preroll just before a reload) is about
-            // media no longer there: taken now, it would complete the new load early.
-            guard load == loadsStarted.load(ordering: .sequentiallyConsistent) else {
-                logger.debug("preroll of a replaced load ignored")
-                return
-            }
             // A preroll posted before the outstanding seek was issued (a pause's, which over the
             // network completes late) would complete the seek on the frame before it.
             if let issued = engine.pendingSeekIssue, engine.pendingSeek != nil, seeks < issued {
@@ -420,6 +422,15 @@ extension Player {
             break
         }
     }
+
+    /// What a message from an earlier load would be taken for about the item loaded now: an error
+    /// (the pipeline is renewed at the next load instead), a missing plugin, its end, its preroll
+    /// (a pause's just before a reload would complete the new load early), its streams, its
+    /// buffering.
+    private static let messagesAboutTheLoadedMedia: [GstMessageType] = [
+        GST_MESSAGE_ERROR, GST_MESSAGE_ELEMENT, GST_MESSAGE_EOS, GST_MESSAGE_ASYNC_DONE, GST_MESSAGE_STREAM_START,
+        GST_MESSAGE_STREAM_COLLECTION, GST_MESSAGE_STREAMS_SELECTED, GST_MESSAGE_BUFFERING,
+    ]
 
     private func handleError(
         _ message: UnsafeMutablePointer<GstMessage>, from source: UnsafeMutablePointer<GstObject>?,

@@ -1,3 +1,4 @@
+import CGStreamer
 import LockstepTime
 import Synchronization
 import TestSupport
@@ -164,6 +165,39 @@ final class ItemEndTests: XCTestCase {
         let endPosted = await ended.value
         XCTAssertFalse(endPosted, "the old media's end was posted as the failed item's")
         XCTAssertTrue(player.currentItem === broken)
+    }
+
+    /// An end posted by the media replaced, handled after the new item's load, is not the new
+    /// item's end: the bus message carries the load it was posted under.
+    func testEndOfTheReplacedMedia_handledAfterTheNewLoad_isNotTheNewItemsEnd() async throws {
+        let url = try TestMedia.frameCode(seconds: 3)
+        let replaced = PlayerItem(url: url)
+        let player = Player(playerItem: replaced, video: Headless.video, audioSinkDescription: nil)
+        try await replaced.waitUntilReady()
+        player.play()
+        try await player.waitUntilTime(MediaTime(value: 1, timescale: 2))
+        let pipeline = try XCTUnwrap(player.pipelineRef.withLock { $0 })
+        let next = PlayerItem(url: url)
+        let nextEvents = next.events
+        // The player's queue is held while the new item's load is queued and the old media posts
+        // its end: the load runs first, then the end is handled.
+        let hold = DispatchSemaphore(value: 0)
+        player.queue.async { hold.wait() }
+        player.replaceCurrentItem(with: next)
+        let bus = try XCTUnwrap(gst_element_get_bus(pipeline.playbin.cast(to: GstElement.self)))
+        XCTAssertEqual(gst_bus_post(bus, gst_message_new_eos(pipeline.playbin.gstObject)), 1)
+        gst_object_unref(bus)
+        hold.signal()
+        try await next.waitUntilReady()
+        let ended = Task {
+            for await event in nextEvents where event == .didPlayToEndTime { return true }
+            return false
+        }
+        try await player.waitUntilTime(MediaTime(value: 1, timescale: 1))
+        ended.cancel()
+        let endPosted = await ended.value
+        XCTAssertFalse(endPosted, "the replaced media's end was posted as the new item's")
+        XCTAssertEqual(player.rate, 1, "the new item was stopped by the replaced media's end")
     }
 
     func testItem_currentInOnePlayer_isRefusedByAnother() throws {

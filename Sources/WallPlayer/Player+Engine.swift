@@ -101,6 +101,7 @@ extension Player {
             if rate != 0 { setTimeControl(.waitingToPlayAtSpecifiedRate, reason: .evaluatingBufferingRate) }
             Task.detached { [weak self] in
                 try? await item.asset.load()
+                item.adoptLoadedTracks()
                 guard let self else { return }
                 self.queue.async {
                     guard self.engine.loadedItem === item,
@@ -111,6 +112,7 @@ extension Player {
             }
             return
         }
+        item.adoptLoadedTracks()
         if case .failure(let error) = item.asset.inspectNow() {
             haltLoadedMedia()
             item.markFailed(error)

@@ -34,12 +34,19 @@ extension PlayerItem {
     /// Chooses by the criteria `criteria` gives for each group not chosen on the item; returns
     /// whether a track changed. The player tells the pipeline.
     func applySelectionCriteria(_ criteria: (MediaCharacteristic) -> PlayerMediaSelectionCriteria?) -> Bool {
+        applySelectionCriteria(criteria, among: tracks)
+    }
+
+    /// The same, among `tracks` (the item's, or the ones it is about to take).
+    func applySelectionCriteria(
+        _ criteria: (MediaCharacteristic) -> PlayerMediaSelectionCriteria?, among tracks: [PlayerItemTrack]
+    ) -> Bool {
         let handChosen = self.handChosen.withLock { $0 }
         var changed = false
         for characteristic in MediaCharacteristic.allCases where !handChosen.contains(characteristic) {
             guard let group = MediaSelectionGroup(characteristic: characteristic, tracks: tracks.map(\.assetTrack))
             else { continue }
-            if choose(group.option(for: criteria(characteristic)), in: group) { changed = true }
+            if choose(group.option(for: criteria(characteristic)), in: group, among: tracks) { changed = true }
         }
         return changed
     }
@@ -54,9 +61,11 @@ extension PlayerItem {
 
     /// Enables `option`'s track and disables the others of its kind, silently; returns whether
     /// any changed.
-    private func choose(_ option: MediaSelectionOption?, in group: MediaSelectionGroup) -> Bool {
+    private func choose(
+        _ option: MediaSelectionOption?, in group: MediaSelectionGroup, among tracks: [PlayerItemTrack]? = nil
+    ) -> Bool {
         var changed = false
-        for track in tracks where track.assetTrack.mediaType == group.characteristic.mediaType {
+        for track in tracks ?? self.tracks where track.assetTrack.mediaType == group.characteristic.mediaType {
             if track.setEnabled(track.assetTrack == option?.track) { changed = true }
         }
         return changed

@@ -35,7 +35,23 @@ public final class PlayerItem: Sendable, CustomStringConvertible {
 
     public let asset: URLAsset
     /// The tracks, once the asset is loaded; each can be disabled.
-    public let tracks: [PlayerItemTrack]
+    ///
+    /// A local file's are read when the item is made. A network asset is not read on the caller's
+    /// thread: its item has no tracks until the asset is loaded (by a player loading the item, or
+    /// by `asset.load()`), and they appear then (`trackUpdates`), as `AVPlayerItem.tracks` fill in
+    /// once an item from a stream is ready.
+    public var tracks: [PlayerItemTrack] {
+        adoptLoadedTracks()
+        return trackList.value
+    }
+    /// The tracks now and every change after (they change once, when a network asset's arrive).
+    public var trackUpdates: AsyncStream<[PlayerItemTrack]> {
+        adoptLoadedTracks()
+        return trackList.values()
+    }
+    private let trackList = ChangeStream([PlayerItemTrack]())
+    /// Whether the asset's tracks were taken into `trackList`.
+    private let tracksAdopted = Mutex(false)
     private let statusStream = ChangeStream(Status.unknown)
     private let failure = Mutex<PlayerError?>(nil)
     private let facts = Mutex(Facts())
@@ -45,16 +61,13 @@ public final class PlayerItem: Sendable, CustomStringConvertible {
     private let eventStream = EventStream<Event>()
     private let bounds = Mutex((start: MediaTime.zero, forwardEnd: MediaTime.invalid))
 
-    /// An item for the asset, with its tracks loaded now (a local file is read synchronously; a
-    /// failure to read it shows as `status == .failed` once a player loads the item).
+    /// An item for the asset. A local file's tracks are read now, synchronously (a failure to read
+    /// it shows as `status == .failed` once a player loads the item); a network asset's once it is
+    /// loaded.
     public init(asset: URLAsset) {
         self.asset = asset
-        let inspection = try? asset.inspectNow().get()
-        tracks = (inspection?.tracks ?? []).map { PlayerItemTrack(assetTrack: $0, isEnabled: true) }
-        tracksSetOwner()
-        // Each group's default: the audio track the container marks default (else the first), no
-        // subtitles. A player's criteria may choose again when the item becomes current.
-        _ = applySelectionCriteria { _ in nil }
+        if asset.isFileBased { _ = asset.inspectNow() }
+        adoptLoadedTracks()
     }
 
     public convenience init(url: URL) {
@@ -118,8 +131,19 @@ public final class PlayerItem: Sendable, CustomStringConvertible {
         return format == "hls" || (format == "mpegts" && !asset.isFileBased)
     }
 
-    private func tracksSetOwner() {
-        for track in tracks { track.item = self }
+    /// Takes the asset's tracks once it has been read, each group on its default: the audio track
+    /// the container marks default (else the first), no subtitles. A player's criteria may choose
+    /// again when the item becomes current.
+    func adoptLoadedTracks() {
+        guard case .success(let inspection)? = asset.loadedInspection else { return }
+        tracksAdopted.withLock { done in
+            guard !done else { return }
+            done = true
+            let adopted = inspection.tracks.map { PlayerItemTrack(assetTrack: $0, isEnabled: true) }
+            for track in adopted { track.item = self }
+            _ = applySelectionCriteria({ _ in nil }, among: adopted)
+            trackList.send(adopted)
+        }
     }
 
     public var status: Status { statusStream.value }

@@ -92,6 +92,26 @@ extension NetworkAssetTests {
         XCTAssertGreaterThan(server.requests.filter { $0 == "/live.m3u8" }.count, 1, "the playlist is reloaded")
     }
 
+    func testTracksOfANetworkItem_appearOnceItIsRead_andMakingItReadsNothing() async throws {
+        // A server slow to give its playlist: the item is made at once, its tracks come later.
+        let server = try HTTPFileServer(root: try servedMedia()) { path in
+            if path == "/vod.m3u8" { Thread.sleep(forTimeInterval: 1.5) }
+            return nil
+        }
+        defer { server.stop() }
+        let made = Date()
+        let item = PlayerItem(url: server.url("vod.m3u8"))
+        XCTAssertLessThan(Date().timeIntervalSince(made), 1, "making the item waited for the server")
+        XCTAssertTrue(item.tracks.isEmpty, "tracks before the asset was read")
+        let updates = item.trackUpdates
+        let player = Player(playerItem: item, video: Headless.video, audioSinkDescription: nil)
+        let tracks = try await first(in: updates, within: 15, "the tracks arrive") { !$0.isEmpty }
+        XCTAssertEqual(tracks.map(\.assetTrack.mediaType), [.video, .audio])
+        XCTAssertEqual(tracks.map(\.isEnabled), [true, true])
+        try await item.waitUntilReady()
+        XCTAssertEqual(player.currentItem?.tracks.count, 2)
+    }
+
     func testMissingFile_failsNamingTheURLAndTheServersAnswer() async throws {
         let server = try HTTPFileServer(root: try servedMedia())
         defer { server.stop() }

@@ -7,7 +7,7 @@ RELEASE_FLAGS = -c release --static-swift-stdlib $(BUILD_FLAGS)
 PREFIX ?= /usr/local
 DESTDIR ?=
 
-.PHONY: setup build test release check-release install deb demo clean format bench-clock bench-wall bench-timeline bench-failover bench-memory
+.PHONY: setup build test release check-release check-boot install deb demo clean format bench-clock bench-wall bench-timeline bench-failover bench-memory
 
 setup:
 	@scripts/setup.sh
@@ -24,10 +24,16 @@ release: setup
 
 # The release build, and every wallctl and wallnode command run against a live two-node wall on
 # loopback: optimised code can fail where the debug build the tests use does not. Then the install,
-# run where the Swift toolchain is hidden.
+# run where the Swift toolchain is hidden, and the .deb booted under systemd, its power cut and the
+# wall coming back by itself.
 check-release: release
 	scripts/smoke-release.sh "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)"
 	scripts/check-install.sh "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)"
+	scripts/boot-test.sh "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)"
+
+# The same power-cut test alone (about 90 s).
+check-boot: release
+	scripts/boot-test.sh "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)"
 
 # wallnode, wallctl, the systemd units and the lockstep user under $(DESTDIR)$(PREFIX).
 install: release

@@ -51,6 +51,10 @@ packages=(
     x11-utils
     # test: a node fullscreen on Wayland (weston, headless, and its screenshooter)
     weston
+    # test: the power-cut test, the .deb booted under systemd in a container (systemd-nspawn), its
+    # status read with jq
+    systemd-container
+    jq
 )
 
 missing=()

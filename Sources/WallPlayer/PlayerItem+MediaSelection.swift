@@ -20,7 +20,7 @@ extension PlayerItem {
             own.options == group.options
         else { return }
         handChosen.withLock { _ = $0.insert(group.characteristic) }
-        if choose(option, in: group) { player?.tracksChanged(of: self) }
+        if choose(option, in: group, among: tracks) { player?.tracksChanged(of: self) }
     }
 
     /// Lets the player's criteria choose for `group` again, as when the item became current
@@ -28,7 +28,7 @@ extension PlayerItem {
     public func selectMediaOptionAutomatically(in group: MediaSelectionGroup) {
         handChosen.withLock { _ = $0.remove(group.characteristic) }
         let criteria = player.flatMap { $0.effectiveCriteria(for: group.characteristic) }
-        if choose(group.option(for: criteria), in: group) { player?.tracksChanged(of: self) }
+        if choose(group.option(for: criteria), in: group, among: tracks) { player?.tracksChanged(of: self) }
     }
 
     /// Chooses by the criteria `criteria` gives for each group not chosen on the item; returns
@@ -59,13 +59,13 @@ extension PlayerItem {
         handChosen.withLock { _ = $0.insert(characteristic) }
     }
 
-    /// Enables `option`'s track and disables the others of its kind, silently; returns whether
-    /// any changed.
+    /// Enables `option`'s track among `tracks` and disables the others of its kind, silently;
+    /// returns whether any changed.
     private func choose(
-        _ option: MediaSelectionOption?, in group: MediaSelectionGroup, among tracks: [PlayerItemTrack]? = nil
+        _ option: MediaSelectionOption?, in group: MediaSelectionGroup, among tracks: [PlayerItemTrack]
     ) -> Bool {
         var changed = false
-        for track in tracks ?? self.tracks where track.assetTrack.mediaType == group.characteristic.mediaType {
+        for track in tracks where track.assetTrack.mediaType == group.characteristic.mediaType {
             if track.setEnabled(track.assetTrack == option?.track) { changed = true }
         }
         return changed

@@ -26,14 +26,13 @@ extension URLAsset {
     func cues(ofSubtitle number: Int) -> Result<SubtitleCues, PlayerError> {
         if let done = subtitleCues.withLock({ $0[number] }) { return done }
         let result: Result<SubtitleCues, PlayerError>
-        let subtitles = (try? loadedInspection?.get().tracks)?.filter { $0.mediaType == .subtitle } ?? []
-        if case .success(let inspection)? = loadedInspection, subtitles.indices.contains(number),
-            let playlist = subtitles[number].renditionPlaylist
-        {
+        let inspection = try? loadedInspection?.get()
+        let subtitles = inspection?.tracks.filter { $0.mediaType == .subtitle } ?? []
+        if let inspection, subtitles.indices.contains(number), let playlist = subtitles[number].renditionPlaylist {
             result = Result { () throws(PlayerError) in
                 try MediaInspector.subtitleCues(rendition: playlist, containerStart: inspection.containerStart)
             }
-        } else if case .success(let inspection)? = loadedInspection, isFileBased {
+        } else if let inspection, isFileBased {
             result = Result { () throws(PlayerError) in
                 try MediaInspector.subtitleCues(
                     path: url.path, number: number, containerStart: inspection.containerStart)

@@ -121,10 +121,11 @@ final class StreamChooser: @unchecked Sendable {
                     wanted.append(String(cString: id))
                 }
             }
-            let differs = state.selected.map { $0 != Set(wanted) } ?? (state.applied != state.wanted)
-            guard differs, state.sent != Set(wanted) else { return nil }
+            let wantedSet = Set(wanted)
+            let differs = state.selected.map { $0 != wantedSet } ?? (state.applied != state.wanted)
+            guard differs, state.sent != wantedSet else { return nil }
             state.applied = state.wanted
-            state.sent = Set(wanted)
+            state.sent = wantedSet
             return wanted
         }
         guard let send else { return }

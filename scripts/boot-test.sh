@@ -155,6 +155,12 @@ timeline_version() { status | jq -r '[.. | objects | select(has("inStep")) | .ve
 echo "boot 1: systemd as PID 1 in a container, lockstep installed from $(basename "$deb")"
 boot 1
 echo "  units: $(units_active)"
+# Ready (READY=1) is the control API answering; the clock locks a moment later, sooner or later
+# with the machine's load, and a play needs it.
+for _ in $(seq 1 "$((limit * 2))"); do
+    status | jq -e '[.. | objects | select(has("masterTimeNs")) | .masterTimeNs] | any' >/dev/null 2>&1 && break
+    sleep 0.5
+done
 inside wallctl play --config /etc/lockstep/wall.yaml >"$work/start.log" 2>&1 || { cat "$work/start.log" >&2; exit 1; }
 echo "  wallctl play: done; in step after $(wait_in_step "$limit") s"
 before=$(timeline_version)

@@ -82,6 +82,10 @@ let package = Package(
             ]
         ),
         .target(name: "WallTimeline", dependencies: ["LockstepTime"]),
+        .target(
+            name: "WallFollower",
+            dependencies: ["LockstepTime", "WallTimeline", .product(name: "Logging", package: "swift-log")]
+        ),
         .target(name: "WallDisplay", dependencies: ["CLockstepX11", "LockstepNet"]),
         .target(
             name: "WallControl",
@@ -150,6 +154,7 @@ let package = Package(
         .testTarget(name: "LockstepTimeTests", dependencies: ["LockstepTime"]),
         .testTarget(name: "LockstepNetTests", dependencies: ["LockstepNet"]),
         .testTarget(name: "WallTimelineTests", dependencies: ["WallTimeline", "LockstepTime"]),
+        .testTarget(name: "WallFollowerTests", dependencies: ["WallFollower", "WallTimeline", "LockstepTime"]),
         .testTarget(name: "WallDisplayTests", dependencies: ["WallDisplay"]),
         .testTarget(
             name: "SyncClockTests",

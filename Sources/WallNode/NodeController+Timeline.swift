@@ -119,14 +119,6 @@ extension NodeController {
     private func persist(_ timeline: Timeline) throws(NodeError) {
         do {
             try store.save(timeline)
-        } catch .refused(.otherWall) {
-            // The stored timeline is another wall's (the config was changed): this one replaces it.
-            unlink(settings.timelineFile)
-            do {
-                try store.save(timeline)
-            } catch {
-                throw .timelineNotStored(error)
-            }
         } catch {
             throw .timelineNotStored(error)
         }
@@ -261,7 +253,7 @@ extension NodeController {
         }
         guard var timeline = following.timeline else { return }
         if let epoch = clock.masterEpoch, epoch != timeline.epoch {
-            let moved = timeline.reanchored(onto: epoch)
+            guard let moved = try? timeline.reanchored(onto: epoch) else { return }
             logger.warning(
                 "the master's time started over: the timeline now holds from master time zero of its new timeline",
                 metadata: ["timeline.epoch": .value(epoch), "timeline.version": .value(moved.version)])

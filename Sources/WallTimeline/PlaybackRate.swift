@@ -19,4 +19,18 @@ public struct PlaybackRate: Hashable, Sendable, Codable, CustomStringConvertible
     var rational: Rational { Rational(Int128(numerator), Int128(denominator)) }
 
     public var description: String { denominator == 1 ? "\(numerator)" : "\(numerator)/\(denominator)" }
+
+    private enum CodingKeys: String, CodingKey { case numerator, denominator }
+
+    /// A rate as data: a denominator that is not positive is refused here, before any arithmetic.
+    public init(from decoder: Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let numerator = try container.decode(Int32.self, forKey: .numerator)
+        let denominator = try container.decode(Int32.self, forKey: .denominator)
+        guard denominator > 0 else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .denominator, in: container, debugDescription: "a rate's denominator must be positive")
+        }
+        self.init(numerator, denominator)
+    }
 }

@@ -15,9 +15,28 @@ public struct Playlist: Hashable, Sendable, Codable {
     /// Checks what a playlist must be for every node to compute the same position from it.
     func validate() throws(TimelineError) {
         guard !entries.isEmpty else { throw .emptyPlaylist }
+        guard entries.count <= TimelineLimits.mostEntries else {
+            throw .tooMany(what: "playlist entries", count: entries.count, limit: TimelineLimits.mostEntries)
+        }
+        let longest = MediaTime(nanoseconds: TimelineLimits.longestMedia)
         for (index, entry) in entries.enumerated() {
             guard entry.inPoint.isNumeric, entry.outPoint.isNumeric else {
                 throw .invalidEntry(index: index, reason: "its in- and out-points must be numbers of seconds")
+            }
+            guard entry.outPoint <= longest else {
+                throw .invalidEntry(
+                    index: index,
+                    reason: "its out-point \(entry.outPoint.seconds) s is past the longest media a wall plays, "
+                        + "\(longest.seconds) s")
+            }
+            guard !entry.media.isEmpty, entry.media.utf8.count <= TimelineLimits.longestName else {
+                throw .invalidEntry(
+                    index: index, reason: "it names no media, or a name over \(TimelineLimits.longestName) bytes")
+            }
+            if let count = entry.passCount, count > TimelineLimits.mostRepeats {
+                throw .invalidEntry(
+                    index: index,
+                    reason: "it repeats \(count) times; at most \(TimelineLimits.mostRepeats), or forever")
             }
             guard entry.inPoint >= .zero else {
                 throw .invalidEntry(index: index, reason: "its in-point \(entry.inPoint.seconds) s is negative")
@@ -25,13 +44,31 @@ public struct Playlist: Hashable, Sendable, Codable {
             guard entry.outPoint > entry.inPoint else {
                 throw .invalidEntry(
                     index: index,
-                    reason: "its out-point \(entry.outPoint.seconds) s is not after its in-point \(entry.inPoint.seconds) s")
+                    reason:
+                        "its out-point \(entry.outPoint.seconds) s is not after its in-point \(entry.inPoint.seconds) s"
+                )
             }
             if let count = entry.passCount, count < 1 {
                 throw .invalidEntry(index: index, reason: "it repeats \(count) times; at least once, or forever")
             }
-            guard !entry.media.isEmpty else { throw .invalidEntry(index: index, reason: "it names no media") }
         }
+        if let cycle = cycleLength, !(cycle < Rational(MediaTime(nanoseconds: TimelineLimits.longestCycle))) {
+            throw .invalidEntry(
+                index: entries.count - 1,
+                reason: "the playlist's cycle is longer than a wall plays, \(TimelineLimits.longestCycle) ns")
+        }
+    }
+
+    /// This playlist with every time in nanoseconds.
+    func normalized() -> Playlist {
+        var playlist = self
+        playlist.entries = entries.map { entry in
+            var entry = entry
+            entry.inPoint = TimelineLimits.nanoseconds(entry.inPoint)
+            entry.outPoint = TimelineLimits.nanoseconds(entry.outPoint)
+            return entry
+        }
+        return playlist
     }
 
     /// Program time (media time from the start of the first entry's first pass) where `point` is.
@@ -72,7 +109,8 @@ public struct Playlist: Hashable, Sendable, Codable {
             guard loops else {
                 let last = entries.count - 1
                 return (
-                    PlaylistPoint(entry: last, pass: (entries[last].passCount ?? 1) - 1, offset: entries[last].duration),
+                    PlaylistPoint(
+                        entry: last, pass: (entries[last].passCount ?? 1) - 1, offset: entries[last].duration),
                     0, true
                 )
             }

@@ -17,7 +17,8 @@ struct Rational: Hashable, Comparable, Sendable {
 
     /// A numeric time in seconds.
     init(_ time: MediaTime) {
-        precondition(time.isNumeric, "only numeric times are rational")
+        // Every time that is not a number has timescale 0: one comparison, not the flags.
+        precondition(time.timescale > 0, "only numeric times are rational")
         self.init(Int128(time.value), Int128(time.timescale))
     }
 
@@ -44,27 +45,40 @@ struct Rational: Hashable, Comparable, Sendable {
     }
 
     /// The largest whole number not above this one.
-    var floor: Int128 {
-        let quotient = numerator / denominator
-        return numerator < 0 && quotient * denominator != numerator ? quotient - 1 : quotient
-    }
+    var floor: Int128 { numerator.quotientRoundedDown(by: denominator) }
 
-    /// As a media time: exact where the denominator fits a timescale, otherwise to the nearest
-    /// nanosecond below.
+    /// As a media time in whole nanoseconds, rounded down: every time the timeline hands out is in
+    /// nanoseconds, as every time it holds, so nothing computed from one brings in a timescale
+    /// whose products could overflow.
     var mediaTime: MediaTime {
-        if denominator <= Int128(Int32.max), let value = Int64(exactly: numerator) {
-            return MediaTime(value: value, timescale: Int32(denominator))
-        }
-        let nanoseconds = (self * Rational(1_000_000_000)).floor
+        let nanoseconds = (numerator * 1_000_000_000).quotientRoundedDown(by: denominator)
         guard let value = Int64(exactly: nanoseconds) else {
             return nanoseconds > 0 ? .positiveInfinity : .negativeInfinity
         }
         return MediaTime(value: value, timescale: 1_000_000_000)
     }
 
+    /// Stein's binary algorithm: shifts and subtractions, no 128-bit division, which is slow.
     private static func gcd(_ a: UInt128, _ b: UInt128) -> UInt128 {
-        var (x, y) = (a, b)
-        while y != 0 { (x, y) = (y, x % y) }
-        return x == 0 ? 1 : x
+        if a == 0 { return b == 0 ? 1 : b }
+        if b == 0 { return a }
+        if a == 1 || b == 1 { return 1 }
+        let shift = (a | b).trailingZeroBitCount
+        var x = a >> a.trailingZeroBitCount
+        var y = b
+        repeat {
+            y >>= y.trailingZeroBitCount
+            if x > y { swap(&x, &y) }
+            y -= x
+        } while y != 0
+        return x << shift
+    }
+}
+
+extension Int128 {
+    /// The quotient rounded toward negative infinity; `divisor` is positive.
+    fileprivate func quotientRoundedDown(by divisor: Int128) -> Int128 {
+        let quotient = self / divisor
+        return self < 0 && quotient * divisor != self ? quotient - 1 : quotient
     }
 }

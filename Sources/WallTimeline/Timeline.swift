@@ -1,26 +1,35 @@
 import LockstepTime
 
 /// What every screen of a wall shows at every master time: a versioned playlist anchored on the
-/// master clock, and the edits (pause, seek, rate, next...) that take effect at host times.
+/// master clock, and the edits (pause, seek, rate, next, stop, a still, a test card...) that take
+/// effect at host times. It is the wall's desired state: every command edits it, every node keeps
+/// it, and a node that restarts computes from it where the wall is.
 ///
 /// A node holds the newest version and drives its player toward `position(at:)` continuously, so a
 /// node that restarts, falls behind or joins late computes where the wall is instead of waiting to
 /// be told. The arithmetic is exact: a position is computed from its segment's anchor in one step,
 /// so a million loops of a 10 s entry land on the same frame as the first.
+///
+/// Every time a timeline holds is kept in nanoseconds (an initializer or the decoder converts, to
+/// the nearest nanosecond), and `validate()` bounds every number, so that no position a node
+/// computes from a valid timeline can overflow (`TimelineLimits`).
 public struct Timeline: Hashable, Sendable, Codable {
     /// The wall it belongs to (a node refuses another wall's timeline).
     public var wall: String
     /// Each edit makes a new version; a node keeps the newest.
     public var version: UInt64
-    /// The master timeline (SyncClock epoch) its host times are on.
+    /// The master clock's epoch its host times count from: a master that starts over names a new one.
     public var epoch: UInt64
+    /// SHA-256 of the config the controller made it with, when it says: a node whose config differs
+    /// reports it.
+    public var configSHA256: String?
     /// In order of `from`, the first starting the timeline; each holds until the next.
     public internal(set) var segments: [TimelineSegment]
 
-    /// A timeline that starts `playlist` at host time `start`, playing at `rate`.
+    /// A timeline that starts `playlist` at host time `start` from `origin`, playing at `rate`.
     public init(
-        wall: String, version: UInt64 = 1, epoch: UInt64, playlist: Playlist, start: MediaTime,
-        rate: PlaybackRate = .normal
+        wall: String, version: UInt64 = 1, epoch: UInt64, configSHA256: String? = nil, playlist: Playlist,
+        start: MediaTime, origin: PlaylistPoint = PlaylistPoint(entry: 0), rate: PlaybackRate = .normal
     ) throws(TimelineError) {
         try playlist.validate()
         try Self.check(rate)
@@ -28,9 +37,12 @@ public struct Timeline: Hashable, Sendable, Codable {
         self.wall = wall
         self.version = version
         self.epoch = epoch
+        self.configSHA256 = configSHA256
         segments = [
-            TimelineSegment(from: start, playlist: playlist, origin: PlaylistPoint(entry: 0), rate: rate, isPlaying: true)
+            TimelineSegment(from: start, playlist: playlist, origin: origin, rate: rate, isPlaying: true)
         ]
+        self = normalized()
+        try validate()
     }
 
     /// When the timeline starts.
@@ -41,10 +53,27 @@ public struct Timeline: Hashable, Sendable, Codable {
         segments.last { $0.from <= hostTime } ?? segments[0]
     }
 
-    /// Whether `other` may replace this timeline on a node: same wall, newer version.
+    /// The first segment that takes effect after `hostTime`, if one is scheduled.
+    public func segment(after hostTime: MediaTime) -> TimelineSegment? {
+        segments.first { $0.from > hostTime }
+    }
+
+    /// Whether `other` may replace this timeline on a node: same wall, newer version, and not so far
+    /// ahead that the versions a wall's lifetime needs would run out (`TimelineLimits.largestVersionStep`).
     public func check(replacement other: Timeline) throws(TimelineError) {
         guard other.wall == wall else { throw .otherWall(expected: wall, got: other.wall) }
         guard other.version > version else { throw .notNewer(version: other.version, current: version) }
+        guard other.version - version <= TimelineLimits.largestVersionStep else {
+            throw .versionJump(version: other.version, current: version)
+        }
+    }
+
+    /// The next version's number, or an error when the wall has used every version there is.
+    public var nextVersion: UInt64 {
+        get throws(TimelineError) {
+            guard version < TimelineLimits.largestVersion else { throw .versionsExhausted(version) }
+            return version + 1
+        }
     }
 
     /// Drops the segments no time from `hostTime` on needs.
@@ -54,24 +83,124 @@ public struct Timeline: Hashable, Sendable, Codable {
     }
 
     static func check(_ rate: PlaybackRate) throws(TimelineError) {
+        let terms = TimelineLimits.largestRateTerm
+        guard rate.numerator != 0, rate.numerator.magnitude <= terms, rate.denominator > 0,
+            rate.denominator.magnitude <= terms
+        else {
+            throw .invalidRate(rate)
+        }
         let magnitude = abs(Double(rate.numerator) / Double(rate.denominator))
-        guard rate.numerator != 0, magnitude >= 1.0 / 16, magnitude <= 16 else { throw .invalidRate(rate) }
+        guard magnitude >= 1.0 / 16, magnitude <= 16 else { throw .invalidRate(rate) }
     }
 
     /// Supersedes every segment from `segment.from` on with `segment`.
     mutating func replaceSegments(with segment: TimelineSegment) {
         segments = segments.filter { $0.from < segment.from } + [segment]
     }
+
+    private enum CodingKeys: String, CodingKey { case wall, version, epoch, configSHA256, segments }
+
+    /// Decodes a timeline with every time in nanoseconds; `validate()` checks it.
+    public init(from decoder: Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        wall = try container.decode(String.self, forKey: .wall)
+        version = try container.decode(UInt64.self, forKey: .version)
+        epoch = try container.decode(UInt64.self, forKey: .epoch)
+        configSHA256 = try container.decodeIfPresent(String.self, forKey: .configSHA256)
+        segments = try container.decode([TimelineSegment].self, forKey: .segments)
+        self = normalized()
+    }
 }
 
-/// A stretch of the timeline from one host time to the next segment's: where in which playlist it
-/// starts, at what rate, playing or paused.
+/// A stretch of the timeline from one host time to the next segment's: what the screens show, and
+/// for the playlist, where it starts, at what rate, playing or paused.
 public struct TimelineSegment: Hashable, Sendable, Codable {
     /// Master-clock host time from which this segment holds.
     public var from: MediaTime
+    /// What the screens show: the playlist, or something in its place (the playlist waits where it
+    /// was, for a resume).
+    public var show: TimelineShow
     public var playlist: Playlist
     /// The playlist point shown at `from`.
     public var origin: PlaylistPoint
     public var rate: PlaybackRate
     public var isPlaying: Bool
+
+    init(
+        from: MediaTime, show: TimelineShow = .playlist, playlist: Playlist, origin: PlaylistPoint,
+        rate: PlaybackRate, isPlaying: Bool
+    ) {
+        self.from = from
+        self.show = show
+        self.playlist = playlist
+        self.origin = origin
+        self.rate = rate
+        self.isPlaying = isPlaying
+    }
+
+    private enum CodingKeys: String, CodingKey { case from, show, playlist, origin, rate, isPlaying }
+
+    /// A segment stored before there were shows other than the playlist shows the playlist.
+    public init(from decoder: Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        from = try container.decode(MediaTime.self, forKey: .from)
+        show = try container.decodeIfPresent(TimelineShow.self, forKey: .show) ?? .playlist
+        playlist = try container.decode(Playlist.self, forKey: .playlist)
+        origin = try container.decode(PlaylistPoint.self, forKey: .origin)
+        rate = try container.decode(PlaybackRate.self, forKey: .rate)
+        isPlaying = try container.decode(Bool.self, forKey: .isPlaying)
+    }
+}
+
+/// What the screens show during a segment.
+public enum TimelineShow: Hashable, Sendable, Codable, CustomStringConvertible {
+    /// The playlist, at the segment's point and rate.
+    case playlist
+    /// Between shows: each node's configured still, or black where it has none (`wallctl stop`).
+    case stopped
+    case black
+    /// An image from the media roots, each screen showing its tile of it.
+    case still(image: String)
+    /// Each screen's test card: its id, its tile and the wall's alignment grid.
+    case testCard
+
+    private enum CodingKeys: String, CodingKey { case kind, image }
+
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(kind, forKey: .kind)
+        if case .still(let image) = self { try container.encode(image, forKey: .image) }
+    }
+
+    public init(from decoder: Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let kind = try container.decode(String.self, forKey: .kind)
+        switch kind {
+        case "playlist": self = .playlist
+        case "stopped": self = .stopped
+        case "black": self = .black
+        case "testCard": self = .testCard
+        case "still": self = .still(image: try container.decode(String.self, forKey: .image))
+        default:
+            throw DecodingError.dataCorruptedError(
+                forKey: .kind, in: container,
+                debugDescription: "unknown show \"\(kind)\"; expected playlist, stopped, black, still or testCard")
+        }
+    }
+
+    /// Its name in JSON and in reports.
+    public var kind: String {
+        switch self {
+        case .playlist: return "playlist"
+        case .stopped: return "stopped"
+        case .black: return "black"
+        case .still: return "still"
+        case .testCard: return "testCard"
+        }
+    }
+
+    public var description: String {
+        if case .still(let image) = self { return "still \(image)" }
+        return kind
+    }
 }

@@ -23,8 +23,8 @@ public struct TimelineEntry: Hashable, Sendable, Codable {
 
     public init(media: String, inPoint: MediaTime = .zero, outPoint: MediaTime, repeats: Repeat = .times(1)) {
         self.media = media
-        self.inPoint = inPoint
-        self.outPoint = outPoint
+        self.inPoint = TimelineLimits.nanoseconds(inPoint)
+        self.outPoint = TimelineLimits.nanoseconds(outPoint)
         self.repeats = repeats
     }
 

@@ -8,9 +8,15 @@ public enum TimelineError: Error, Hashable, CustomStringConvertible {
     case notNumeric(field: String)
     case noSuchEntry(index: Int, count: Int)
     case itemTimeOutsideEntry(index: Int, itemTime: MediaTime, entry: TimelineEntry)
-    case editBeforeScheduled(hostTime: MediaTime, scheduled: MediaTime)
+    case outOfBounds(field: String, MediaTime)
+    case invalidShow(String)
+    case invalidName(field: String, reason: String)
+    case tooMany(what: String, count: Int, limit: Int)
     case otherWall(expected: String, got: String)
     case notNewer(version: UInt64, current: UInt64)
+    case versionJump(version: UInt64, current: UInt64)
+    case versionOutOfBounds(UInt64)
+    case versionsExhausted(UInt64)
     case playlistEnded
     case noSegments
     case segmentsOutOfOrder(at: MediaTime)
@@ -31,10 +37,25 @@ public enum TimelineError: Error, Hashable, CustomStringConvertible {
             return
                 "item time \(itemTime.seconds) s is not within entry \(index), which plays \(entry.inPoint.seconds) s "
                 + "to \(entry.outPoint.seconds) s of its media"
-        case .editBeforeScheduled(let hostTime, let scheduled):
+        case .outOfBounds(let field, let time):
             return
-                "an edit at \(hostTime.seconds) s comes before one already scheduled at \(scheduled.seconds) s: "
-                + "edits take effect in order"
+                "\(field) \(time.seconds) s is outside the host times a wall uses (±\(TimelineLimits.largestHostTime) ns)"
+        case .invalidShow(let reason):
+            return reason
+        case .invalidName(let field, let reason):
+            return "\(field) must be \(reason)"
+        case .tooMany(let what, let count, let limit):
+            return "\(count) \(what): at most \(limit)"
+        case .versionJump(let version, let current):
+            return
+                "timeline version \(version) jumps more than \(TimelineLimits.largestVersionStep) ahead of the version "
+                + "\(current) in force: it would leave the wall no versions for its next edits"
+        case .versionOutOfBounds(let version):
+            return "timeline version \(version) is outside 1 to \(TimelineLimits.largestVersion)"
+        case .versionsExhausted(let version):
+            return
+                "the wall's timeline is at version \(version), the last there is: start a new wall name, or delete "
+                + "the nodes' state files"
         case .otherWall(let expected, let got):
             return "the timeline is for wall \"\(got)\", this is wall \"\(expected)\""
         case .notNewer(let version, let current):

@@ -9,9 +9,16 @@ public struct TimelinePosition: Hashable, Sendable {
         case paused
         /// A playlist that does not loop has ended: hold its last frame.
         case ended
+        /// Something else is on the screens (`TimelineShow`): the playlist waits where it was.
+        case stopped
+        case black
+        case still
+        case testCard
     }
 
     public var state: State
+    /// What the screens show.
+    public var show: TimelineShow
     public var entryIndex: Int
     public var entry: TimelineEntry
     /// Which pass of the entry (0 for the first).
@@ -28,8 +35,10 @@ public struct TimelinePosition: Hashable, Sendable {
 }
 
 extension Timeline {
-    /// Where the wall is at `hostTime` on the master clock.
-    public func position(at hostTime: MediaTime) -> TimelinePosition {
+    /// Where the wall is at `hostTime` on the master clock (a time outside the timeline's bounds,
+    /// `TimelineLimits.hostTimes`, counts as the nearest bound).
+    public func position(at requested: MediaTime) -> TimelinePosition {
+        let hostTime = TimelineLimits.clampedHostTime(requested)
         let segment = segment(at: hostTime)
         let playlist = segment.playlist
         let originTime = playlist.programTime(of: segment.origin)
@@ -40,18 +49,26 @@ extension Timeline {
         let entry = playlist.entries[point.entry]
         let rate = segment.rate.rational
         // Host times of this pass's start and end at the segment's rate, from the segment's anchor.
-        let passStartProgram = playlist.programTime(of: PlaylistPoint(entry: point.entry, pass: point.pass))
+        let passStartProgram =
+            playlist.programTime(of: PlaylistPoint(entry: point.entry, pass: point.pass))
             + (playlist.cycleLength ?? .zero) * Rational(cycle)
         let hostAt = { (program: Rational) -> MediaTime in
             (Rational(segment.from) + (program - originTime) / rate).mediaTime
         }
-        let state: TimelinePosition.State =
-            ended ? .ended : waiting ? .waiting : segment.isPlaying ? .playing : .paused
+        let state: TimelinePosition.State
+        switch segment.show {
+        case .playlist: state = ended ? .ended : waiting ? .waiting : segment.isPlaying ? .playing : .paused
+        case .stopped: state = .stopped
+        case .black: state = .black
+        case .still: state = .still
+        case .testCard: state = .testCard
+        }
         let forward = segment.rate.numerator > 0
         return TimelinePosition(
-            state: state, entryIndex: point.entry, entry: entry, pass: point.pass, cycle: cycle,
+            state: state, show: segment.show, entryIndex: point.entry, entry: entry, pass: point.pass, cycle: cycle,
             itemTime: entry.inPoint + point.offset, rate: segment.rate,
             passStart: hostAt(passStartProgram),
-            passEnd: segment.isPlaying && forward && !ended ? hostAt(passStartProgram + entry.passLength) : nil)
+            passEnd: segment.show == .playlist && segment.isPlaying && forward && !ended
+                ? hostAt(passStartProgram + entry.passLength) : nil)
     }
 }

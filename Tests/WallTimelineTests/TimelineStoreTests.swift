@@ -7,7 +7,8 @@ final class TimelineStoreTests: XCTestCase {
     private var folder: URL!
 
     override func setUpWithError() throws {
-        folder = FileManager.default.temporaryDirectory.appendingPathComponent("lockstep-store-\(getpid())-\(name.hashValue)")
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "lockstep-store-\(getpid())-\(name.hashValue)")
         try? FileManager.default.removeItem(at: folder)
     }
 
@@ -22,29 +23,66 @@ final class TimelineStoreTests: XCTestCase {
             start: MediaTime(value: 100, timescale: 1))
     }
 
-    func testSaveAndLoad_survivesARestart_andRefusesOlderVersions() throws {
+    func testSaveAndRecover_survivesARestart_andLeavesNoTemporaryFiles() throws {
         let store = TimelineStore(path: folder.appendingPathComponent("state/timeline.json").path)
-        XCTAssertNil(try store.load(), "nothing stored yet")
+        XCTAssertEqual(store.recover { _ in }, .nothing, "nothing stored yet")
         let first = try timeline()
         try store.save(first)
         let second = try first.applying(.pause, at: MediaTime(value: 105, timescale: 1))
         try store.save(second)
-        XCTAssertEqual(try TimelineStore(path: store.path).load(), second)
-        XCTAssertThrowsError(try store.save(first)) { error in
-            XCTAssertEqual("\(error)", "not stored: timeline version 1 is not newer than the version 2 in force")
-        }
-        XCTAssertEqual(try store.load(), second, "a refused save leaves the stored timeline as it was")
+        XCTAssertEqual(TimelineStore(path: store.path).recover { _ in }, .timeline(second))
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: folder.appendingPathComponent("state").path)
         XCTAssertEqual(leftovers, ["timeline.json"], "no temporary files left behind")
     }
 
-    func testLoad_whenTheFileIsCorrupt_saysSo() throws {
+    /// Garbage, a truncated file, an empty one, a directory in its place, a timeline that fails the
+    /// node's checks: each is set aside and reported, and the next save works.
+    func testRecover_setsAsideWhatCannotBeUsed_andSavingStillWorks() throws {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let path = folder.appendingPathComponent("timeline.json").path
-        try Data("{\"wall\": ".utf8).write(to: URL(fileURLWithPath: path))
-        XCTAssertThrowsError(try TimelineStore(path: path).load()) { error in
-            XCTAssertTrue("\(error)".hasPrefix("\(path): the stored timeline is not readable JSON"), "\(error)")
+        let valid = try JSONEncoder().encode(try timeline())
+        let cases: [(String, () throws -> Void, String)] = [
+            ("garbage", { try Data([0xff, 0x00, 0x13]).write(to: URL(fileURLWithPath: path)) }, "not a timeline"),
+            ("truncated", { try valid.prefix(40).write(to: URL(fileURLWithPath: path)) }, "not a timeline"),
+            ("empty", { try Data().write(to: URL(fileURLWithPath: path)) }, "not a timeline"),
+            (
+                "directory",
+                { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) },
+                "it is a directory"
+            ),
+            ("another wall", { try valid.write(to: URL(fileURLWithPath: path)) }, "wall \"lobby\""),
+        ]
+        for (name, make, reason) in cases {
+            try make()
+            let store = TimelineStore(path: path)
+            let recovered = store.recover { timeline throws(TimelineError) in
+                guard timeline.wall == "hall" else { throw .otherWall(expected: "hall", got: timeline.wall) }
+            }
+            guard case .setAside(let problem, let keptAt) = recovered else {
+                XCTFail("\(name): \(recovered)")
+                continue
+            }
+            XCTAssertTrue(problem.contains(reason), "\(name): \(problem)")
+            let kept = try XCTUnwrap(keptAt, name)
+            XCTAssertTrue(FileManager.default.fileExists(atPath: kept), "\(name): kept for the operator")
+            XCTAssertFalse(FileManager.default.fileExists(atPath: path), name)
+            try store.save(try timeline())
+            XCTAssertEqual(store.recover { _ in }, .timeline(try timeline()), name)
+            try FileManager.default.removeItem(atPath: path)
+            try FileManager.default.removeItem(atPath: kept)
         }
+    }
+
+    func testRecover_refusesATimelineOutsideTheLimits() throws {
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let path = folder.appendingPathComponent("timeline.json").path
+        var text = String(decoding: try JSONEncoder().encode(try timeline()), as: UTF8.self)
+        text = text.replacingOccurrences(of: "\"version\":1", with: "\"version\":18446744073709551615")
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+        guard case .setAside(let problem, _) = TimelineStore(path: path).recover(checking: { _ in }) else {
+            return XCTFail("a version past the limit is not used")
+        }
+        XCTAssertTrue(problem.contains("outside 1 to"), problem)
     }
 
     func testSave_whenTheFolderCannotBeMade_saysWhere() throws {
@@ -53,7 +91,7 @@ final class TimelineStoreTests: XCTestCase {
         let store = TimelineStore(path: folder.appendingPathComponent("file/timeline.json").path)
         XCTAssertThrowsError(try store.save(try timeline())) { error in
             XCTAssertTrue("\(error)".hasPrefix(store.path), "\(error)")
-            XCTAssertTrue("\(error)".hasSuffix("Not a directory"), "\(error)")
+            XCTAssertTrue("\(error)".hasSuffix("/file is not a directory"), "\(error)")
         }
     }
 }

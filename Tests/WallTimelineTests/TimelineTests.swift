@@ -137,15 +137,66 @@ final class TimelineTests: XCTestCase {
         XCTAssertThrowsError(try base.applying(.rate(PlaybackRate(1000)), at: start))
     }
 
-    func testEdits_takeEffectInOrder_andALaterEditSupersedesScheduledOnes() throws {
+    func testEdits_theLatestSupersedesWhatWasScheduledFromItsTimeOn() throws {
         let timeline = try loop()
         let pausedLater = try timeline.applying(.pause, at: start + seconds(20))
-        XCTAssertThrowsError(try pausedLater.applying(.resume, at: start + seconds(10))) { error in
-            XCTAssertTrue("\(error)".contains("edits take effect in order"), "\(error)")
-        }
+        let resumedEarlier = try pausedLater.applying(.resume, at: start + seconds(10))
+        XCTAssertEqual(resumedEarlier.segments.count, 2, "the pause scheduled later is superseded")
+        XCTAssertEqual(resumedEarlier.position(at: start + seconds(21)).state, .playing)
         let seekAtSameTime = try pausedLater.applying(.seek(entry: 0, itemTime: seconds(1)), at: start + seconds(20))
         XCTAssertEqual(seekAtSameTime.segments.count, 2, "the pause scheduled then is superseded")
         XCTAssertEqual(seekAtSameTime.position(at: start + seconds(21)).state, .playing)
+    }
+
+    func testStopStillBlack_showInPlaceOfThePlaylist_andResumeFromWhereItWas() throws {
+        let stopped = try loop().applying(.stop, at: start + ms(3500))
+        var position = stopped.position(at: start + seconds(30))
+        XCTAssertEqual(position.state, .stopped)
+        XCTAssertEqual(position.show, .stopped)
+        XCTAssertEqual(position.itemTime, ms(3500), "the playlist waits where it was")
+        XCTAssertNil(position.passEnd)
+        let still = try stopped.applying(.still(image: "poster.png"), at: start + seconds(31))
+        XCTAssertEqual(still.position(at: start + seconds(32)).state, .still)
+        XCTAssertEqual(still.position(at: start + seconds(32)).show, .still(image: "poster.png"))
+        let black = try still.applying(.black, at: start + seconds(33))
+        XCTAssertEqual(black.position(at: start + seconds(34)).show, .black)
+        let resumed = try black.applying(.resume, at: start + seconds(40))
+        position = resumed.position(at: start + seconds(41))
+        XCTAssertEqual(position.state, .playing)
+        XCTAssertEqual(position.itemTime, ms(4500))
+        XCTAssertThrowsError(try black.applying(.still(image: ""), at: start + seconds(41)))
+    }
+
+    func testIdentify_showsTheTestCardForItsDuration_thenWhatWasOnFromWhereItWas() throws {
+        let playing = try loop()
+        let identified = try playing.applying(.identify(duration: seconds(10)), at: start + seconds(2))
+        XCTAssertEqual(identified.version, 2)
+        XCTAssertEqual(identified.position(at: start + seconds(5)).state, .testCard)
+        let after = identified.position(at: start + seconds(13))
+        XCTAssertEqual(after.state, .playing, "the show goes on after the card")
+        XCTAssertEqual(after.itemTime, seconds(3), "from where the card interrupted it")
+        // A card over a card restores what was on before the first.
+        let paused = try playing.applying(.pause, at: start + seconds(1))
+        let twice = try paused.applying(.identify(duration: seconds(5)), at: start + seconds(2))
+            .applying(.identify(duration: seconds(5)), at: start + seconds(4))
+        XCTAssertEqual(twice.position(at: start + seconds(6)).state, .testCard)
+        XCTAssertEqual(twice.position(at: start + seconds(10)).state, .paused)
+        XCTAssertEqual(twice.position(at: start + seconds(10)).itemTime, seconds(1))
+        // A command during the card supersedes its end.
+        let stopped = try identified.applying(.stop, at: start + seconds(4))
+        XCTAssertEqual(stopped.position(at: start + seconds(20)).state, .stopped)
+        XCTAssertThrowsError(try playing.applying(.identify(duration: .zero), at: start))
+        XCTAssertThrowsError(try playing.applying(.identify(duration: seconds(601)), at: start))
+    }
+
+    func testStoredTimelinesWithoutShows_readAsThePlaylist() throws {
+        let timeline = try loop()
+        var object = try XCTUnwrap(JSONSerialization.jsonObject(with: JSONEncoder().encode(timeline)) as? [String: Any])
+        var segments = try XCTUnwrap(object["segments"] as? [[String: Any]])
+        segments[0].removeValue(forKey: "show")
+        object["segments"] = segments
+        let decoded = try JSONDecoder().decode(Timeline.self, from: JSONSerialization.data(withJSONObject: object))
+        XCTAssertEqual(decoded, timeline)
     }
 
     func testReplacement_mustBeTheSameWallAndNewer() throws {
@@ -199,12 +250,12 @@ final class TimelineTests: XCTestCase {
 
     func testReanchored_onANewEpoch_holdsWhatWasLastScheduledFromZero() throws {
         let timeline = try loop().applying(.seek(entry: 0, itemTime: seconds(4)), at: start + seconds(1))
-        let moved = timeline.reanchored(onto: 9)
+        let moved = try timeline.reanchored(onto: 9)
         XCTAssertEqual(moved.epoch, 9)
         XCTAssertEqual(moved.version, timeline.version + 1)
         XCTAssertEqual(moved.start, .zero)
         XCTAssertEqual(moved.position(at: seconds(2)).itemTime, seconds(6), "from the seek's point at master zero")
-        XCTAssertEqual(moved, timeline.reanchored(onto: 9), "every node computes the same")
+        XCTAssertEqual(moved, try timeline.reanchored(onto: 9), "every node computes the same")
         XCTAssertNoThrow(try moved.validate())
     }
 }

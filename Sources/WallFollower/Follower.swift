@@ -1,0 +1,204 @@
+import LockstepTime
+import Logging
+import WallTimeline
+
+/// Runs a `FollowerStateMachine` against the real player and clock: every tick it reads what the
+/// player did, steps the machine, and carries out the actions it returns, feeding back the outcome
+/// of those that take time.
+public actor Follower {
+    /// How often the machine steps: often enough to queue a pass and judge frames well within one.
+    public static let tickInterval = Duration.milliseconds(40)
+
+    private var machine: FollowerStateMachine
+    private let player: any FollowerPlayer
+    private let clock: any FollowerClock
+    private let keeper: any TimelineKeeper
+    private let logger: Logger
+    /// The last master time read while the clock was usable.
+    private var lastNow: MediaTime?
+
+    public init(
+        wall: String, configuration: FollowerStateMachine.Configuration, player: any FollowerPlayer,
+        clock: any FollowerClock, keeper: any TimelineKeeper, logger: Logger
+    ) {
+        machine = FollowerStateMachine(wall: wall, configuration: configuration)
+        self.player = player
+        self.clock = clock
+        self.keeper = keeper
+        self.logger = logger
+    }
+
+    /// The timeline followed.
+    public var timeline: Timeline? { machine.timeline }
+
+    /// Where the node is on its timeline and how well it follows it.
+    public func report() -> FollowerReport? {
+        machine.report(now: now())
+    }
+
+    /// Follows `timeline` from now on, if it is this wall's, valid and newer than the one followed;
+    /// keeps it first, so a restart comes back to it. Returns false when it is the one followed.
+    @discardableResult
+    public func adopt(_ timeline: Timeline) throws(FollowerError) -> Bool {
+        do throws(TimelineError) {
+            try timeline.validate()
+            guard timeline.wall == machine.wall else { throw .otherWall(expected: machine.wall, got: timeline.wall) }
+            if let current = machine.timeline {
+                if current == timeline { return false }
+                try current.check(replacement: timeline)
+            }
+        } catch {
+            throw .refused(error)
+        }
+        do {
+            try keeper.keep(timeline)
+        } catch {
+            throw .notKept(error)
+        }
+        machine.adopt(timeline, now: now())
+        logger.info(
+            "timeline adopted",
+            metadata: [
+                "timeline.version": .value(timeline.version), "timeline.segments": .value(timeline.segments.count),
+                "timeline.epoch": .value(timeline.epoch),
+            ])
+        return true
+    }
+
+    /// Follows a timeline read back from the state file at start: checked there already, kept.
+    public func resume(_ timeline: Timeline) {
+        machine.adopt(timeline, now: nil)
+    }
+
+    /// Steps the machine every `tickInterval` until cancelled.
+    public func run() async {
+        while !Task.isCancelled {
+            await step()
+            try? await Task.sleep(for: Self.tickInterval)
+        }
+    }
+
+    /// One step of the machine and its actions.
+    public func step() async {
+        let observation = FollowerObservation(
+            clock: clock.reading(), latestFrame: player.latestFrame, queuedPasses: player.queuedPasses,
+            playerPaused: player.isPaused)
+        if case .usable(let now, _) = observation.clock { lastNow = now }
+        await perform(machine.tick(observation))
+    }
+
+    private func now() -> MediaTime? {
+        if case .usable(let now, _) = clock.reading() {
+            lastNow = now
+            return now
+        }
+        return nil
+    }
+
+    private func perform(_ actions: [FollowerAction]) async {
+        for action in actions {
+            guard !Task.isCancelled else { return }
+            switch action {
+            case .prepare(let preparation):
+                var outcome = await player.prepare(preparation)
+                let now = self.now()
+                if now == nil, outcome == .ready { outcome = .failed("the master clock is no longer usable") }
+                await perform(machine.prepared(preparation.id, outcome: outcome, now: now ?? lastNow ?? .zero))
+            case .start(let rate, let itemTime, let presentAt):
+                do {
+                    try player.start(rate: rate, itemTime: itemTime, presentAt: presentAt)
+                } catch {
+                    await perform(machine.playerRefused("the start: \(error)"))
+                    return
+                }
+            case .pause(let presentAt):
+                do {
+                    try player.pause(presentAt: presentAt)
+                } catch {
+                    await perform(machine.playerRefused("the scheduled pause: \(error)"))
+                    return
+                }
+            case .enqueue(let pass):
+                player.enqueue(pass)
+            case .advanceAtItemEnd(let advances):
+                player.setAdvancesAtItemEnd(advances)
+            case .showExactFrame(let itemTime):
+                let answer = await player.showExactFrame(itemTime: itemTime)
+                guard !Task.isCancelled else { return }
+                await perform(machine.pausedFrameShown(answered: answer != nil, now: now() ?? lastNow ?? .zero))
+            case .show(let show, let presentAt):
+                await clock.wait(until: presentAt)
+                await player.show(show)
+            case .store(let timeline):
+                do {
+                    try keeper.keep(timeline)
+                } catch {
+                    logger.error("the timeline moved onto the new epoch was not kept", metadata: ["error": "\(error)"])
+                }
+            case .note(let note):
+                log(note)
+            }
+        }
+    }
+
+    private func log(_ note: FollowerNote) {
+        switch note {
+        case .anchored(let version, let entry, let pass, let itemTime, let at, let aheadBy):
+            logger.info(
+                "anchored",
+                metadata: [
+                    "timeline.version": .value(version), "timeline.entry": .value(entry), "timeline.pass": .value(pass),
+                    "timeline.item_time_ns": .nanoseconds(itemTime), "timeline.at_ns": .nanoseconds(at),
+                    "timeline.in_ns": .nanoseconds(aheadBy),
+                ])
+        case .holding(let version, let state, let itemTime):
+            logger.info(
+                "holding a frame",
+                metadata: [
+                    "timeline.version": .value(version), "timeline.state": "\(state.rawValue)",
+                    "timeline.item_time_ns": .nanoseconds(itemTime),
+                ])
+        case .showing(let version, let show, let at):
+            logger.info(
+                "showing",
+                metadata: [
+                    "timeline.version": .value(version), "timeline.show": "\(show)", "timeline.at_ns": .nanoseconds(at),
+                ])
+        case .pauseScheduled(let at):
+            logger.info("pause scheduled", metadata: ["timeline.at_ns": .nanoseconds(at)])
+        case .resumeScheduled(let at):
+            logger.info("resume scheduled", metadata: ["timeline.at_ns": .nanoseconds(at)])
+        case .readyTooLate(let lateBy, let newLead):
+            logger.warning(
+                "anchor ready too late; trying again further ahead",
+                metadata: ["timeline.late_by_ns": .nanoseconds(lateBy), "timeline.lead_ns": .nanoseconds(newLead)])
+        case .anchorFailed(let reason):
+            logger.error("cannot follow the timeline", metadata: ["timeline.problem": "\(reason)"])
+        case .rejoining(let reason, let rejoins):
+            logger.warning(
+                "off the timeline; rejoining where the wall is",
+                metadata: ["timeline.reason": "\(reason)", "timeline.rejoins": .value(rejoins)])
+        case .epochMoved(let epoch, let version):
+            logger.warning(
+                "the master's time started over: the timeline now holds from master time zero of its new epoch",
+                metadata: ["clock.epoch": .value(epoch), "timeline.version": .value(version)])
+        case .epochMoveFailed(let reason):
+            logger.error("cannot move the timeline onto the master's new epoch", metadata: ["error": "\(reason)"])
+        case .playerRefused(let reason):
+            logger.warning("the player refused; anchoring again", metadata: ["error": "\(reason)"])
+        }
+    }
+}
+
+/// Why a timeline was not followed.
+public enum FollowerError: Error, CustomStringConvertible {
+    case refused(TimelineError)
+    case notKept(TimelineStoreError)
+
+    public var description: String {
+        switch self {
+        case .refused(let error): return "timeline refused: \(error)"
+        case .notKept(let error): return "\(error)"
+        }
+    }
+}

@@ -1,0 +1,591 @@
+import LockstepTime
+import WallTimeline
+
+/// How a node follows its wall's timeline: a pure state machine, as a controller reconciles
+/// desired state. Events go in (a tick with what the driver observed, a new timeline, the outcome
+/// of a preparation); `FollowerAction`s come out, which the driver carries out on the player. No
+/// field changes outside the machine, no clock is read and nothing sleeps here, so every transition
+/// is a unit test in simulated time.
+///
+/// - An anchor loads the entry the timeline calls for at a host time a little ahead (`lead`, what
+///   the last anchor took, doubled), prepares it exactly there and starts it at that host time; the
+///   next pass is queued behind it with its bounds, so passes and entries follow one another
+///   gaplessly at exactly the master times the timeline gives.
+/// - An edit is carried out at its host time: a pause pauses the running player there, a resume
+///   from the paused frame starts it again; anything else anchors there. A show that is not the
+///   playlist (stopped, black, a still, the test card) goes on the screen at its time.
+/// - Every presented frame is judged against the timeline; a node that finds itself off it (after
+///   SIGSTOP, a stall, replaced media) for several frames, or that stopped presenting, anchors
+///   again where the wall is by then: it rejoins by itself, and nobody else is disturbed.
+/// - A node that starts with a stored timeline does the same: it joins the wall where it is.
+public struct FollowerStateMachine: Sendable {
+    public struct Configuration: Hashable, Sendable {
+        /// This screen's display latency: it presents everything this much before the wall's time.
+        public var displayLatency: MediaTime
+        public var initialLead = MediaTime(value: 600, timescale: 1000)
+        public var minimumLead = MediaTime(value: 300, timescale: 1000)
+        public var maximumLead = MediaTime(value: 4, timescale: 1)
+        /// A start must still be this far ahead once its preparation is done.
+        public var minimumStartLead = MediaTime(value: 20, timescale: 1000)
+        /// A frame this far from where the timeline says is off it.
+        public var offTolerance = MediaTime(value: 40, timescale: 1000)
+        /// Off frames in a row that make a node rejoin.
+        public var offFramesToRejoin = 6
+        /// A playing node that presented nothing for this long rejoins.
+        public var stallLimit = MediaTime(value: 1500, timescale: 1000)
+        /// How long the clock stays usable before the node anchors on it: the player takes up the
+        /// master clock when it locks.
+        public var clockSettling = MediaTime(value: 500, timescale: 1000)
+        /// How long after a failed anchor the node tries again (on a new pipeline).
+        public var retryDelay = MediaTime(value: 1, timescale: 1)
+        /// How much before its host time a scheduled pause stops the player: more than the jitter
+        /// of waking for it and changing state, less than a frame, so that a frame due right at the
+        /// pause is left to the exact move that follows on every node.
+        public var pauseAhead = MediaTime(value: 5, timescale: 1000)
+        /// How long after a scheduled pause the player is surely paused.
+        public var pauseSettling = MediaTime(value: 150, timescale: 1000)
+        /// How early a show other than the playlist is handed to the driver, which waits for its
+        /// time: more than a tick.
+        public var showAhead = MediaTime(value: 100, timescale: 1000)
+        /// Passes the player holds at once: the current one and the next. The player hands the next
+        /// one over when the current reaches its end in the pipeline.
+        public var queueDepth = 2
+
+        public init(displayLatency: MediaTime = .zero) {
+            self.displayLatency = displayLatency
+        }
+    }
+
+    /// What the machine is doing.
+    enum State: Hashable, Sendable {
+        /// Nothing to carry out: no timeline, or the next step is an anchor.
+        case idle
+        /// An anchor is being prepared by the driver.
+        case preparing(Anchor)
+        /// The player carries out a segment of the playlist.
+        case following(FollowPlan)
+        /// A show other than the playlist is (or is about to be) on the screen.
+        case showing(ShowPlan)
+        /// An anchor failed: the next one no earlier than `until`.
+        case backingOff(until: MediaTime)
+    }
+
+    /// An anchor under preparation.
+    struct Anchor: Hashable, Sendable {
+        var preparation: Preparation
+        /// Where on the timeline it starts.
+        var at: MediaTime
+        var position: TimelinePosition
+        var segmentFrom: MediaTime
+        var version: UInt64
+        /// When it began, to measure what it took.
+        var began: MediaTime
+        var lastQueued: TimelinePosition?
+        /// A timeline that arrived meanwhile changed what holds at its time.
+        var superseded = false
+    }
+
+    /// What the player was set to do for one segment of the playlist.
+    struct FollowPlan: Hashable, Sendable {
+        /// The timeline segment it carries out (its `from`).
+        var segmentFrom: MediaTime
+        /// The host time from which the player presents for it.
+        var anchor: MediaTime
+        var state: TimelinePosition.State
+        /// The last pass handed to the player: the next starts where it ends.
+        var lastQueued: TimelinePosition?
+        /// A scheduled pause whose frame is still to be made exact, once the player has paused.
+        var pausedAt: MediaTime?
+        /// The host time the player pauses at: a little before `pausedAt`, or a little after when the
+        /// pause falls on a pass boundary, so the player is on the pass it holds.
+        var pauseInstant: MediaTime?
+        /// Where the player stands while paused: a resume from there needs no new preparation.
+        var pausedPosition: TimelinePosition?
+    }
+
+    /// A show other than the playlist, for one segment.
+    struct ShowPlan: Hashable, Sendable {
+        var segmentFrom: MediaTime
+        var show: TimelineShow
+        var at: MediaTime
+        /// Whether it was handed to the driver.
+        var handed: Bool
+    }
+
+    public let configuration: Configuration
+    /// The wall this node belongs to: another wall's timeline is refused.
+    public let wall: String
+    private(set) var state: State = .idle
+    /// The timeline followed.
+    public private(set) var timeline: Timeline?
+    /// How far ahead of its start an anchor begins: a little over twice what the last one took.
+    public private(set) var lead: MediaTime
+    /// What the last preparation took.
+    private var preparationTime: MediaTime
+    public private(set) var rejoins = 0
+    /// Why the node is not where the timeline says, if it knows.
+    public private(set) var problem: String?
+    /// The last frame judged against the timeline: in step or not, and by how much it was off.
+    private var judged: (inStep: Bool, offset: MediaTime)?
+    private var offFrames = 0
+    private var lastFrame: (sequence: UInt64, seenAt: MediaTime)?
+    /// When the clock was last seen usable after it was not.
+    private var usableSince: MediaTime?
+    /// The next anchor starts on a new pipeline (at the first, after a rejoin or a failure).
+    private var renewPipeline = true
+    private var preparations: UInt64 = 0
+
+    public init(wall: String, configuration: Configuration = Configuration()) {
+        self.wall = wall
+        self.configuration = configuration
+        lead = configuration.initialLead
+        preparationTime = configuration.minimumLead
+    }
+
+    // MARK: Events
+
+    /// Follows `timeline` from now on (the driver checked it and stored it). What the player does
+    /// for the segment in force stays, unless the new timeline changes that segment.
+    public mutating func adopt(_ timeline: Timeline, now: MediaTime?) {
+        let previous = self.timeline
+        self.timeline = timeline
+        let unchanged = { (time: MediaTime) -> Bool in
+            previous.map { $0.segment(at: time) == timeline.segment(at: time) } ?? false
+        }
+        switch state {
+        case .idle, .backingOff:
+            break
+        case .preparing(var anchor):
+            if !unchanged(anchor.at) {
+                anchor.superseded = true
+                state = .preparing(anchor)
+            }
+        case .following, .showing:
+            if !(now.map(unchanged) ?? false) { state = .idle }
+        }
+    }
+
+    /// One step: `observation` is what the driver read just now.
+    public mutating func tick(_ observation: FollowerObservation) -> [FollowerAction] {
+        guard case .usable(let now, let epoch) = observation.clock else {
+            usableSince = nil
+            if timeline != nil, case .unusable(let clockState) = observation.clock {
+                problem = "waiting for the master clock to lock (\(clockState))"
+            }
+            return []
+        }
+        let since = usableSince ?? now
+        usableSince = since
+        guard now - since >= configuration.clockSettling, var timeline else { return [] }
+        var actions: [FollowerAction] = []
+        if let epoch, epoch != timeline.epoch {
+            do {
+                let moved = try timeline.reanchored(onto: epoch)
+                adopt(moved, now: nil)
+                timeline = moved
+                actions += [.store(moved), .note(.epochMoved(epoch: epoch, version: moved.version))]
+            } catch {
+                problem = "cannot move the timeline onto the master's new time: \(error)"
+                return [.note(.epochMoveFailed("\(error)"))]
+            }
+        }
+        if case .preparing = state { return actions }
+        if case .backingOff(let until) = state {
+            guard now >= until else { return actions }
+            state = .idle
+        }
+        let current = timeline.segment(at: now)
+        let upcoming = timeline.segment(after: now)
+        switch state {
+        case .idle, .preparing, .backingOff:
+            let soon = upcoming.flatMap { $0.from - now <= lead + lead ? $0.from : nil }
+            return actions + anchor(timeline, at: soon ?? now + lead, now: now)
+        case .showing(var plan):
+            if plan.segmentFrom != current.from, plan.segmentFrom <= now {
+                return actions + anchor(timeline, at: now + lead, now: now)
+            }
+            if let upcoming, upcoming.from > plan.segmentFrom, upcoming.from - now <= lead {
+                return actions + anchor(timeline, at: upcoming.from, now: now)
+            }
+            if !plan.handed, plan.at - now <= configuration.showAhead {
+                plan.handed = true
+                state = .showing(plan)
+                actions.append(.show(plan.show, presentAt: plan.at - configuration.displayLatency))
+            }
+            return actions
+        case .following(let plan):
+            if plan.segmentFrom != current.from, plan.segmentFrom <= now {
+                // An edit took effect that no anchor carried out (it arrived late): go where the wall is.
+                return actions + anchor(timeline, at: now + lead, now: now)
+            }
+            // An edit is prepared a lead ahead of its time. From a held frame to another, what is
+            // prepared shows as soon as it is ready: that starts as long before its time as the last
+            // preparation took.
+            let holds = plan.state != .playing && upcoming.map { !$0.isPlaying && $0.show == .playlist } ?? false
+            let ahead = holds ? preparationTime : lead
+            if let upcoming, upcoming.from > plan.segmentFrom, upcoming.from - now <= ahead, plan.pausedAt == nil {
+                return actions + carryOut(upcoming, of: timeline, plan: plan, observation: observation, now: now)
+            }
+            if plan.state == .playing, now > plan.anchor {
+                if let rejoin = judgeFrames(timeline, plan: plan, latest: observation.latestFrame, now: now) {
+                    return actions + [rejoin]
+                }
+                // At a rate other than 1 no pass follows gaplessly: the next is anchored at its time.
+                let position = timeline.position(at: now)
+                if position.rate != .normal, let end = position.passEnd, end > plan.anchor, end - now <= lead,
+                    timeline.segment(at: end).from == plan.segmentFrom
+                {
+                    return actions + anchor(timeline, at: end, now: now)
+                }
+                actions += refillQueue(timeline, plan: plan, queued: observation.queuedPasses)
+            }
+            if let pausedAt = plan.pausedAt, now > pausedAt + configuration.pauseSettling {
+                return actions
+                    + showPausedFrame(timeline, plan: plan, pausedAt: pausedAt, observation: observation, now: now)
+            }
+            return actions
+        }
+    }
+
+    /// The driver's answer to `.prepare(preparation)`, at master time `now`.
+    public mutating func prepared(_ id: UInt64, outcome: PreparationOutcome, now: MediaTime) -> [FollowerAction] {
+        guard case .preparing(let anchor) = state, anchor.preparation.id == id else { return [] }
+        if case .failed(let reason) = outcome {
+            return failAnchor("entry \(anchor.position.entryIndex): \(reason)", now: now)
+        }
+        let position = anchor.position
+        guard anchor.preparation.hold == nil else {
+            settle(
+                FollowPlan(segmentFrom: anchor.segmentFrom, anchor: anchor.at, state: position.state, lastQueued: nil),
+                anchor: anchor, now: now)
+            return [.note(.holding(version: anchor.version, state: position.state, itemTime: anchor.preparation.hold!))]
+        }
+        let presentAt = presentation(anchor.at)
+        guard presentAt >= now + configuration.minimumStartLead else {
+            lead = MediaTime.minimum(lead + lead, configuration.maximumLead)
+            state = .idle
+            return [.note(.readyTooLate(lateBy: now + configuration.minimumStartLead - presentAt, newLead: lead))]
+        }
+        settle(
+            FollowPlan(
+                segmentFrom: anchor.segmentFrom, anchor: anchor.at, state: .playing, lastQueued: anchor.lastQueued),
+            anchor: anchor, now: now)
+        guard case .following = state else { return [] }
+        return [
+            .start(rate: position.rate, itemTime: position.itemTime, presentAt: presentAt),
+            .note(
+                .anchored(
+                    version: anchor.version, entry: position.entryIndex, pass: position.pass,
+                    itemTime: position.itemTime, at: anchor.at, aheadBy: anchor.at - now)),
+        ]
+    }
+
+    /// After a scheduled pause: the player stopped on whichever frame was on its way to the sink;
+    /// the timeline calls for the one shown at the pause's time, so the node moves there exactly.
+    /// A pause that falls on a pass boundary holds a frame of a pass the player has not started:
+    /// that one is prepared afresh.
+    private mutating func showPausedFrame(
+        _ timeline: Timeline, plan: FollowPlan, pausedAt: MediaTime, observation: FollowerObservation, now: MediaTime
+    ) -> [FollowerAction] {
+        let held = timeline.position(at: pausedAt)
+        guard samePass(timeline.position(at: plan.pauseInstant ?? pausedAt), held) else {
+            return anchor(timeline, at: pausedAt, now: now)
+        }
+        var settled = plan
+        settled.pausedAt = nil
+        state = .following(settled)
+        return observation.playerPaused ? [.showExactFrame(itemTime: held.itemTime)] : []
+    }
+
+    /// The driver's answer to `.showExactFrame`: whether the player answered at all.
+    public mutating func pausedFrameShown(answered: Bool, now: MediaTime) -> [FollowerAction] {
+        guard !answered, case .following = state else { return [] }
+        return [rejoin(because: "the player did not show the paused frame")]
+    }
+
+    /// The player refused an action (a start, a pause): anchor again where the wall is.
+    public mutating func playerRefused(_ reason: String) -> [FollowerAction] {
+        guard case .following = state else { return [] }
+        state = .idle
+        return [.note(.playerRefused(reason))]
+    }
+
+    // MARK: Anchoring
+
+    /// The host time at which this screen presents what the wall shows at `hostTime`.
+    func presentation(_ hostTime: MediaTime) -> MediaTime { hostTime - configuration.displayLatency }
+
+    /// Prepares what the timeline calls for at `requested` (its start, if that is later), with the
+    /// next pass queued behind it; or puts a show other than the playlist on the screen.
+    private mutating func anchor(_ timeline: Timeline, at requested: MediaTime, now: MediaTime) -> [FollowerAction] {
+        var at = MediaTime.maximum(requested, timeline.start)
+        var position = timeline.position(at: at)
+        if position.state == .waiting {
+            at = timeline.start
+            position = timeline.position(at: at)
+        }
+        let segment = timeline.segment(at: at)
+        offFrames = 0
+        lastFrame = nil
+        judged = nil
+        guard position.show == .playlist else {
+            // A show needs no preparation: on from its segment's time, or at once when that has passed.
+            let showAt = MediaTime.maximum(segment.from, now)
+            problem = nil
+            state = .showing(ShowPlan(segmentFrom: segment.from, show: position.show, at: showAt, handed: false))
+            return [.note(.showing(version: timeline.version, show: position.show, at: showAt))]
+        }
+        let playing = position.state == .playing
+        var passes = [Pass(position, from: playing ? position.itemTime : position.entry.inPoint)]
+        var lastQueued: TimelinePosition? = position
+        var advances = true
+        if playing {
+            let queued = queuePasses(after: position, in: timeline, segment: segment, queued: 1)
+            passes += queued.passes
+            lastQueued = queued.last
+            advances = queued.advances
+        }
+        preparations += 1
+        let preparation = Preparation(
+            id: preparations, passes: passes,
+            hold: playing
+                ? nil
+                : position.state == .ended
+                    ? position.entry.outPoint - MediaTime(value: 1, timescale: 1000) : position.itemTime,
+            renewPipeline: renewPipeline, advanceAtItemEnd: advances)
+        renewPipeline = false
+        state = .preparing(
+            Anchor(
+                preparation: preparation, at: at, position: position, segmentFrom: segment.from,
+                version: timeline.version, began: now, lastQueued: lastQueued))
+        return [.prepare(preparation)]
+    }
+
+    /// Records an anchor's plan (unless a newer timeline superseded it meanwhile) and what it took.
+    private mutating func settle(_ plan: FollowPlan, anchor: Anchor, now: MediaTime) {
+        let took = now - anchor.began
+        preparationTime = took
+        lead = MediaTime.minimum(
+            MediaTime.maximum(took + took + MediaTime(value: 150, timescale: 1000), configuration.minimumLead),
+            configuration.maximumLead)
+        problem = nil
+        state = anchor.superseded ? .idle : .following(plan)
+    }
+
+    private mutating func failAnchor(_ reason: String, now: MediaTime) -> [FollowerAction] {
+        problem = reason
+        renewPipeline = true
+        state = .backingOff(until: now + configuration.retryDelay)
+        return [.note(.anchorFailed(reason))]
+    }
+
+    /// An edit at its host time: a pause pauses the running player there, a resume from the paused
+    /// frame starts it there; anything else anchors.
+    private mutating func carryOut(
+        _ segment: TimelineSegment, of timeline: Timeline, plan: FollowPlan, observation: FollowerObservation,
+        now: MediaTime
+    ) -> [FollowerAction] {
+        let before = timeline.segment(at: segment.from - MediaTime(value: 1, timescale: 1_000_000_000))
+        let samePlaylist = segment.show == .playlist && before.show == .playlist && segment.playlist == before.playlist
+        if plan.state == .playing, !segment.isPlaying, samePlaylist {
+            let held = timeline.position(at: segment.from)
+            let early = segment.from - configuration.pauseAhead
+            let onHeldPass = samePass(timeline.position(at: early - MediaTime(value: 1, timescale: 1_000_000)), held)
+            // The passes that follow are queued while the player still plays, so that a resume from
+            // here needs nothing loaded again. (After a paused anchor a resume anchors again: a
+            // successor queued while paused for long did not always start, with audio.)
+            let refill = refillQueue(timeline, plan: plan, queued: observation.queuedPasses)
+            guard case .following(var paused) = state else { return refill }
+            paused.segmentFrom = segment.from
+            paused.state = .paused
+            paused.pausedAt = segment.from
+            paused.pauseInstant = onHeldPass ? early : segment.from + configuration.pauseAhead
+            paused.pausedPosition = held
+            state = .following(paused)
+            return refill + [
+                .pause(presentAt: presentation(paused.pauseInstant!)),
+                .note(.pauseScheduled(at: segment.from)),
+            ]
+        }
+        if plan.state == .paused, plan.pausedAt == nil, segment.isPlaying, samePlaylist,
+            let paused = plan.pausedPosition,
+            let actions = resume(from: paused, at: segment, of: timeline, queued: observation.queuedPasses)
+        {
+            return actions
+        }
+        return anchor(timeline, at: segment.from, now: now)
+    }
+
+    /// A resume where the player already holds the paused frame, prerolled: a start at the resume's
+    /// host time, with nothing loaded again. Nil when it does not apply.
+    private mutating func resume(
+        from paused: TimelinePosition, at segment: TimelineSegment, of timeline: Timeline, queued: Int
+    ) -> [FollowerAction]? {
+        let position = timeline.position(at: segment.from)
+        guard position.state == .playing, samePass(position, paused), position.itemTime == paused.itemTime, queued > 0
+        else { return nil }
+        var actions: [FollowerAction] = [
+            .start(rate: position.rate, itemTime: position.itemTime, presentAt: presentation(segment.from))
+        ]
+        var plan = FollowPlan(segmentFrom: segment.from, anchor: segment.from, state: .playing, lastQueued: position)
+        if queued >= 2 {
+            // The next pass is queued since before the pause.
+            plan.lastQueued = nextPass(after: position, in: timeline, segment: segment) ?? position
+        } else {
+            let more = queuePasses(after: position, in: timeline, segment: segment, queued: queued)
+            actions += [.advanceAtItemEnd(more.advances)] + more.passes.map { .enqueue($0) }
+            plan.lastQueued = more.last
+        }
+        state = .following(plan)
+        offFrames = 0
+        lastFrame = nil
+        judged = nil
+        return actions + [.note(.resumeScheduled(at: segment.from))]
+    }
+
+    // MARK: Passes
+
+    /// Whether two positions are in the same pass of the same entry, in the same cycle.
+    private func samePass(_ a: TimelinePosition, _ b: TimelinePosition) -> Bool {
+        a.entryIndex == b.entryIndex && a.pass == b.pass && a.cycle == b.cycle
+    }
+
+    /// The pass after `position`, if the same segment of the timeline plays it at rate 1 (a gapless
+    /// successor plays at rate 1; another rate anchors at each pass).
+    private func nextPass(after position: TimelinePosition, in timeline: Timeline, segment: TimelineSegment)
+        -> TimelinePosition?
+    {
+        guard position.rate == .normal, let end = position.passEnd, timeline.segment(at: end) == segment else {
+            return nil
+        }
+        let next = timeline.position(at: end)
+        return next.state == .playing ? next : nil
+    }
+
+    /// The passes after `last` that fill the player to `queueDepth` when it holds `queued`; the last
+    /// one queued; and whether the player moves on at the end (not when the playlist ends there).
+    private func queuePasses(
+        after last: TimelinePosition, in timeline: Timeline, segment: TimelineSegment, queued: Int
+    ) -> (passes: [Pass], last: TimelinePosition, advances: Bool) {
+        var last = last
+        var passes: [Pass] = []
+        var advances = true
+        while queued + passes.count < configuration.queueDepth {
+            guard let next = nextPass(after: last, in: timeline, segment: segment) else {
+                if last.rate == .normal { advances = false }
+                break
+            }
+            passes.append(Pass(next, from: next.entry.inPoint))
+            last = next
+        }
+        return (passes, last, advances)
+    }
+
+    /// Keeps the passes after the current one queued, so the player moves on gaplessly.
+    private mutating func refillQueue(_ timeline: Timeline, plan: FollowPlan, queued: Int) -> [FollowerAction] {
+        guard let last = plan.lastQueued, queued < configuration.queueDepth else { return [] }
+        let more = queuePasses(
+            after: last, in: timeline, segment: timeline.segment(at: plan.segmentFrom), queued: queued)
+        var refilled = plan
+        refilled.lastQueued = more.last
+        state = .following(refilled)
+        return more.passes.map { .enqueue($0) } + (more.advances ? [] : [.advanceAtItemEnd(false)])
+    }
+
+    // MARK: Judging
+
+    /// Judges the newest presented frame against the timeline; returns the rejoin's note when the
+    /// node is off it (or presents nothing) and has started to rejoin.
+    private mutating func judgeFrames(
+        _ timeline: Timeline, plan: FollowPlan, latest: FrameSample?, now: MediaTime
+    ) -> FollowerAction? {
+        let limit = configuration.stallLimit
+        let stalled = { (since: MediaTime) in now - since > limit && now - plan.anchor > limit }
+        guard let record = latest else {
+            return stalled(plan.anchor) ? rejoin(because: "no frame presented since the start") : nil
+        }
+        if let last = lastFrame, last.sequence == record.sequence {
+            guard stalled(last.seenAt) else { return nil }
+            return rejoin(because: "no frame presented for \((now - last.seenAt).seconds) s")
+        }
+        lastFrame = (record.sequence, now)
+        guard record.dueAt >= presentation(plan.anchor) else { return nil }
+        // The frame stands for the host time it was due at, display latency added back.
+        let position = timeline.position(at: record.dueAt + configuration.displayLatency)
+        var offset = record.presentedAt - record.dueAt
+        if position.state == .playing {
+            let second = MediaTime(value: 1, timescale: 1)
+            let behind = position.itemTime - record.presentationTimestamp
+            offset = offset + (behind.magnitude < second ? behind : second)
+        }
+        let inStep = offset.magnitude <= configuration.offTolerance
+        judged = (inStep, offset)
+        offFrames = inStep ? 0 : offFrames + 1
+        guard offFrames >= configuration.offFramesToRejoin else { return nil }
+        return rejoin(because: "\(offFrames) frames off the timeline by \(offset.seconds) s")
+    }
+
+    private mutating func rejoin(because reason: String) -> FollowerAction {
+        rejoins += 1
+        renewPipeline = true
+        state = .idle
+        offFrames = 0
+        lastFrame = nil
+        return .note(.rejoining(reason: reason, rejoins: rejoins))
+    }
+
+    // MARK: Report
+
+    /// Where the node is on its timeline at master time `now` (nil when it is unknown), and how
+    /// well it follows it; nil without a timeline.
+    public func report(now: MediaTime?) -> FollowerReport? {
+        guard let timeline else { return nil }
+        let position = now.map { timeline.position(at: $0) }
+        let current = now.map { timeline.segment(at: $0).from }
+        let inStep: Bool?
+        let settled: Bool
+        switch state {
+        case .following(let plan):
+            inStep = judged?.inStep
+            settled = plan.segmentFrom == current && plan.pausedAt == nil
+        case .showing(let plan):
+            let shown = plan.handed && (now.map { $0 >= plan.at } ?? false)
+            inStep = shown
+            settled = shown && plan.segmentFrom == current
+        case .idle, .preparing, .backingOff:
+            inStep = false
+            settled = false
+        }
+        return FollowerReport(
+            version: timeline.version, position: position, inStep: inStep, offset: judged?.offset, rejoins: rejoins,
+            problem: problem, settled: settled)
+    }
+
+    /// What the machine does now, for tests and logs: idle, preparing, following, showing or
+    /// backing off.
+    public var activity: String {
+        switch state {
+        case .idle: return "idle"
+        case .preparing: return "preparing"
+        case .following(let plan): return "following (\(plan.state.rawValue))"
+        case .showing(let plan): return "showing \(plan.show)"
+        case .backingOff: return "backing off"
+        }
+    }
+}
+
+/// Where a node is on its timeline, and how well it follows it.
+public struct FollowerReport: Hashable, Sendable {
+    public var version: UInt64
+    /// What the timeline calls for now (nil when the master's time is unknown).
+    public var position: TimelinePosition?
+    /// Whether the last frames presented were where the timeline says (a show other than the
+    /// playlist: whether it is on the screen); nil until a frame was judged.
+    public var inStep: Bool?
+    /// How far behind the timeline the last frame was (negative: ahead).
+    public var offset: MediaTime?
+    public var rejoins: Int
+    public var problem: String?
+    /// Whether the player carries out the segment in force: what a controller waits for after an edit.
+    public var settled: Bool
+}

@@ -1,0 +1,159 @@
+import LockstepTime
+import WallFollower
+import WallTimeline
+import XCTest
+
+/// Transitions of the follower one event at a time: what goes in, what comes out.
+final class FollowerStateMachineTests: XCTestCase {
+    private func seconds(_ value: Int64) -> MediaTime { MediaTime(value: value, timescale: 1) }
+    private func ms(_ value: Int64) -> MediaTime { MediaTime(value: value, timescale: 1000) }
+
+    private func timeline(start: MediaTime = MediaTime(value: 10, timescale: 1), loops: Bool = true) throws -> Timeline
+    {
+        try Timeline(
+            wall: "w", epoch: 1,
+            playlist: Playlist(
+                entries: [
+                    TimelineEntry(media: "a-{id}.mp4", outPoint: MediaTime(value: 4, timescale: 1)),
+                    TimelineEntry(media: "b.mp4", outPoint: MediaTime(value: 2, timescale: 1)),
+                ], loops: loops),
+            start: start)
+    }
+
+    private func observe(
+        _ now: MediaTime, epoch: UInt64 = 1, frame: FrameSample? = nil, queued: Int = 0, paused: Bool = true
+    )
+        -> FollowerObservation
+    {
+        FollowerObservation(
+            clock: .usable(now: now, epoch: epoch), latestFrame: frame, queuedPasses: queued, playerPaused: paused)
+    }
+
+    /// A machine that has had its clock usable long enough to act.
+    private func settled(_ machine: inout FollowerStateMachine, at now: MediaTime) -> [FollowerAction] {
+        _ = machine.tick(observe(now - seconds(1)))
+        return machine.tick(observe(now))
+    }
+
+    private func preparations(_ actions: [FollowerAction]) -> [Preparation] {
+        actions.compactMap { if case .prepare(let preparation) = $0 { return preparation } else { return nil } }
+    }
+
+    func testNothingHappens_untilTheClockHasBeenUsableForItsSettlingTime() throws {
+        var machine = FollowerStateMachine(wall: "w")
+        machine.adopt(try timeline(), now: nil)
+        XCTAssertEqual(
+            machine.tick(
+                FollowerObservation(
+                    clock: .unusable(state: "locking"), latestFrame: nil, queuedPasses: 0, playerPaused: true)), [])
+        XCTAssertEqual(machine.report(now: nil)?.problem, "waiting for the master clock to lock (locking)")
+        XCTAssertEqual(machine.tick(observe(seconds(5))), [])
+        XCTAssertEqual(machine.tick(observe(seconds(5) + ms(400))), [], "still settling")
+        XCTAssertEqual(preparations(machine.tick(observe(seconds(5) + ms(600)))).count, 1)
+    }
+
+    func testAnAnchorBeforeTheStart_preparesTheFirstPassAndItsSuccessor_andStartsAtTheStart() throws {
+        var machine = FollowerStateMachine(wall: "w")
+        machine.adopt(try timeline(), now: nil)
+        let actions = settled(&machine, at: seconds(9))
+        let preparation = try XCTUnwrap(preparations(actions).first)
+        XCTAssertEqual(preparation.passes.map(\.media), ["a-{id}.mp4", "b.mp4"])
+        XCTAssertEqual(preparation.passes[0].start, .zero)
+        XCTAssertNil(preparation.hold)
+        XCTAssertTrue(preparation.renewPipeline, "the first anchor starts on a new pipeline")
+        XCTAssertEqual(machine.activity, "preparing")
+        XCTAssertEqual(machine.tick(observe(seconds(9) + ms(40))), [], "nothing more while it prepares")
+        let started = machine.prepared(preparation.id, outcome: .ready, now: seconds(9) + ms(200))
+        XCTAssertEqual(started.first, .start(rate: .normal, itemTime: .zero, presentAt: seconds(10)))
+        XCTAssertEqual(machine.activity, "following (playing)")
+        XCTAssertEqual(machine.lead, ms(550), "twice what it took, plus 150 ms")
+    }
+
+    func testAPreparationReadyTooLate_triesAgainWithTwiceTheLead() throws {
+        var machine = FollowerStateMachine(wall: "w")
+        machine.adopt(try timeline(start: .zero), now: nil)
+        let preparation = try XCTUnwrap(preparations(settled(&machine, at: seconds(20))).first)
+        let late = machine.prepared(preparation.id, outcome: .ready, now: seconds(21))
+        XCTAssertEqual(late, [.note(.readyTooLate(lateBy: ms(420), newLead: ms(1200)))])
+        XCTAssertEqual(machine.activity, "idle")
+        let again = try XCTUnwrap(preparations(machine.tick(observe(seconds(21)))).first)
+        XCTAssertFalse(again.renewPipeline)
+    }
+
+    func testAFailedPreparation_backsOffForASecond_thenTriesOnANewPipeline() throws {
+        var machine = FollowerStateMachine(wall: "w")
+        machine.adopt(try timeline(start: .zero), now: nil)
+        let preparation = try XCTUnwrap(preparations(settled(&machine, at: seconds(20))).first)
+        let failed = machine.prepared(preparation.id, outcome: .failed("no such file"), now: seconds(20) + ms(100))
+        XCTAssertEqual(failed, [.note(.anchorFailed("entry 0: no such file"))])
+        XCTAssertEqual(machine.report(now: seconds(20))?.problem, "entry 0: no such file")
+        XCTAssertEqual(machine.tick(observe(seconds(20) + ms(500))), [], "backing off")
+        let again = try XCTUnwrap(preparations(machine.tick(observe(seconds(21) + ms(200)))).first)
+        XCTAssertTrue(again.renewPipeline)
+    }
+
+    func testANewTimelineDuringAPreparation_supersedesIt_andTheStaleAnswerIsIgnored() throws {
+        var machine = FollowerStateMachine(wall: "w")
+        let first = try timeline(start: .zero)
+        machine.adopt(first, now: nil)
+        let preparation = try XCTUnwrap(preparations(settled(&machine, at: seconds(20))).first)
+        machine.adopt(try first.applying(.goTo(entry: 1), at: seconds(20)), now: seconds(20) + ms(50))
+        XCTAssertEqual(machine.prepared(preparation.id, outcome: .ready, now: seconds(20) + ms(150)), [])
+        XCTAssertEqual(machine.activity, "idle", "what it prepared is not what holds any more")
+        XCTAssertEqual(machine.prepared(preparation.id, outcome: .ready, now: seconds(20) + ms(160)), [], "once")
+        let next = try XCTUnwrap(preparations(machine.tick(observe(seconds(20) + ms(200)))).first)
+        XCTAssertEqual(next.passes.first?.media, "b.mp4")
+    }
+
+    func testAPlayerThatPresentsNothing_rejoinsAfterTheStallLimit() throws {
+        var machine = FollowerStateMachine(wall: "w")
+        machine.adopt(try timeline(start: .zero), now: nil)
+        let preparation = try XCTUnwrap(preparations(settled(&machine, at: seconds(20))).first)
+        _ = machine.prepared(preparation.id, outcome: .ready, now: seconds(20) + ms(100))
+        XCTAssertEqual(machine.tick(observe(seconds(21), queued: 2, paused: false)), [])
+        let stalled = machine.tick(observe(seconds(23), queued: 2, paused: false))
+        XCTAssertEqual(stalled, [.note(.rejoining(reason: "no frame presented since the start", rejoins: 1))])
+        XCTAssertEqual(machine.report(now: seconds(23))?.rejoins, 1)
+    }
+
+    func testFramesOffTheTimeline_sixInARow_makeItRejoin() throws {
+        var machine = FollowerStateMachine(wall: "w")
+        machine.adopt(try timeline(start: .zero), now: nil)
+        let preparation = try XCTUnwrap(preparations(settled(&machine, at: seconds(20))).first)
+        _ = machine.prepared(preparation.id, outcome: .ready, now: seconds(20) + ms(100))
+        let start = seconds(20) + ms(600)
+        // Frames presented on time but 200 ms behind in the media.
+        var actions: [FollowerAction] = []
+        for index in 0..<6 {
+            let due = start + ms(40) * Int64(index + 1)
+            let frame = FrameSample(
+                sequence: UInt64(index + 1), presentationTimestamp: ms(2600) + ms(40) * Int64(index + 1) - ms(200),
+                presentedAt: due, dueAt: due)
+            actions = machine.tick(observe(due + ms(1), frame: frame, queued: 2, paused: false))
+            if index < 5 { XCTAssertEqual(machine.report(now: due)?.inStep, false) }
+        }
+        XCTAssertEqual(actions.last, .note(.rejoining(reason: "6 frames off the timeline by 0.2 s", rejoins: 1)))
+    }
+
+    func testAStop_putsItsShowOnAtItsTime_andAReportSaysItIsOn() throws {
+        var machine = FollowerStateMachine(wall: "w")
+        let stopped = try timeline(start: .zero).applying(.stop, at: seconds(30))
+        machine.adopt(stopped, now: nil)
+        let actions = settled(&machine, at: seconds(31))
+        XCTAssertEqual(actions, [.note(.showing(version: 2, show: .stopped, at: seconds(31)))])
+        XCTAssertEqual(machine.tick(observe(seconds(31) + ms(40))), [.show(.stopped, presentAt: seconds(31))])
+        XCTAssertEqual(machine.report(now: seconds(32))?.settled, true)
+        XCTAssertEqual(machine.report(now: seconds(32))?.position?.state, .stopped)
+    }
+
+    func testAMasterOnANewEpoch_movesTheTimeline_andAsksForItToBeKept() throws {
+        var machine = FollowerStateMachine(wall: "w")
+        let first = try timeline(start: .zero)
+        machine.adopt(first, now: nil)
+        _ = machine.tick(observe(seconds(1), epoch: 7))
+        let actions = machine.tick(observe(seconds(2), epoch: 7))
+        let moved = try first.reanchored(onto: 7)
+        XCTAssertEqual(Array(actions.prefix(2)), [.store(moved), .note(.epochMoved(epoch: 7, version: 2))])
+        XCTAssertEqual(machine.timeline, moved)
+    }
+}

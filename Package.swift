@@ -98,6 +98,22 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
+        .target(
+            name: "NodeService",
+            dependencies: [
+                "WallFollower", "WallPlayer", "WallProtocol", "WallTimeline", "WallControl", "WallDisplay", "SyncClock",
+                "LockstepNet", "LockstepCLI", "LockstepTime",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ]
+        ),
         .target(name: "GroundTruth", dependencies: ["LockstepNet", "LockstepTime"]),
         .target(
             name: "WallProtocol",
@@ -116,20 +132,12 @@ let package = Package(
         .executableTarget(
             name: "WallNode",
             dependencies: [
-                "WallPlayer", "WallProtocol", "WallTimeline", "WallControl", "WallDisplay", "SyncClock", "LockstepNet",
-                "LockstepCLI",
+                "NodeService", "WallPlayer", "WallProtocol", "WallControl", "WallDisplay", "LockstepCLI",
                 "LockstepTime", "CLockstepNetShims",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdCore", package: "hummingbird"),
-                .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "Metrics", package: "swift-metrics"),
             ]
         ),
         .executableTarget(
@@ -155,6 +163,14 @@ let package = Package(
         .testTarget(name: "LockstepNetTests", dependencies: ["LockstepNet"]),
         .testTarget(name: "WallTimelineTests", dependencies: ["WallTimeline", "LockstepTime"]),
         .testTarget(name: "WallFollowerTests", dependencies: ["WallFollower", "WallTimeline", "LockstepTime"]),
+        .testTarget(
+            name: "NodeServiceTests",
+            dependencies: [
+                "NodeService", "WallPlayer", "WallProtocol", "WallTimeline", "LockstepTime", "TestSupport",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .testTarget(name: "WallDisplayTests", dependencies: ["WallDisplay"]),
         .testTarget(
             name: "SyncClockTests",

@@ -188,6 +188,20 @@ public struct ClockStatus: Sendable, Hashable {
     /// The master time at `localTime` per the mapping.
     public var masterTime: MediaTime { mapping.masterTime(atLocal: localTime) }
 
+    /// The error bound past which a clock in holdover is no longer used to play a wall on.
+    public static let usableErrorBound = MediaTime(value: 5, timescale: 1000)
+
+    /// Whether a wall can play on this clock at local time `local`, and start on it: locked, or in
+    /// holdover with its error bound still within `usableErrorBound`. The one definition the node,
+    /// its status on the wire, `wallctl`, the metrics and the drift report all use.
+    public func isUsable(atLocal local: MediaTime) -> Bool {
+        switch state {
+        case .locked: return true
+        case .holdover: return errorBound(atLocal: local) <= Self.usableErrorBound
+        case .unsynced, .locking: return false
+        }
+    }
+
     /// The error bound at a later local time, if no new estimate changes the mapping before then.
     public func errorBound(atLocal local: MediaTime) -> MediaTime {
         Self.grown(errorBound, byPPM: errorBoundGrowthPPM, from: localTime, to: local)

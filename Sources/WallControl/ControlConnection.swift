@@ -29,7 +29,9 @@ public struct ControlConnection: Sendable {
         let http = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
         do {
             clients = try nodes.map { node throws(ControlError) in
-                try NodeClient(node: node, http: http, scheme: scheme, authorization: authorization, timeout: timeout)
+                try NodeClient(
+                    node: node, wall: config.name, configSHA256: config.digest, http: http, scheme: scheme,
+                    authorization: authorization, timeout: timeout)
             }
         } catch {
             try? http.syncShutdown()

@@ -4,7 +4,11 @@ public enum ControlError: Error, CustomStringConvertible {
     case badAddress(node: String, reason: String)
     case unreachable(node: String, address: String, reason: String)
     case unauthorized(node: String, tokenSent: Bool)
+    /// The node answering is another wall's: the config given is not this wall's, or its address is.
+    case otherWall(node: String, wall: String, expected: String)
     case refused(node: String, command: String, reason: String)
+    /// The node cannot play what the command names: outside its media roots, or no playable video.
+    case unplayable(node: String, reason: String)
     case protocolViolation(node: String, detail: String)
     case unknownNodes([String])
     case notReady(nodes: [String: String])
@@ -23,8 +27,12 @@ public enum ControlError: Error, CustomStringConvertible {
             return "node \(node) refused the control token: check control-token-file"
         case .unauthorized(let node, false):
             return "node \(node) requires a control token: set control-token-file in the config"
+        case .otherWall(let node, let wall, let expected):
+            return "node \(node) belongs to wall \"\(wall)\", not \"\(expected)\": it refuses this config's commands"
         case .refused(let node, let command, let reason):
             return "node \(node) refused \(command): \(reason)"
+        case .unplayable(let node, let reason):
+            return "node \(node) cannot play it: \(reason)"
         case .protocolViolation(let node, let detail):
             return "node \(node): \(detail)"
         case .unknownNodes(let ids):
@@ -41,10 +49,20 @@ public enum ControlError: Error, CustomStringConvertible {
     public var node: String? {
         switch self {
         case .badAddress(let node, _), .unreachable(let node, _, _), .unauthorized(let node, _),
-            .refused(let node, _, _), .protocolViolation(let node, _):
+            .otherWall(let node, _, _),
+            .refused(let node, _, _), .unplayable(let node, _), .protocolViolation(let node, _):
             return node
         case .config, .unknownNodes, .notReady, .timeline:
             return nil
+        }
+    }
+
+    /// Whether waiting cannot help: the node answers, and what it answers will not change by itself
+    /// (a wrong token, another wall, an address that does not parse, a config that cannot be used).
+    public var isLasting: Bool {
+        switch self {
+        case .config, .badAddress, .unauthorized, .otherWall, .unknownNodes, .unplayable: return true
+        case .unreachable, .refused, .protocolViolation, .notReady, .timeline: return false
         }
     }
 }

@@ -22,12 +22,17 @@ public struct NodeClient: Sendable {
     public let timeout: MediaTime
     /// The `Authorization` header value every request carries, if the wall has a control token.
     public let authorization: String?
+    /// The wall every request names (`WallHeader`), and the config's digest: a node of another
+    /// wall refuses it.
+    public let wall: String
+    public let configSHA256: String?
 
     /// The largest reply accepted: a snapshot of a 4K tile at four times its size, with room to spare.
     public static let maximumReplyBytes = 1 << 28
 
     public init(
-        node: NodeConfig, http: HTTPClient, scheme: String = "http", authorization: String? = nil, timeout: MediaTime
+        node: NodeConfig, wall: String, configSHA256: String? = nil, http: HTTPClient, scheme: String = "http",
+        authorization: String? = nil, timeout: MediaTime
     ) throws(ControlError) {
         let endpoint: Endpoint
         do {
@@ -41,10 +46,13 @@ public struct NodeClient: Sendable {
         self.http = http
         self.timeout = timeout
         self.authorization = authorization
+        self.wall = wall
+        self.configSHA256 = configSHA256
     }
 
     /// `GET /status`, with the round trip it took on this machine's monotonic clock.
-    public func status() async throws(ControlError) -> (status: NodeStatus, roundTrip: MediaTime, receivedAt: MediaTime) {
+    public func status() async throws(ControlError) -> (status: NodeStatus, roundTrip: MediaTime, receivedAt: MediaTime)
+    {
         let sent = LocalClock.monotonic.now()
         let status: NodeStatus = try await get(ControlPath.status)
         let received = LocalClock.monotonic.now()
@@ -168,6 +176,8 @@ public struct NodeClient: Sendable {
         var request = HTTPClientRequest(url: base + path)
         request.method = method
         if let authorization { request.headers.add(name: "Authorization", value: authorization) }
+        request.headers.add(name: WallHeader.wall, value: wall)
+        if let configSHA256 { request.headers.add(name: WallHeader.configSHA256, value: configSHA256) }
         if let body {
             request.headers.add(name: "Content-Type", value: "application/json")
             request.body = .bytes(ByteBuffer(bytes: body))
@@ -183,6 +193,9 @@ public struct NodeClient: Sendable {
             throw .unreachable(node: id, address: base, reason: Self.reason(error, timeout: timeout))
         }
         if response.status == .unauthorized { throw .unauthorized(node: id, tokenSent: authorization != nil) }
+        if let theirs = response.headers.first(name: WallHeader.wall), theirs != wall {
+            throw .otherWall(node: id, wall: theirs, expected: wall)
+        }
         return (Data(bytes.readableBytesView), Int(response.status.code), response.headers)
     }
 

@@ -129,6 +129,7 @@ public actor Follower {
             case .show(let show, let presentAt):
                 await clock.wait(until: presentAt)
                 await player.show(show)
+                machine.shown(show)
             case .store(let timeline):
                 do {
                     try keeper.keep(timeline)

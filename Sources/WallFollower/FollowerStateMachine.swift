@@ -101,6 +101,9 @@ public struct FollowerStateMachine: Sendable {
         var pauseInstant: MediaTime?
         /// Where the player stands while paused: a resume from there needs no new preparation.
         var pausedPosition: TimelinePosition?
+        /// An exact move to the paused frame is under way: until it is answered, the screen may
+        /// still show the frame the pause stopped on.
+        var movingToPausedFrame = false
     }
 
     /// A show other than the playlist, for one segment.
@@ -110,6 +113,8 @@ public struct FollowerStateMachine: Sendable {
         var at: MediaTime
         /// Whether it was handed to the driver.
         var handed: Bool
+        /// Whether the driver reported it on the screen.
+        var onScreen = false
     }
 
     public let configuration: Configuration
@@ -293,14 +298,25 @@ public struct FollowerStateMachine: Sendable {
         }
         var settled = plan
         settled.pausedAt = nil
+        settled.movingToPausedFrame = observation.playerPaused
         state = .following(settled)
         return observation.playerPaused ? [.showExactFrame(itemTime: held.itemTime)] : []
     }
 
     /// The driver's answer to `.showExactFrame`: whether the player answered at all.
     public mutating func pausedFrameShown(answered: Bool, now: MediaTime) -> [FollowerAction] {
-        guard !answered, case .following = state else { return [] }
+        guard case .following(var plan) = state else { return [] }
+        plan.movingToPausedFrame = false
+        state = .following(plan)
+        guard !answered else { return [] }
         return [rejoin(because: "the player did not show the paused frame")]
+    }
+
+    /// The driver put `show` on the screen (after `.show`).
+    public mutating func shown(_ show: TimelineShow) {
+        guard case .showing(var plan) = state, plan.show == show else { return }
+        plan.onScreen = true
+        state = .showing(plan)
     }
 
     /// The player refused an action (a start, a pause): anchor again where the wall is.
@@ -547,11 +563,10 @@ public struct FollowerStateMachine: Sendable {
         switch state {
         case .following(let plan):
             inStep = judged?.inStep
-            settled = plan.segmentFrom == current && plan.pausedAt == nil
+            settled = plan.segmentFrom == current && plan.pausedAt == nil && !plan.movingToPausedFrame
         case .showing(let plan):
-            let shown = plan.handed && (now.map { $0 >= plan.at } ?? false)
-            inStep = shown
-            settled = shown && plan.segmentFrom == current
+            inStep = plan.onScreen
+            settled = plan.onScreen && plan.segmentFrom == current
         case .idle, .preparing, .backingOff:
             inStep = false
             settled = false

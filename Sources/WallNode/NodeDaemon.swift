@@ -1,6 +1,7 @@
 import LockstepCLI
 import Logging
 import NIOCore
+import NodeService
 import ServiceLifecycle
 import WallControl
 import WallDisplay
@@ -63,18 +64,19 @@ struct NodeDaemon {
             forMediaCharacteristic: .legible)
         let clock = await ClockFollower.start(
             settings: settings, player: player, logger: Logger(label: "lockstep.clock"))
-        let metrics = NodeMetrics(node: settings.id)
+        let metrics = NodeMetrics(wall: settings.wallName, node: settings.id)
         let frames = FrameLog(displayLatency: settings.displayLatency) { metrics.observeLateness($0) }
-        let controller = NodeController(
-            settings: settings, player: player, clock: clock, frames: frames, screen: window, logger: logger)
+        let screen = NodeScreen(
+            settings: settings, player: player, frames: frames, window: window, logger: Logger(label: "lockstep.screen")
+        )
+        let node = Node(settings: settings, screen: screen, clock: clock, logger: logger)
         // Under systemd (Type=notify) the node is started once its control API answers, and restarted
         // when its controller stops answering for a watchdog interval.
         let notifier = ServiceNotifier.fromEnvironment()
         let readiness = "node \(settings.id) of \(settings.wallName), control on \(settings.control)"
         let (serving, servingStarted) = AsyncStream.makeStream(of: Void.self)
         let application = try ControlServer.application(
-            controller: controller, frames: frames, metrics: metrics, fileLimit: fileLimit,
-            logger: Logger(label: "lockstep.control"),
+            node: node, metrics: metrics, fileLimit: fileLimit, logger: Logger(label: "lockstep.control"),
             onServerRunning: {
                 notifier.ready(status: readiness)
                 servingStarted.finish()
@@ -84,7 +86,7 @@ struct NodeDaemon {
         do {
             peers = try ControlConnection(
                 config: settings.wall, nodes: settings.wall.nodes.filter { $0.id != settings.id },
-                timeout: NodeController.peerTimeout)
+                timeout: Node.peerTimeout)
         } catch {
             throw NodeError.config("\(error)")
         }
@@ -92,13 +94,13 @@ struct NodeDaemon {
             services: [
                 .init(service: TaskService("clock") { try await clock.run() }),
                 .init(service: TaskService("frames") { await frames.record(from: player) }),
-                .init(service: TaskService("timeline") { await controller.followTimeline() }),
-                .init(service: TaskService("peers") { await controller.askPeers(peers.clients) }),
+                .init(service: TaskService("timeline") { await node.run() }),
+                .init(service: TaskService("peers") { await node.askPeers(peers.clients) }),
                 .init(
                     service: TaskService("watchdog") {
                         for await _ in serving {}
                         await notifier.keepWatchdogFed {
-                            _ = await controller.status()
+                            _ = await node.status()
                             return true
                         }
                     }, successTerminationBehavior: .ignore),
@@ -132,7 +134,7 @@ struct NodeDaemon {
         }
         notifier.stopping()
         try? await peers.shutdown()
-        await controller.stop()
+        screen.stopPlayer()
         logger.info("node stopped")
     }
 }

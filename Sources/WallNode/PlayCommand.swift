@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import LockstepCLI
 import LockstepTime
+import NodeService
 import Synchronization
 import WallPlayer
 

@@ -2,6 +2,7 @@ import ArgumentParser
 import CLockstepNetShims
 import LockstepCLI
 import Logging
+import NodeService
 import WallProtocol
 
 extension WallNode {

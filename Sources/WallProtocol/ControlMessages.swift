@@ -2,21 +2,13 @@ import LockstepTime
 
 /// The node's control API over HTTP/JSON: paths, requests and replies shared by `wallnode` and
 /// `wallctl`.
+///
+/// A node takes one command: a newer timeline (`PUT /timeline`). Every verb of the wall is an edit
+/// of it, made by the controller and sent to every node, so there is one way to change what a
+/// screen shows and a node that restarts comes back to it.
 public enum ControlPath {
     /// GET: `NodeStatus`.
     public static let status = "/status"
-    /// POST `LoadRequest`: load the media (keeps it paused at the start).
-    public static let load = "/load"
-    /// POST `PrerollRequest`: seek exactly and preroll; replies when the first frame is ready.
-    public static let preroll = "/preroll"
-    /// POST `StartRequest`: `setRate(_:time:atHostTime:)`.
-    public static let start = "/start"
-    /// POST `PauseRequest`: pause, now or at a host time.
-    public static let pause = "/pause"
-    /// POST `SeekRequest`: seek exactly, stay paused, preroll.
-    public static let seek = "/seek"
-    /// POST: stop and unload.
-    public static let stop = "/stop"
     /// GET `?after=SEQ`: `FramesReply`, the frames presented since.
     public static let frames = "/frames"
     /// GET `?width=W&height=H[&atNs=T]`: the frame on screen now, or at master time T, as raw RGB
@@ -24,16 +16,24 @@ public enum ControlPath {
     public static let snapshot = "/snapshot"
     /// GET: Prometheus text.
     public static let metrics = "/metrics"
-    /// GET: the timeline the node follows (`TimelineReply`); PUT a newer timeline: the node
-    /// follows it from then on, and keeps it across restarts.
+    /// GET: the timeline the node follows (`Timeline`); PUT a newer timeline: the node follows it
+    /// from then on, and keeps it across restarts.
     public static let timeline = "/timeline"
     /// POST `MediaDurationsRequest`: how long this node's files for the given media are.
     public static let mediaDurations = "/media/durations"
     /// GET: `NodeCheck`, what `wallctl check` compares before a show.
     public static let check = "/check"
-    /// POST `IdentifyRequest`: show the screen's test card (its id, tile outline, alignment grid
-    /// and bars) for a while; only between shows.
-    public static let identify = "/identify"
+    /// The one-shot commands of earlier versions, answered 410 with what replaces them.
+    public static let retired = ["/load", "/preroll", "/start", "/pause", "/seek", "/stop", "/identify"]
+}
+
+/// The headers that name the wall a request is for: a node refuses a request for another wall
+/// (409, naming both), and every request that changes something must name its wall.
+public enum WallHeader {
+    /// The wall's name, as its config says.
+    public static let wall = "Lockstep-Wall"
+    /// SHA-256 of the controller's config text, when it has one.
+    public static let configSHA256 = "Lockstep-Config-SHA256"
 }
 
 /// The headers of a `GET /snapshot` reply: times in integer nanoseconds (docs/JSON.md).
@@ -106,9 +106,16 @@ public struct TimelineReport: Sendable, Hashable, Codable {
     public var rejoins: Int
     /// Why the node does not follow the timeline right now, if it does not.
     public var problem: String?
+    /// Whether the node carries out the segment of the timeline in force: what a controller waits
+    /// for after an edit. Nil from nodes that do not say.
+    public var settled: Bool?
+    /// What the screens show: playlist, stopped, black, still IMAGE or testCard.
+    public var show: String?
+    /// Whether the timeline was made with a config other than the node's (`configSHA256`).
+    public var configDiffers: Bool?
 
     enum CodingKeys: String, CodingKey {
-        case version, state, entry, pass, inStep, rejoins, problem
+        case version, state, entry, pass, inStep, rejoins, problem, settled, show, configDiffers
         case itemTime = "itemTimeNs", offset = "offsetNs"
     }
 
@@ -150,6 +157,8 @@ public struct MediaDurationsReply: Sendable, Hashable, Codable {
 /// A node's state, as `GET /status` reports it.
 public struct NodeStatus: Sendable, Hashable, Codable {
     public var id: String
+    /// The wall the node belongs to (its config's `name`).
+    public var wall: String?
     /// The node's estimate of the master clock's time when it answered.
     @OptionalNanosecondsCoded public var masterTime: MediaTime?
     /// The node machine's CLOCK_MONOTONIC at the moment `masterTime` was read, so an observer that
@@ -161,15 +170,17 @@ public struct NodeStatus: Sendable, Hashable, Codable {
     public var timeline: TimelineReport?
 
     enum CodingKeys: String, CodingKey {
-        case id, clock, player, timeline
+        case id, wall, clock, player, timeline
         case masterTime = "masterTimeNs", monotonicTime = "monotonicTimeNs"
     }
 
     public init(
-        id: String, masterTime: MediaTime?, monotonicTime: MediaTime? = nil, clock: ClockReport, player: PlayerReport,
+        id: String, wall: String? = nil, masterTime: MediaTime?, monotonicTime: MediaTime? = nil, clock: ClockReport,
+        player: PlayerReport,
         timeline: TimelineReport? = nil
     ) {
         self.id = id
+        self.wall = wall
         self.masterTime = masterTime
         self.monotonicTime = monotonicTime
         self.clock = clock
@@ -182,6 +193,9 @@ public struct NodeStatus: Sendable, Hashable, Codable {
 public struct ClockReport: Sendable, Hashable, Codable {
     /// unsynced, locking, locked or holdover.
     public var state: String
+    /// Whether a wall can play and start on this clock now (`ClockStatus.isUsable`: locked, or in
+    /// holdover within its usable error bound): the node's own verdict, which every reader takes.
+    public var usable: Bool
     public var server: String
     /// The master time minus the local time.
     @OptionalNanosecondsCoded public var offset: MediaTime?
@@ -208,13 +222,13 @@ public struct ClockReport: Sendable, Hashable, Codable {
     @OptionalNanosecondsCoded public var inheritedErrorBound: MediaTime?
 
     enum CodingKeys: String, CodingKey {
-        case state, server, ratePPM, serving, epoch, stratum, relaying, sources
+        case state, usable, server, ratePPM, serving, epoch, stratum, relaying, sources
         case offset = "offsetNs", errorBound = "errorBoundNs", guaranteedErrorBound = "guaranteedErrorBoundNs"
         case roundTrip = "roundTripNs", inheritedErrorBound = "inheritedErrorBoundNs"
     }
 
     public init(
-        state: String, server: String, offset: MediaTime? = nil, errorBound: MediaTime? = nil,
+        state: String, usable: Bool, server: String, offset: MediaTime? = nil, errorBound: MediaTime? = nil,
         guaranteedErrorBound: MediaTime? = nil, roundTrip: MediaTime? = nil, ratePPM: Double? = nil,
         serving: Bool = false, epoch: UInt64? = nil, stratum: Int? = nil, relaying: String? = nil,
         sources: [ClockSourceReport]? = nil, inheritedErrorBound: MediaTime? = nil
@@ -226,6 +240,7 @@ public struct ClockReport: Sendable, Hashable, Codable {
         self.guaranteedErrorBound = guaranteedErrorBound
         self.epoch = epoch
         self.state = state
+        self.usable = usable
         self.server = server
         self.offset = offset
         self.errorBound = errorBound
@@ -234,11 +249,10 @@ public struct ClockReport: Sendable, Hashable, Codable {
         self.serving = serving
     }
 
-    public var isLocked: Bool { state == "locked" }
-
     /// Where the node's clock error comes from, for a report that sets nodes against each other.
     public var lineage: ClockLineage {
-        ClockLineage(source: isLocked ? server : nil, relaying: relaying, inheritedErrorBound: inheritedErrorBound)
+        ClockLineage(
+            source: state == "locked" ? server : nil, relaying: relaying, inheritedErrorBound: inheritedErrorBound)
     }
 }
 
@@ -335,52 +349,6 @@ public struct PlayerReport: Sendable, Hashable, Codable {
         self.renderThread = renderThread
         self.error = error
     }
-}
-
-/// `POST /load`.
-public struct LoadRequest: Sendable, Hashable, Codable {
-    /// A media file instead of the configured one.
-    public var media: String?
-    public init(media: String? = nil) { self.media = media }
-}
-
-/// `POST /preroll` and `POST /seek`: go to an item time exactly and preroll there.
-public struct PositionRequest: Sendable, Hashable, Codable {
-    @NanosecondsCoded public var itemTime: MediaTime
-    enum CodingKeys: String, CodingKey { case itemTime = "itemTimeNs" }
-    public init(itemTime: MediaTime) { self.itemTime = itemTime }
-}
-
-/// `POST /start`: at `hostTime` on the master clock, present `itemTime` and play at `rate`.
-public struct StartRequest: Sendable, Hashable, Codable {
-    public var rate: Float
-    @NanosecondsCoded public var itemTime: MediaTime
-    @NanosecondsCoded public var hostTime: MediaTime
-
-    enum CodingKeys: String, CodingKey {
-        case rate
-        case itemTime = "itemTimeNs", hostTime = "hostTimeNs"
-    }
-
-    public init(rate: Float, itemTime: MediaTime, hostTime: MediaTime) {
-        self.rate = rate
-        self.itemTime = itemTime
-        self.hostTime = hostTime
-    }
-}
-
-/// `POST /pause`: pause at `hostTime` on the master clock, or at once.
-public struct PauseRequest: Sendable, Hashable, Codable {
-    @OptionalNanosecondsCoded public var hostTime: MediaTime?
-    enum CodingKeys: String, CodingKey { case hostTime = "hostTimeNs" }
-    public init(hostTime: MediaTime? = nil) { self.hostTime = hostTime }
-}
-
-/// `POST /identify`: show the test card for `duration`.
-public struct IdentifyRequest: Sendable, Hashable, Codable {
-    @NanosecondsCoded public var duration: MediaTime
-    enum CodingKeys: String, CodingKey { case duration = "durationNs" }
-    public init(duration: MediaTime) { self.duration = duration }
 }
 
 /// The reply to every command: the node's status after it, or what went wrong.

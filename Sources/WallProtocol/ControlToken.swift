@@ -30,7 +30,8 @@ public struct ControlToken: Sendable, Hashable {
         }
         guard text.utf8.count >= Self.minimumLength else {
             throw .invalid(
-                file: file, reason: "a token needs at least \(Self.minimumLength) characters, this one has \(text.utf8.count)")
+                file: file,
+                reason: "a token needs at least \(Self.minimumLength) characters, this one has \(text.utf8.count)")
         }
         bytes = Array(text.utf8)
     }

@@ -39,6 +39,17 @@ public struct MediaRoots: Sendable, Hashable {
         return real
     }
 
+    /// Checks that `path` may name media at all, without requiring the file: absolute, inside a
+    /// root (by its real path when it exists, else as written). A timeline may name files that are
+    /// not there yet; `resolve` checks the file when it is played.
+    public func check(_ path: String, field: String) throws(RequestRejection) {
+        do {
+            _ = try resolve(path, field: field)
+        } catch let rejection where rejection.reason.hasSuffix(": no such file") {
+            return
+        }
+    }
+
     private static func realPath(_ path: String) -> String? {
         guard let resolved = realpath(path, nil) else { return nil }
         defer { free(resolved) }

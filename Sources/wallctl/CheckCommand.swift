@@ -90,7 +90,7 @@ struct CheckCommand: AsyncParsableCommand {
     /// that would not happen, and a source on another timeline a master that would not be followed.
     private func clockProblems(_ clock: ClockReport, lines: inout [String]) -> [String] {
         var problems: [String] = []
-        if !clock.isLocked {
+        if !clock.usable {
             problems.append("its clock is \(clock.state) (following \(clock.server)): it cannot start a show")
         } else {
             lines.append("  clock: locked to \(clock.server)\(clock.relaying.map { ", relaying on \($0)" } ?? "")")

@@ -211,7 +211,8 @@ final class TruthCollector: Sendable {
             receiver = try FrameReceiver(count: ports.count, ports: ports.map(\.port), address: address)
         } catch {
             throw ControlError.config(
-                "cannot listen for ground truth on \(address.host) ports \(ports.map { String($0.port) }.joined(separator: ", ")): \(error)")
+                "cannot listen for ground truth on \(address.host) ports \(ports.map { String($0.port) }.joined(separator: ", ")): \(error)"
+            )
         }
         var nodeOfPort: [UInt16: (id: String, width: Int, height: Int)] = [:]
         for (node, port) in ports {

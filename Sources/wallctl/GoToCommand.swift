@@ -1,4 +1,5 @@
 import ArgumentParser
+import WallControl
 import WallTimeline
 
 /// `wallctl goto`: a timeline edit.
@@ -13,9 +14,9 @@ struct GoToCommand: AsyncParsableCommand {
     var entry: Int
 
     func run() async throws {
+        let entry = self.entry
         try await options.withWall { wall in
-            let control = TimelineControl(wall: wall)
-            try await control.carryOut("goto", lead: edit.leadTime) { _, _ in .goTo(entry: entry) }
+            try await TimelineControl(wall: wall).carryOut("goto", lead: edit.leadTime) { _, _ in .goTo(entry: entry) }
         }
     }
 }

@@ -1,7 +1,7 @@
 import ArgumentParser
 import LockstepTime
 import WallControl
-import WallProtocol
+import WallTimeline
 
 /// `wallctl identify`: every screen shows which node it is, for a while.
 struct IdentifyCommand: AsyncParsableCommand {
@@ -13,11 +13,13 @@ struct IdentifyCommand: AsyncParsableCommand {
         discussion: """
             The grid, the two diagonals of the whole wall and the circle around its centre run on from \
             one screen into the next when the screens are placed as configured: a break in a line \
-            shows a screen in the wrong place. Only between shows: a node that shows media refuses \
-            (wallctl stop first). Loading or playing ends the card early.
+            shows a screen in the wrong place. A timeline edit like every command: the card shows from one \
+            master time for --seconds, then what was on before comes back from where it was (a show held \
+            meanwhile); a node restarted during it shows it too.
             """)
 
     @OptionGroup var options: WallOptions
+    @OptionGroup var edit: EditOptions
 
     @Option(help: "How long the card stays up, in seconds (1 to 600).")
     var seconds: Double = 10
@@ -29,19 +31,15 @@ struct IdentifyCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let duration = MediaTime(seconds: seconds, preferredTimescale: 1000).convertScale(MediaTime.nanosecondTimescale)
+        let duration = MediaTime(seconds: seconds, preferredTimescale: 1000)
         try await options.withWall { wall in
-            _ = try await wall.everyNode { client throws(ControlError) in
-                try await client.command(ControlPath.identify, IdentifyRequest(duration: duration))
+            try await TimelineControl(wall: wall).carryOut("identify", lead: edit.leadTime) { _, _ in
+                .identify(duration: duration)
             }
             let count = wall.config.nodes.count
-            Output.line(
-                "test card on \(wall.clients.count) screen\(wall.clients.count == 1 ? "" : "s") for \(seconds) s:")
             for (index, node) in wall.config.nodes.enumerated() where wall.clients.contains(where: { $0.id == node.id })
             {
-                Output.line(
-                    "  \(node.id): screen \(index + 1) of \(count), tile \(node.tile.geometry)"
-                )
+                Output.line("  \(node.id): screen \(index + 1) of \(count), tile \(node.tile.geometry)")
             }
         }
     }

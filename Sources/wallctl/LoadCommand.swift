@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import WallControl
 import WallProtocol
 import WallTimeline
 
@@ -12,7 +12,8 @@ struct LoadCommand: AsyncParsableCommand {
     @OptionGroup var options: WallOptions
     @OptionGroup var edit: EditOptions
 
-    @Argument(help: "Media files (or templates with {id}), played in order; each node must find them in its media roots.")
+    @Argument(
+        help: "Media files (or templates with {id}), played in order; each node must find them in its media roots.")
     var media: [String]
 
     @Option(name: .customLong("loop"), help: "Whether the new playlist loops (default: the config's loop).")
@@ -25,8 +26,7 @@ struct LoadCommand: AsyncParsableCommand {
     func run() async throws {
         try await options.withWall { wall in
             let control = TimelineControl(wall: wall)
-            let folder = FileManager.default.currentDirectoryPath
-            let items = media.map { PlaylistItemConfig(media: $0.hasPrefix("/") ? $0 : folder + "/" + $0) }
+            let items = media.map { PlaylistItemConfig(media: absolute($0)) }
             let playlist = Playlist(entries: try await control.entries(items), loops: loop ?? wall.config.loop)
             try await control.carryOut("load", lead: edit.leadTime) { _, _ in .replacePlaylist(playlist) }
         }

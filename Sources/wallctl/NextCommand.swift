@@ -1,17 +1,18 @@
 import ArgumentParser
+import WallControl
 import WallTimeline
 
 /// `wallctl next`: a timeline edit.
 struct NextCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "next", abstract: "Move every screen to the start of the next playlist entry at one master time.")
+    static let configuration = CommandConfiguration(
+        commandName: "next", abstract: "Move every screen to the start of the next playlist entry at one master time.")
 
     @OptionGroup var options: WallOptions
     @OptionGroup var edit: EditOptions
 
     func run() async throws {
         try await options.withWall { wall in
-            let control = TimelineControl(wall: wall)
-            try await control.carryOut("next", lead: edit.leadTime) { _, _ in .next }
+            try await TimelineControl(wall: wall).carryOut("next", lead: edit.leadTime) { _, _ in .next }
         }
     }
 }

@@ -11,11 +11,12 @@ struct PlayCommand: AsyncParsableCommand {
         commandName: "play",
         abstract: "Play the config's playlist (or the given media) on every node, as a timeline they keep.",
         discussion: """
-            Builds a new timeline version from the config's playlist (or its media, or --media files in \
-            order), starting at one master time --lead seconds ahead, and sends it to every node. Each node \
-            stores it, prepares the entry it calls for and presents its first frame at that time; it follows \
-            the timeline from then on (loops, entries, rejoining after a restart) with no controller. An entry \
-            without an out point plays for the shortest of the nodes' files for it.
+            Waits (up to --timeout) until every node answers with its clock locked and holds every file, then \
+            builds a new timeline version from the config's playlist (or its media, or --media files in order), \
+            starting at one master time --lead seconds ahead, and sends it to every node. Each node stores it, \
+            prepares the entry it calls for and presents its first frame at that time; it follows the timeline \
+            from then on (loops, entries, rejoining after a restart) with no controller. An entry without an out \
+            point plays for the shortest of the nodes' files for it. Exits 0 once every screen is in step.
             """)
 
     @OptionGroup var options: WallOptions
@@ -27,36 +28,28 @@ struct PlayCommand: AsyncParsableCommand {
     var media: [String] = []
 
     @Option(
-        name: .customLong("loop"), help: "Whether the playlist starts again after its last entry (default: config's loop).")
+        name: .customLong("loop"),
+        help: "Whether the playlist starts again after its last entry (default: config's loop).")
     var loop: Bool?
 
     func run() async throws {
         try await options.withWall { wall in
             let control = TimelineControl(wall: wall)
-            let playlist = Playlist(entries: try await control.entries(items(wall.config)), loops: loop ?? wall.config.loop)
-            let current = try await control.current().timeline
-            let epoch = try await control.epoch()
-            let at = try await control.effectiveTime(lead: MediaTime.maximum(edit.leadTime, wall.config.startMargin))
-            let timeline: Timeline
-            do {
-                timeline = try Timeline(
-                    wall: wall.config.name, version: (current?.version ?? 0) + 1, epoch: epoch, playlist: playlist,
-                    start: at)
-            } catch {
-                throw ControlError.timeline("\(error)")
-            }
-            try await control.send(timeline)
-            TimelineControl.describe(timeline, at: at, what: "play")
-            try await control.confirm(timeline, at: at)
+            let playlist = Playlist(
+                entries: try await control.entries(items(wall.config)), loops: loop ?? wall.config.loop)
+            try await control.play(
+                "play", playlist: playlist, lead: MediaTime.maximum(edit.leadTime, wall.config.startMargin))
         }
     }
 
     /// What to play: --media files, else the config's playlist, else its media.
     private func items(_ config: WallConfig) -> [PlaylistItemConfig] {
-        if !media.isEmpty {
-            let folder = FileManager.default.currentDirectoryPath
-            return media.map { PlaylistItemConfig(media: $0.hasPrefix("/") ? $0 : folder + "/" + $0) }
-        }
+        if !media.isEmpty { return media.map { PlaylistItemConfig(media: absolute($0)) } }
         return config.playlistItems
     }
+}
+
+/// `path` from the working folder, as every node resolves it in its media roots.
+func absolute(_ path: String) -> String {
+    path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
 }

@@ -1,17 +1,19 @@
 import ArgumentParser
+import WallControl
 import WallTimeline
 
 /// `wallctl previous`: a timeline edit.
 struct PreviousCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "previous", abstract: "Move every screen to the start of the previous playlist entry at one master time.")
+    static let configuration = CommandConfiguration(
+        commandName: "previous",
+        abstract: "Move every screen to the start of the previous playlist entry at one master time.")
 
     @OptionGroup var options: WallOptions
     @OptionGroup var edit: EditOptions
 
     func run() async throws {
         try await options.withWall { wall in
-            let control = TimelineControl(wall: wall)
-            try await control.carryOut("previous", lead: edit.leadTime) { _, _ in .previous }
+            try await TimelineControl(wall: wall).carryOut("previous", lead: edit.leadTime) { _, _ in .previous }
         }
     }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import WallControl
 import WallTimeline
 
 /// `wallctl rate`: a timeline edit.
@@ -13,22 +14,15 @@ struct RateCommand: AsyncParsableCommand {
     var rate: String
 
     func validate() throws {
-        guard parsed != nil else { throw ValidationError("the rate must be a whole number or a fraction such as 1/2, got \(rate)") }
-    }
-
-    private var parsed: PlaybackRate? {
-        let parts = rate.split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count <= 2, let numerator = Int32(parts[0]) else { return nil }
-        let denominator = parts.count == 2 ? Int32(parts[1]) : 1
-        guard let denominator, denominator > 0 else { return nil }
-        return PlaybackRate(numerator, denominator)
+        guard PlaybackRate(parsing: rate) != nil else {
+            throw ValidationError("the rate must be a whole number or a fraction such as 1/2, got \(rate)")
+        }
     }
 
     func run() async throws {
-        guard let parsed else { return }
+        guard let parsed = PlaybackRate(parsing: rate) else { return }
         try await options.withWall { wall in
-            let control = TimelineControl(wall: wall)
-            try await control.carryOut("rate", lead: edit.leadTime) { _, _ in .rate(parsed) }
+            try await TimelineControl(wall: wall).carryOut("rate", lead: edit.leadTime) { _, _ in .rate(parsed) }
         }
     }
 }

@@ -61,7 +61,8 @@ struct SnapshotCommand: AsyncParsableCommand {
             image.text.append(("Lockstep master time ns", "\(at.nanoseconds ?? 0)"))
             for (id, frame) in tiles.sorted(by: { $0.key < $1.key }) {
                 let tile = wall.config.node(id)!.tile
-                image.paste(frame.rgb, width: frame.width, height: frame.height, at: position(tile.x), y: position(tile.y))
+                image.paste(
+                    frame.rgb, width: frame.width, height: frame.height, at: position(tile.x), y: position(tile.y))
                 image.text.append(("Lockstep frame \(id) ns", "\(frame.presentationTimestamp?.nanoseconds ?? -1)"))
             }
             let data = try image.encoded()

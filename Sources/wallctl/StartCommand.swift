@@ -2,55 +2,67 @@ import ArgumentParser
 import LockstepTime
 import WallControl
 import WallProtocol
+import WallTimeline
 
-/// `wallctl start`: the wall starts in lockstep.
+/// `wallctl start`: the simplest timeline, the config's media.
 struct StartCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "start",
-        abstract: "Load and preroll every node, then start them all at one master-clock time.",
+        abstract: "Start the config's media on every node at one master time, as a timeline they keep.",
         discussion: """
-            Every node must have its clock locked to the master and its first frame prerolled; those \
-            that do not within --timeout are named. The host time is the master's time now plus a \
-            margin derived from the measured control round trips and clock error bounds (never less \
-            than the config's start-margin). Exits 0 when every node confirmed the start and is playing.
+            The simplest timeline: the config's media (once, or looping as the config's loop says), from --at \
+            seconds into it, at --rate. Like every command it is a new version of the wall's timeline: every \
+            node stores it, and one that restarts comes back to it where the wall is. Waits (up to --timeout) \
+            for every node's clock and media first; exits 0 once every screen is in step.
             """)
 
     @OptionGroup var options: WallOptions
+    @OptionGroup var edit: EditOptions
 
     @Option(help: "Item time to start at, in seconds.")
     var at: Double = 0
 
-    @Option(help: "Playback rate.")
-    var rate: Float = 1
+    @Option(help: "Playback rate, a whole number or a fraction: 1, 1/2, 2 (1/16 to 16).")
+    var rate: String = "1"
 
     func validate() throws {
         guard at.isFinite, at >= 0 else { throw ValidationError("--at must be zero or more seconds, got \(at)") }
-        guard rate.isFinite, rate != 0 else { throw ValidationError("--rate must be a non-zero number, got \(rate)") }
+        guard PlaybackRate(parsing: rate) != nil else {
+            throw ValidationError("--rate must be a whole number or a fraction such as 1/2, got \(rate)")
+        }
     }
 
     func run() async throws {
+        guard let rate = PlaybackRate(parsing: rate) else { return }
         try await options.withWall { wall in
-            let starter = WallStart(wall: wall)
-            let plan = try await starter.run(
-                itemTime: MediaTime(seconds: at, preferredTimescale: 1_000_000), rate: rate)
-            Output.line(
-                "start: \(wall.clients.count) nodes prerolled in \(plan.prerolledIn.milliseconds); host time \(plan.hostTime) "
-                    + "(margin \(plan.margin.milliseconds): round trip \(plan.slowestRoundTrip.milliseconds), "
-                    + "clock error bound \(plan.largestErrorBound.milliseconds), "
-                    + "display latency \(plan.largestDisplayLatency.milliseconds))")
-            try await confirmPlaying(wall, starter, hostTime: plan.hostTime)
+            let control = TimelineControl(wall: wall)
+            let media: String
+            switch wall.config.media {
+            case .shared(let path): media = path
+            case .perNode(let template): media = template
+            }
+            let entries = try await control.entries([PlaylistItemConfig(media: media)])
+            let entry = entries[0]
+            let offset = MediaTime(seconds: at, preferredTimescale: 1_000_000)
+            guard offset < entry.duration else {
+                throw ValidationError(
+                    "--at \(at) s is past the end of \(media), which plays for \(entry.duration.seconds) s")
+            }
+            try await control.play(
+                "start", playlist: Playlist(entries: entries, loops: wall.config.loop),
+                origin: PlaylistPoint(entry: 0, offset: offset), rate: rate,
+                lead: MediaTime.maximum(edit.leadTime, wall.config.startMargin))
         }
     }
 }
 
-/// After a start: every node must be playing shortly after the host time.
-func confirmPlaying(_ wall: Wall, _ starter: WallStart, hostTime: MediaTime) async throws {
-    try await starter.waitUntil(hostTime: hostTime, after: MediaTime(value: 200, timescale: 1000))
-    let statuses = try await wall.everyNode { client throws(ControlError) in try await client.status().status }
-    let stalled = statuses.filter { $0.value.player.timeControlStatus != "playing" }
-    guard stalled.isEmpty else {
-        throw ControlError.notReady(
-            nodes: stalled.mapValues { "\($0.player.timeControlStatus)" + ($0.player.error.map { ": \($0)" } ?? "") })
+extension PlaybackRate {
+    /// "1", "-1", "1/2": a whole number or a fraction with a positive denominator.
+    init?(parsing text: String) {
+        let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count <= 2, let numerator = Int32(parts[0]) else { return nil }
+        let denominator = parts.count == 2 ? Int32(parts[1]) : 1
+        guard let denominator, denominator > 0 else { return nil }
+        self.init(numerator, denominator)
     }
-    Output.line("playing: \(statuses.keys.sorted().joined(separator: ", "))")
 }

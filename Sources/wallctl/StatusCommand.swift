@@ -14,9 +14,24 @@ struct StatusCommand: AsyncParsableCommand {
     @Flag(help: "Print the nodes' status as JSON instead.")
     var json = false
 
+    @Flag(
+        help: ArgumentHelp(
+            "First wait (up to --timeout) until every node carries out the wall's newest timeline version, in step: "
+                + "after a restart or a power cut, the wall is back when this returns 0."))
+    var wait = false
+
     func run() async throws {
         let results = try await options.withWall { wall in
-            await wall.eachNode { client throws(ControlError) in try await client.status().status }
+            if wait {
+                let timelines = try await wall.waitFor("every node answering") { client throws(ControlError) in
+                    (try await client.timeline(), nil)
+                }
+                guard let newest = timelines.values.compactMap({ $0 }).map(\.version).max() else {
+                    throw ControlError.timeline("no node holds a timeline of wall \"\(wall.config.name)\"")
+                }
+                _ = try await TimelineControl(wall: wall).waitForScreens(on: newest)
+            }
+            return await wall.eachNode { client throws(ControlError) in try await client.status().status }
         }.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
         if json {
             let encoder = JSONEncoder()

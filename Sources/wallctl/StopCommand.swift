@@ -1,22 +1,19 @@
 import ArgumentParser
 import WallControl
-import WallProtocol
+import WallTimeline
 
-/// `wallctl stop`: every node stops and unloads.
+/// `wallctl stop`: a timeline edit.
 struct StopCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "stop", abstract: "Stop every node and unload its media.")
+        commandName: "stop",
+        abstract: "Stop the show at one master time: every screen shows its still (the config's still) or black.")
 
     @OptionGroup var options: WallOptions
-
-    private struct Empty: Encodable {}
+    @OptionGroup var edit: EditOptions
 
     func run() async throws {
         try await options.withWall { wall in
-            _ = try await wall.everyNode { client throws(ControlError) in
-                try await client.command(ControlPath.stop, Empty())
-            }
-            Output.line("stopped: \(wall.clients.map(\.id).joined(separator: ", "))")
+            try await TimelineControl(wall: wall).carryOut("stop", lead: edit.leadTime) { _, _ in .stop }
         }
     }
 }

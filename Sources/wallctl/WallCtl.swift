@@ -9,10 +9,11 @@ struct WallCtl: AsyncParsableCommand {
         abstract: "Control a Lockstep video wall and its master clock.",
         version: LockstepVersion.current,
         subcommands: [
-            PlayCommand.self, PauseCommand.self, ResumeCommand.self, SeekCommand.self, NextCommand.self,
-            PreviousCommand.self, GoToCommand.self, RateCommand.self, LoadCommand.self, StartCommand.self, StopCommand.self,
-            StatusCommand.self, CheckCommand.self, DriftCommand.self, SnapshotCommand.self, ClockCommand.self,
-            ImpairCommand.self, IdentifyCommand.self,
+            PlayCommand.self, StartCommand.self, PauseCommand.self, ResumeCommand.self, SeekCommand.self,
+            NextCommand.self, PreviousCommand.self, GoToCommand.self, RateCommand.self, LoadCommand.self,
+            StopCommand.self, StillCommand.self, BlackCommand.self, IdentifyCommand.self, StatusCommand.self,
+            CheckCommand.self, DriftCommand.self, SnapshotCommand.self, ClockCommand.self,
+            ImpairCommand.self,
         ]
     )
 }

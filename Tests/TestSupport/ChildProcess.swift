@@ -120,3 +120,15 @@ public final class ChildProcess {
         return directory.appendingPathComponent(name).path
     }
 }
+
+extension ChildProcess {
+    /// Seconds until the child exits, polled, or nil if it still runs after `limit`.
+    public func secondsUntilExit(limit: Double) async -> Double? {
+        let started = Date()
+        while process.isRunning {
+            if Date().timeIntervalSince(started) > limit { return nil }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return Date().timeIntervalSince(started)
+    }
+}

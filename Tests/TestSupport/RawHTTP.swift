@@ -74,7 +74,9 @@ public enum RawHTTP {
         public func send(_ bytes: [UInt8]) throws {
             var offset = 0
             while offset < bytes.count {
-                let sent = bytes[offset...].withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                let sent = bytes[offset...].withUnsafeBytes {
+                    Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+                }
                 guard sent > 0 else { throw TestSupportError("send: errno \(errno)") }
                 offset += sent
             }

@@ -39,7 +39,8 @@ final class WallCtlTests: XCTestCase {
             saying: "loss must be a percentage from 0 to 100")
         try assertFails(["impair", "--listen", "127.0.0.1:0"], saying: "Missing expected argument '--forward")
         let impair = ["impair", "--listen", "127.0.0.1:0", "--forward", "127.0.0.1:9"]
-        try assertFails(impair + ["--distribution", "cauchy"], saying: "unknown distribution 'cauchy'; expected uniform")
+        try assertFails(
+            impair + ["--distribution", "cauchy"], saying: "unknown distribution 'cauchy'; expected uniform")
         try assertFails(impair + ["--loss", "5", "--loss-burst", "0.5"], saying: "the mean loss burst must be 1")
         try assertFails(impair + ["--stall", "-3"], saying: "stall must be zero or more")
         try assertFails(

@@ -142,6 +142,8 @@ final class FollowerStateMachineTests: XCTestCase {
         let actions = settled(&machine, at: seconds(31))
         XCTAssertEqual(actions, [.note(.showing(version: 2, show: .stopped, at: seconds(31)))])
         XCTAssertEqual(machine.tick(observe(seconds(31) + ms(40))), [.show(.stopped, presentAt: seconds(31))])
+        XCTAssertEqual(machine.report(now: seconds(32))?.settled, false, "not before the driver says it is on")
+        machine.shown(.stopped)
         XCTAssertEqual(machine.report(now: seconds(32))?.settled, true)
         XCTAssertEqual(machine.report(now: seconds(32))?.position?.state, .stopped)
     }

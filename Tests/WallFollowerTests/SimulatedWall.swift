@@ -172,6 +172,7 @@ final class SimulatedWall {
         if let pending = node.pendingShow, pending.at <= now {
             node.pendingShow = nil
             node.screen.show(pending.show, at: masterNow)
+            node.machine.shown(pending.show)
         }
         if let pending = node.pendingExactFrame, pending.at <= now {
             node.pendingExactFrame = nil

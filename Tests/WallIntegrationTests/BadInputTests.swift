@@ -2,10 +2,6 @@ import Foundation
 import TestSupport
 import XCTest
 
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
-
 /// Bad input reaches the node and the controller the way users and networks send it; each gets an
 /// error naming what was wrong, and nothing crashes or hangs.
 final class BadInputTests: XCTestCase {
@@ -38,40 +34,40 @@ final class BadInputTests: XCTestCase {
         let node = try ChildProcess(
             ChildProcess.product("wallnode"), ["run", "--config", config.path, "--id", "only", "--use-local-clock"])
         defer { node.signal(SIGTERM) }
-        try await waitForNode()
+        let client = TestNode(port: control, wall: "bad-input")
+        try await client.waitUntilAnswering()
 
-        var reply = try await post("/start", "{\"rate\": 1}")
-        XCTAssertEqual(reply.code, 400)
-        XCTAssertTrue(reply.text.contains("missing itemTimeNs"), reply.text)
+        var reply = try client.request("PUT", "/timeline", body: #"{"wall": "bad-input"}"#)
+        XCTAssertEqual(reply.status, 400, "\(reply)")
+        XCTAssertTrue(reply.body.contains("malformed Timeline: missing version"), "\(reply)")
 
-        reply = try await post("/preroll", "not json at all")
-        XCTAssertEqual(reply.code, 400)
-        XCTAssertTrue(reply.text.contains("malformed PositionRequest"), reply.text)
+        reply = try client.request("PUT", "/timeline", body: "not json at all")
+        XCTAssertEqual(reply.status, 400, "\(reply)")
+        XCTAssertTrue(reply.body.contains("malformed Timeline"), "\(reply)")
 
-        reply = try await post("/seek", #"{"itemTimeNs": 1.5}"#)
-        XCTAssertEqual(reply.code, 400)
-        XCTAssertTrue(reply.text.contains("itemTimeNs: must be a whole number of nanoseconds"), reply.text)
+        reply = try client.get("/frames?after=yesterday")
+        XCTAssertEqual(reply.status, 400, "\(reply)")
+        XCTAssertTrue(reply.body.contains("after must be a whole number"), "\(reply)")
 
-        reply = try await get("/frames?after=yesterday")
-        XCTAssertEqual(reply.code, 400)
-        XCTAssertTrue(reply.text.contains("after must be a whole number"), reply.text)
+        reply = try client.request("POST", "/media/durations", body: #"{"media": ["\#(folder.path)/missing.mp4"]}"#)
+        XCTAssertEqual(reply.status, 422, "\(reply)")
+        XCTAssertTrue(reply.body.contains("missing.mp4\\\": no such file"), "\(reply)")
 
-        reply = try await post(
-            "/start",
-            #"{"rate": 1, "itemTimeNs": 0, "hostTimeNs": 1000000000}"#)
-        XCTAssertEqual(reply.code, 409)
-        XCTAssertTrue(reply.text.contains("no media is loaded"), reply.text)
+        reply = try client.get("/snapshot")
+        XCTAssertEqual(reply.status, 409, "\(reply)")
+        XCTAssertTrue(reply.body.contains("the player has shown nothing"), "\(reply)")
 
-        reply = try await post("/load", "")
-        XCTAssertEqual(reply.code, 422)
-        XCTAssertTrue(reply.text.contains("media file not found"), reply.text)
+        reply = try client.get("/timeline")
+        XCTAssertEqual(reply.status, 404, "\(reply)")
+        XCTAssertTrue(reply.body.contains("no timeline yet"), "\(reply)")
 
-        reply = try await get("/snapshot")
-        XCTAssertEqual(reply.code, 409)
+        // The one-shot commands of earlier versions say what replaced them.
+        reply = try client.request("POST", "/start", body: #"{"rate": 1}"#)
+        XCTAssertEqual(reply.status, 410, "\(reply)")
+        XCTAssertTrue(reply.body.contains("every command is an edit of the wall's timeline"), "\(reply)")
 
         // Still answering after all that.
-        reply = try await get("/status")
-        XCTAssertEqual(reply.code, 200)
+        XCTAssertEqual(try client.get("/status").status, 200)
         XCTAssertTrue(node.process.isRunning)
     }
 
@@ -99,13 +95,16 @@ final class BadInputTests: XCTestCase {
                 bind(occupant, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
             }
         }
-        guard bound == 0, listen(occupant, 1) == 0 else { return XCTFail("cannot occupy port \(taken): errno \(errno)") }
+        guard bound == 0, listen(occupant, 1) == 0 else {
+            return XCTFail("cannot occupy port \(taken): errno \(errno)")
+        }
         let text = try String(contentsOf: config, encoding: .utf8)
             .replacingOccurrences(of: "127.0.0.1:\(control)", with: "127.0.0.1:\(taken)")
         let takenConfig = folder.appendingPathComponent("taken.yaml")
         try text.write(to: takenConfig, atomically: true, encoding: .utf8)
         let node = try ChildProcess(
-            ChildProcess.product("wallnode"), ["run", "--config", takenConfig.path, "--id", "only", "--use-local-clock"])
+            ChildProcess.product("wallnode"),
+            ["run", "--config", takenConfig.path, "--id", "only", "--use-local-clock"])
         let deadline = Date().addingTimeInterval(20)
         var finished = node.finishIfExited()
         while finished == nil, Date() < deadline {
@@ -131,13 +130,21 @@ final class BadInputTests: XCTestCase {
             result.errors.contains("/nonexistent/wall.yaml: cannot read the config: no such file"), result.errors)
     }
 
-    func testWallctlStart_whenNodeNeverAnswers_namesItAfterTheTimeout() throws {
+    /// A command waits for a node that does not answer, says so while it waits, and names it when
+    /// its time is up.
+    func testWallctlStart_whenNodeNeverAnswers_waitsThenNamesIt() throws {
         let started = Date()
         let result = try ChildProcess.run(
             ChildProcess.product("wallctl"), ["start", "--config", config.path, "--timeout", "2"])
         XCTAssertNotEqual(result.status, 0)
         XCTAssertTrue(
-            result.errors.contains("only: node only at http://127.0.0.1:\(control) does not answer"), result.errors)
+            result.output.contains(
+                "waiting for clocks: only (node only at http://127.0.0.1:\(control) does not answer"), result.output)
+        XCTAssertTrue(
+            result.errors.contains(
+                "only (node only at http://127.0.0.1:\(control) does not answer: connection refused"),
+            result.errors)
+        XCTAssertTrue(result.errors.contains("after waiting 2."), result.errors)
         XCTAssertLessThan(Date().timeIntervalSince(started), 15, "gave up within its timeout")
     }
 
@@ -147,37 +154,5 @@ final class BadInputTests: XCTestCase {
             ["drift", "--config", config.path, "--duration", "1", "--ground-truth", "only:6101"])
         XCTAssertNotEqual(result.status, 0)
         XCTAssertTrue(result.errors.contains("--ground-truth takes ID=PORT"), result.errors)
-    }
-
-    // MARK: HTTP
-
-    private func waitForNode() async throws {
-        let port = control
-        try await withTimeout(20, "the node's control API") {
-            while true {
-                if let reply = try? await Self.get(port, "/status"), reply.code == 200 { return }
-                try await Task.sleep(for: .milliseconds(100))
-            }
-        }
-    }
-
-    private func get(_ path: String) async throws -> (code: Int, text: String) {
-        try await Self.get(control, path)
-    }
-
-    private static func get(_ port: Int, _ path: String) async throws -> (code: Int, text: String) {
-        try await send(URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!))
-    }
-
-    private func post(_ path: String, _ body: String) async throws -> (code: Int, text: String) {
-        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(control)\(path)")!)
-        request.httpMethod = "POST"
-        request.httpBody = Data(body.utf8)
-        return try await Self.send(request)
-    }
-
-    private static func send(_ request: URLRequest) async throws -> (code: Int, text: String) {
-        let (data, response) = try await URLSession.shared.data(for: request)
-        return ((response as? HTTPURLResponse)?.statusCode ?? 0, String(decoding: data, as: UTF8.self))
     }
 }

@@ -37,8 +37,19 @@ final class ClockFailoverWallTests: XCTestCase {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("lockstep-failover-\(getpid())")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        let config = folder.appendingPathComponent("wall.yaml")
-        try configText(media: media.path, state: folder.path).write(to: config, atomically: true, encoding: .utf8)
+        let tiles = [(0, 0), (640, 0), (0, 360), (640, 360)]
+        var wall = TestWall(
+            name: "failover-test", clockPort: masterPort, media: media.path, canvas: (1280, 720),
+            stateDirectory: folder.path, extra: ["clock-lock-timeout: 30s", "start-margin: 250ms", "loop: true"],
+            nodes: nodes.enumerated().map { index, node in
+                .groundTruth(
+                    id: node.id, controlPort: firstControlPort + index,
+                    tile: (tiles[index].0, tiles[index].1, 640, 360),
+                    port: firstTruthPort + UInt16(index),
+                    extra: index < relayPorts.count ? ["serve-clock: 127.0.0.1:\(relayPorts[index])"] : [])
+            })
+        wall.clock = "[127.0.0.1:\(masterPort), " + relayPorts.map { "127.0.0.1:\($0)" }.joined(separator: ", ") + "]"
+        let config = try wall.write(to: folder.appendingPathComponent("wall.yaml"))
 
         let receiver = try FrameReceiver(count: nodes.count, ports: nodes.indices.map { firstTruthPort + UInt16($0) })
         let seen = Mutex<[Seen]>([])
@@ -72,31 +83,39 @@ final class ClockFailoverWallTests: XCTestCase {
         defer {
             for process in nodeProcesses + [master] { process.signal(SIGTERM) }
         }
-        let deadline = Date().addingTimeInterval(30)
-        while try ChildProcess.run(wallctl, ["status", "--config", config.path, "--timeout", "2"]).status != 0 {
-            guard Date() < deadline else { return XCTFail("the nodes' control APIs did not come up within 30 s") }
-            try await Task.sleep(for: .milliseconds(300))
-        }
+        // start waits for the nodes' control APIs and clocks by itself.
         let start = try ChildProcess.run(wallctl, ["start", "--config", config.path, "--timeout", "40"])
         XCTAssertEqual(start.status, 0, "wallctl start: \(start.output)\n\(start.errors)")
         guard start.status == 0 else { return }
 
         func now() -> Double { Double(LocalClock.monotonic.nowNanoseconds()) / 1e9 }
-        try await Task.sleep(for: .seconds(8))
+        let started = now()
+        // Six seconds of frames from every node: the baseline the phases after are held to.
+        try await eventually(within: 20, "six seconds of frames from every node") {
+            let frames = seen.withLock { $0 }
+            return (0..<self.nodes.count).allSatisfy { node in
+                frames.contains { $0.node == node && $0.at > started + 6 }
+            }
+        }
         let killed = now()
         master.signal(SIGKILL)
         _ = master.finish()
-        // Holdover comes after 3 s of silence; then b, c and d follow a, and a holds the timeline.
-        try await Task.sleep(for: .seconds(12))
-        let afterKill = try ChildProcess.run(wallctl, ["status", "--config", config.path])
-        for node in ["b", "c", "d"] {
-            XCTAssertTrue(
-                afterKill.output.split(separator: "\n").contains {
-                    $0.hasPrefix(node + " ") && $0.contains("locked") && $0.contains("127.0.0.1:\(relayPorts[0])")
-                }, "node \(node) follows relay a:\n\(afterKill.output)")
+        /// Each node's clock state and the source it follows, from its status.
+        func clocks() throws -> [String: (state: String, server: String)] {
+            var clocks: [String: (state: String, server: String)] = [:]
+            for node in nodes {
+                let clock = try XCTUnwrap(try wall.client(node.id).status()["clock"] as? [String: Any])
+                clocks[node.id] = (clock["state"] as? String ?? "", clock["server"] as? String ?? "")
+            }
+            return clocks
         }
-        XCTAssertTrue(
-            afterKill.output.split(separator: "\n").contains { $0.hasPrefix("a ") && $0.contains("holdover") })
+        // Holdover comes after 3 s of silence; then b, c and d follow a, and a holds the timeline.
+        try await eventually(within: 25, "b, c and d following relay a, and a in holdover") {
+            let clocks = try clocks()
+            return ["b", "c", "d"].allSatisfy {
+                clocks[$0]?.state == "locked" && clocks[$0]?.server == "127.0.0.1:\(self.relayPorts[0])"
+            } && clocks["a"]?.state == "holdover"
+        }
 
         let restarted = now()
         master = try ChildProcess(
@@ -107,15 +126,13 @@ final class ClockFailoverWallTests: XCTestCase {
                 relayPorts.map { "127.0.0.1:\($0)" }.joined(separator: ","),
             ])
         // The nodes take the master back once it has served their timeline for 10 s.
-        try await Task.sleep(for: .seconds(16))
-        let afterRestart = try ChildProcess.run(wallctl, ["status", "--config", config.path])
-        let ended = now()
-        for node in ["b", "c", "d"] {
-            XCTAssertTrue(
-                afterRestart.output.split(separator: "\n").contains {
-                    $0.hasPrefix(node + " ") && $0.contains("locked") && $0.contains("127.0.0.1:\(masterPort) (relay")
-                }, "node \(node) follows the rejoined master:\n\(afterRestart.output)")
+        try await eventually(within: 40, "b, c and d following the rejoined master") {
+            let clocks = try clocks()
+            return ["b", "c", "d"].allSatisfy {
+                clocks[$0]?.state == "locked" && clocks[$0]?.server == "127.0.0.1:\(self.masterPort)"
+            }
         }
+        let ended = now()
         master.signal(SIGTERM)
         let masterOutput = master.finish()
         XCTAssertTrue(masterOutput.output.contains("rejoining it"), "the master rejoined:\n\(masterOutput.output)")
@@ -198,35 +215,5 @@ final class ClockFailoverWallTests: XCTestCase {
         let sorted = values.sorted()
         guard !sorted.isEmpty else { return .infinity }
         return sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * fraction).rounded(.up)))]
-    }
-
-    private func configText(media: String, state: String) -> String {
-        var text = """
-            name: failover-test
-            clock: [127.0.0.1:\(masterPort), 127.0.0.1:\(relayPorts[0]), 127.0.0.1:\(relayPorts[1])]
-            clock-lock-timeout: 30s
-            media: \(media)
-            canvas: {width: 1280, height: 720}
-            start-margin: 250ms
-            loop: true
-            state-directory: \(state)
-            nodes:
-
-            """
-        let tiles = [(0, 0), (640, 0), (0, 360), (640, 360)]
-        for (index, node) in nodes.enumerated() {
-            text += """
-                  - id: \(node.id)
-                    control: 127.0.0.1:\(firstControlPort + index)
-                    tile: {x: \(tiles[index].0), y: \(tiles[index].1), width: 640, height: 360}
-                    output: {width: 8, height: 8}
-                    gravity: resize
-                    video-sink: "udpsink host=127.0.0.1 port=\(Int(firstTruthPort) + index) sync=true"
-                    audio: false
-
-                """
-            if index < relayPorts.count { text += "    serve-clock: 127.0.0.1:\(relayPorts[index])\n" }
-        }
-        return text
     }
 }

@@ -61,7 +61,7 @@ final class MasterNodeRejoinTests: XCTestCase {
             masterNode.signal(SIGTERM)
             relayNode.signal(SIGTERM)
         }
-        let (m, r) = (NodeHTTP(port: controlPorts[0]), NodeHTTP(port: controlPorts[1]))
+        let (m, r) = (TestNode(port: controlPorts[0]), TestNode(port: controlPorts[1]))
         try await waitUntilLocked(m, "the master node")
         try await waitUntilLocked(r, "the relay node")
         let timeline = try await epoch(of: r)
@@ -71,9 +71,9 @@ final class MasterNodeRejoinTests: XCTestCase {
 
         masterNode.signal(SIGKILL)
         _ = masterNode.finish()
-        try await Task.sleep(for: .seconds(5))
-        let holding = try await clock(of: r)["state"] as? String
-        XCTAssertEqual(holding, "holdover", "the relay holds the timeline")
+        try await r.waitForStatus(within: 10, "the relay holding the timeline") { status in
+            (status["clock"] as? [String: Any])?["state"] as? String == "holdover"
+        }
 
         // Back on a clock 100 s off, running the other way.
         masterNode = try master(offset: 3700, drift: -100)
@@ -81,7 +81,8 @@ final class MasterNodeRejoinTests: XCTestCase {
         let rejoined = try await epoch(of: m)
         XCTAssertEqual(rejoined, timeline, "the master serves the wall's timeline again")
         try await assertSameTime(m, r)
-        // Well past the 10 s after which a node gives up a timeline that no source serves any more.
+        // Nothing may change for 12 s: well past the 10 s after which a node gives up a timeline that no
+        // source serves any more. An absence is watched for its span, not waited on.
         try await Task.sleep(for: .seconds(12))
         let (relayLater, masterLater) = (try await epoch(of: r), try await epoch(of: m))
         XCTAssertEqual(relayLater, timeline, "the relay kept the wall's timeline")
@@ -94,28 +95,26 @@ final class MasterNodeRejoinTests: XCTestCase {
     }
 
     /// The master timeline the node follows, as its status writes it (a 64-bit number).
-    private func epoch(of node: NodeHTTP) async throws -> String? {
-        try await clock(of: node)["epoch"].map { "\($0)" }
+    private func epoch(of node: TestNode) async throws -> String? {
+        try clock(of: node)["epoch"].map { "\($0)" }
     }
 
-    private func clock(of node: NodeHTTP) async throws -> [String: Any] {
-        try await node.status()["clock"] as? [String: Any] ?? [:]
+    private func clock(of node: TestNode) throws -> [String: Any] {
+        try node.status()["clock"] as? [String: Any] ?? [:]
     }
 
-    private func waitUntilLocked(_ node: NodeHTTP, _ what: String) async throws {
+    private func waitUntilLocked(_ node: TestNode, _ what: String) async throws {
         try await node.waitUntilAnswering(within: 30)
-        let deadline = Date().addingTimeInterval(30)
-        while try await clock(of: node)["state"] as? String != "locked" {
-            guard Date() < deadline else { throw TestSupportError("\(what) did not lock within 30 s") }
-            try await Task.sleep(for: .milliseconds(200))
+        try await node.waitForStatus(within: 30, "\(what) locked") { status in
+            (status["clock"] as? [String: Any])?["state"] as? String == "locked"
         }
     }
 
     /// The two nodes' master times, each read between two monotonic stamps, agree within 2 ms.
-    private func assertSameTime(_ first: NodeHTTP, _ second: NodeHTTP) async throws {
-        func read(_ node: NodeHTTP) async throws -> (master: Double, at: Double, uncertainty: Double) {
+    private func assertSameTime(_ first: TestNode, _ second: TestNode) async throws {
+        func read(_ node: TestNode) async throws -> (master: Double, at: Double, uncertainty: Double) {
             let before = Double(LocalClock.monotonic.nowNanoseconds())
-            let master = try await node.status()["masterTimeNs"] as? Double ?? .nan
+            let master = try node.status()["masterTimeNs"] as? Double ?? .nan
             let after = Double(LocalClock.monotonic.nowNanoseconds())
             return (master, (before + after) / 2, (after - before) / 2)
         }

@@ -8,7 +8,7 @@ import XCTest
 /// minute, so a leak per pass shows within a minute (the leak this guards against grew resident
 /// memory by about 110 KB per pass: some 6 MB a minute on this clip).
 final class NodeMemoryTests: XCTestCase {
-    private let node = NodeHTTP(port: 17871)
+    private let node = TestNode(port: 17871)
     /// Resident memory may settle a little after warm-up (allocator arenas, caches).
     private static let allowedGrowthMB = 2.0
     private static let warmUp = 20.0
@@ -41,7 +41,7 @@ final class NodeMemoryTests: XCTestCase {
         let pid = wallnode.process.processIdentifier
         try await Task.sleep(for: .seconds(Self.warmUp))
         let before = try Self.sample(pid)
-        let framesBefore = try await framesPresented()
+        let framesBefore = try framesPresented()
         var peak = before
         let end = Date().addingTimeInterval(Self.measured)
         while Date() < end {
@@ -50,7 +50,7 @@ final class NodeMemoryTests: XCTestCase {
             peak = (max(peak.rssMB, now.rssMB), max(peak.fds, now.fds))
         }
         let after = try Self.sample(pid)
-        let loops = Double(try await framesPresented() - framesBefore) / 30
+        let loops = Double(try framesPresented() - framesBefore) / 30
         XCTAssertGreaterThan(loops, Self.measured * 0.8, "the 1 s clip kept looping")
         XCTAssertLessThan(
             after.rssMB - before.rssMB, Self.allowedGrowthMB,
@@ -60,8 +60,8 @@ final class NodeMemoryTests: XCTestCase {
         XCTAssertTrue(wallnode.process.isRunning)
     }
 
-    private func framesPresented() async throws -> Int {
-        let player = try await node.status()["player"] as? [String: Any]
+    private func framesPresented() throws -> Int {
+        let player = try node.status()["player"] as? [String: Any]
         return player?["framesPresented"] as? Int ?? 0
     }
 

@@ -4,20 +4,28 @@ import LockstepNet
 /// bytes that are not HTTP at all.
 struct FuzzRequest: CustomStringConvertible {
     enum Credentials { case token, none, wrongToken, tokenFromWebPage }
+    /// Which wall the request names: this one, another, or none (refused for a change).
+    enum Wall { case this, other, unnamed }
 
     var method = "GET"
     var path = "/status"
     var body: String?
     var contentType = "application/json"
     var credentials = Credentials.token
+    var wall = Wall.this
     /// Bytes sent instead of a request built from the fields above.
     var raw: [UInt8]?
 
     var isWellFormedHTTP: Bool { raw == nil }
 
-    func bytes(port: Int, token: String) -> [UInt8] {
+    func bytes(port: Int, token: String, wallName: String) -> [UInt8] {
         if let raw { return raw }
         var text = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
+        switch wall {
+        case .this: text += "Lockstep-Wall: \(wallName)\r\n"
+        case .other: text += "Lockstep-Wall: \(wallName)-other\r\n"
+        case .unnamed: break
+        }
         switch credentials {
         case .token: text += "Authorization: Bearer \(token)\r\n"
         case .none: break
@@ -36,13 +44,13 @@ struct FuzzRequest: CustomStringConvertible {
         if let raw {
             return "raw \(raw.count) bytes: \(String(decoding: raw.prefix(80), as: UTF8.self).debugDescription)"
         }
-        return "\(method) \(path) [\(credentials)] \(body.map { String($0.prefix(200)) } ?? "")"
+        return "\(method) \(path) [\(credentials), wall \(wall)] \(body.map { String($0.prefix(200)) } ?? "")"
     }
 }
 
-/// Generates control requests that a node must refuse or answer harmlessly: a command endpoint
-/// only ever gets a body with at least one field a valid command cannot have, so the node being
-/// still in play afterwards shows that nothing slipped through.
+/// Generates control requests that a node must refuse or answer harmlessly: `PUT /timeline` only
+/// ever gets a body with at least one field a valid timeline cannot have, so the node being still in
+/// play afterwards shows that nothing slipped through.
 struct RequestFuzzer {
     private var random: SplitMix64
     private let mediaFolder: String
@@ -70,8 +78,8 @@ struct RequestFuzzer {
             Array("GET\r\n\r\n".utf8),
             Array("GET / HTTP/9.9\r\n\r\n".utf8),
             Array("GET /status HTTP/1.1\r\nno colon here\r\n\r\n".utf8),
-            Array("POST /start HTTP/1.1\r\nContent-Length: -5\r\n\r\n".utf8),
-            Array("POST /start HTTP/1.1\r\nContent-Length: 99999999999999999999\r\n\r\n{}".utf8),
+            Array("PUT /timeline HTTP/1.1\r\nContent-Length: -5\r\n\r\n".utf8),
+            Array("PUT /timeline HTTP/1.1\r\nContent-Length: 99999999999999999999\r\n\r\n{}".utf8),
             Array("GET /status HTTP/1.1\r\nX-Long: \(String(repeating: "a", count: 100_000))\r\n\r\n".utf8),
             Array("\r\n\r\n\r\n".utf8),
         ]
@@ -80,28 +88,27 @@ struct RequestFuzzer {
 
     private mutating func strangeRoute() -> FuzzRequest {
         let paths = [
-            "/", "/status/", "/../../etc/passwd", "/%00", "/start?x=1", "/load/extra",
+            "/", "/status/", "/../../etc/passwd", "/%00", "/timeline?x=1", "/timeline/extra", "/start", "/load",
             "/" + String(repeating: "a", count: 4000),
             "/metrics?format=%ff", "/frames/1", "/snapshot.png", "//status", "/STATUS",
         ]
         let methods = ["GET", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "HEAD", "TRACE", "BREW"]
-        let commands = ["/load", "/preroll", "/start", "/pause", "/seek", "/stop", "/identify"]
         if int(2) == 0 {
             // A command by the wrong method, or a query endpoint by POST.
-            return FuzzRequest(method: pick(["GET", "PUT", "DELETE"]), path: pick(commands), body: maybeBody())
+            return FuzzRequest(
+                method: pick(["POST", "DELETE", "PATCH"]), path: pick(["/timeline", "/media/durations", "/status"]),
+                body: maybeBody())
         }
         return FuzzRequest(method: pick(methods), path: pick(paths), body: maybeBody())
     }
 
-    /// Any command, even a valid one, without the token or from a web page: always refused.
+    /// A change, even a valid one, without the token, from a web page, or naming another wall (or
+    /// none): always refused.
     private mutating func credentialsOnly() -> FuzzRequest {
-        let commands = [
-            ("/stop", ""), ("/pause", "{}"), ("/load", "{}"), ("/seek", #"{"itemTimeNs": 0}"#),
-        ]
-        let (path, body) = pick(commands)
+        let wall: FuzzRequest.Wall = pick([.this, .other, .unnamed])
         return FuzzRequest(
-            method: "POST", path: path, body: body, contentType: pick(["application/json", "text/plain"]),
-            credentials: pick([.none, .wrongToken, .tokenFromWebPage]))
+            method: "PUT", path: "/timeline", body: timeline(), contentType: pick(["application/json", "text/plain"]),
+            credentials: wall == .this ? pick([.none, .wrongToken, .tokenFromWebPage]) : .token, wall: wall)
     }
 
     private mutating func query() -> FuzzRequest {
@@ -128,30 +135,54 @@ struct RequestFuzzer {
             int(4) == 0 ? pick(["text/plain", "", "application/x-www-form-urlencoded"]) : "application/json"
         let body: String
         let path: String
-        switch int(5) {
+        switch int(8) {
         case 0:
-            path = "/load"
-            body = pick([#"{"media": \#(badMedia())}"#, brokenJSON(), #"{"media": \#(badMedia()), "extra": 1}"#])
+            path = "/media/durations"
+            body = pick([#"{"media": [\#(badMedia())]}"#, brokenJSON(), #"{"media": \#(badMedia())}"#, "{}"])
         case 1:
-            path = pick(["/preroll", "/seek"])
-            body = pick([#"{"itemTimeNs": \#(badTime(forItem: true))}"#, brokenJSON(), "{}", "[]", "null"])
+            path = "/timeline"
+            body = pick([brokenJSON(), "{}", "[]", "null", #"{"wall": "hardening"}"#])
         case 2:
-            path = "/start"
-            let rate = int(2) == 0 ? badRate() : pick(["1", "1.0", "-1", "2"])
-            let itemTime = int(2) == 0 ? badTime(forItem: true) : #"0"#
-            body = pick([
-                #"{"rate": \#(rate), "itemTimeNs": \#(itemTime), "hostTimeNs": \#(badTime(forItem: false))}"#,
-                #"{"rate": \#(rate), "itemTimeNs": \#(itemTime)}"#, brokenJSON(),
-            ])
-        case 3:
-            path = pick(["/pause", "/identify"])
-            let key = path == "/pause" ? "hostTimeNs" : "durationNs"
-            body = pick([#"{"\#(key)": \#(badTime(forItem: false))}"#, brokenJSON()])
-        default:
-            path = pick(["/load", "/start", "/seek", "/pause", "/identify"])
+            path = pick(["/timeline", "/media/durations"])
             body = "[" + String(repeating: "1,", count: 40_000) + "1]"  // over the 64 KiB body limit
+        case 3:
+            path = "/timeline"
+            body = timeline(media: badMedia())
+        case 4:
+            path = "/timeline"
+            body = timeline(from: badTime(forItem: false))
+        case 5:
+            path = "/timeline"
+            body = timeline(rate: badRate())
+        case 6:
+            path = "/timeline"
+            body = timeline(version: pick(["0", "18446744073709551615", "9007199254740992", "-1", "1.5", "\"2\""]))
+        default:
+            path = "/timeline"
+            body = timeline(outPoint: badTime(forItem: true))
         }
-        return FuzzRequest(method: "POST", path: path, body: body, contentType: contentType)
+        return FuzzRequest(method: "PUT", path: path, body: body, contentType: contentType)
+    }
+
+    /// A timeline of one entry; whatever is not given is valid, so the one bad field is what the
+    /// node must refuse. A version of 1 with nothing bad is not newer than the one playing.
+    private mutating func timeline(
+        media: String? = nil, from: String? = nil, rate: String? = nil, version: String = "1",
+        outPoint: String? = nil
+    ) -> String {
+        let media = media ?? #""\#(mediaFolder)/clip.mp4""#
+        let from =
+            from.map { #"{"value": \#($0), "timescale": 1000000000}"# }
+            ?? #"{"value": 5000000000, "timescale": 1000000000}"#
+        let outPoint =
+            outPoint.map { #"{"value": \#($0), "timescale": 1000000000}"# }
+            ?? #"{"value": 1000000000, "timescale": 1000000000}"#
+        let rate = rate.map { #"{"numerator": \#($0), "denominator": 1}"# } ?? #"{"numerator": 1, "denominator": 1}"#
+        return #"{"wall": "hardening", "version": \#(version), "epoch": 0, "segments": [{"from": \#(from), "#
+            + #""show": {"kind": "playlist"}, "playlist": {"entries": [{"media": \#(media), "#
+            + #""inPoint": {"value": 0, "timescale": 1}, "outPoint": \#(outPoint), "repeats": {"forever": {}}}], "#
+            + #""loops": true}, "origin": {"entry": 0, "pass": 0, "offset": {"value": 0, "timescale": 1}}, "#
+            + #""rate": \#(rate), "isPlaying": true}]}"#
     }
 
     // MARK: Values
@@ -179,7 +210,10 @@ struct RequestFuzzer {
     }
 
     private mutating func badRate() -> String {
-        pick(["0", "1000", "3.4e38", "-3.4e38", "1e-30", "1e309", "\"fast\"", "null", "-0", "17", "0.01"])
+        pick([
+            "0", "1000", "3.4e38", "-3.4e38", "1e-30", "1e309", "\"fast\"", "null", "-0", "17", "0.01", "257",
+            "2147483648",
+        ])
     }
 
     private mutating func brokenJSON() -> String {

@@ -84,7 +84,12 @@ final class ScreenTests: XCTestCase {
                 xrandr, ["-display", Self.display, "--setmonitor", name, "\(w)/0x\(h)/0+\(x)+\(y)", "none"])
         }
         displayProcesses.append(try ChildProcess(openbox, ["--sm-disable"], environment: ["DISPLAY": Self.display]))
-        try await Task.sleep(for: .milliseconds(500))
+        // The window manager is up once it has announced itself on the root window (EWMH).
+        let xprop = try Self.tool("xprop")
+        try await eventually(within: 10, "openbox managing the display") {
+            let root = try ChildProcess.run(xprop, ["-display", Self.display, "-root", "_NET_SUPPORTING_WM_CHECK"])
+            return root.output.contains("window id #")
+        }
     }
 
     /// Every top-level window's title and its rectangle on the screen (`xwininfo -root -tree`).
@@ -256,14 +261,9 @@ final class ScreenTests: XCTestCase {
             XCTAssertEqual(state.contains("_NET_WM_STATE_FULLSCREEN"), fullscreen, "\(title): \(state)")
         }
 
+        // The pause holds the frame due at its time on every node: wallctl pause returns once every
+        // node has moved to it exactly.
         try await playThenPause(wallctl, config)
-        // A test card would cover the show: refused, naming why.
-        let covering = try ChildProcess.run(
-            wallctl, ["identify", "--config", config, "--seconds", "3", "--nodes", "tl"])
-        XCTAssertNotEqual(covering.status, 0)
-        XCTAssertTrue(covering.errors.contains("the screen is busy"), covering.output + covering.errors)
-        // The pause holds the frame due at its time on every node (the exact seek after it settles).
-        try await Task.sleep(for: .seconds(2))
         let shot = try grab("playing.png")
 
         var frames: [Int] = []
@@ -282,7 +282,6 @@ final class ScreenTests: XCTestCase {
         // Between shows the windows stay, with their still or black (no desktop, no frozen frame, no cursor).
         let stopped = try ChildProcess.run(wallctl, ["stop", "--config", config, "--timeout", "10"])
         XCTAssertEqual(stopped.status, 0, stopped.output + stopped.errors)
-        try await Task.sleep(for: .seconds(1))
         _ = try grab("stopped.png")
         try assertStills(in: try grabRGB(), "after stop")
         XCTAssertEqual(try Self.windows(), expected, "the windows outlive the show")
@@ -294,7 +293,6 @@ final class ScreenTests: XCTestCase {
         let identified = try ChildProcess.run(wallctl, ["identify", "--config", config, "--seconds", "3"])
         XCTAssertEqual(identified.status, 0, identified.output + identified.errors)
         XCTAssertTrue(identified.output.contains("tr: screen 2 of 4, tile \(w)x\(h)+\(w)+0"), identified.output)
-        try await Task.sleep(for: .milliseconds(700))
         let card = try grabRGB()
         _ = try grab("identify.png")
         for (index, (x, y)) in [(0, 0), (w, 0), (0, h), (w, h)].enumerated() {
@@ -304,8 +302,14 @@ final class ScreenTests: XCTestCase {
             XCTAssertGreaterThan(matching, 0.99, "screen \(index + 1) at (\(x), \(y)) is not its test card")
             XCTAssertGreaterThan(caption, 0.005, "screen \(index + 1) at (\(x), \(y)) shows no caption")
         }
-        // The card ends by itself: the stills (and black) again.
-        try await Task.sleep(for: .seconds(3))
+        // The card ends by itself: the stills (and black) again, as every node reports.
+        try await eventually(within: 10, "every node back on its still after the card") {
+            try ["tl", "tr", "bl", "br"].allSatisfy { id in
+                let port = 17951 + ["tl", "tr", "bl", "br"].firstIndex(of: id)!
+                let timeline = try TestNode(port: port).timeline()
+                return timeline?["show"] as? String == "stopped" && timeline?["settled"] as? Bool == true
+            }
+        }
         try assertStills(in: try grabRGB(), "after the test card")
     }
 
@@ -357,7 +361,6 @@ final class ScreenTests: XCTestCase {
         processes.append(node)
         nodes["wayland"] = node
         try await playThenPause(wallctl, config)
-        try await Task.sleep(for: .seconds(2))
         // weston-screenshooter writes wayland-screenshot-<time>.png into its working directory.
         let shots = folder.appendingPathComponent("wayland-shots")
         try FileManager.default.createDirectory(at: shots, withIntermediateDirectories: true)
@@ -380,16 +383,11 @@ final class ScreenTests: XCTestCase {
         XCTAssertGreaterThan(top.psnr, 30, "the panel shows through above the picture")
     }
 
-    /// Waits until every node of `config` answers, plays the wall for 2 s and pauses it.
+    /// Plays the wall (play waits for the nodes by itself) and pauses it a second into the show;
+    /// each command returns once every screen carries it out.
     private func playThenPause(_ wallctl: String, _ config: String) async throws {
-        try await withTimeout(30, "the wall answers") {
-            while try ChildProcess.run(wallctl, ["status", "--config", config, "--timeout", "2"]).status != 0 {
-                try await Task.sleep(for: .milliseconds(300))
-            }
-        }
         let played = try ChildProcess.run(wallctl, ["play", "--config", config, "--timeout", "30"])
         XCTAssertEqual(played.status, 0, played.output + played.errors)
-        try await Task.sleep(for: .seconds(2))
         let paused = try ChildProcess.run(wallctl, ["pause", "--config", config, "--timeout", "10"])
         XCTAssertEqual(paused.status, 0, paused.output + paused.errors)
     }

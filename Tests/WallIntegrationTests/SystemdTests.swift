@@ -34,7 +34,8 @@ final class SystemdTests: XCTestCase {
     func testUnits_passSystemdVerify() throws {
         let analyze = try XCTUnwrap(Self.systemdAnalyze, "make setup installs systemd, which has systemd-analyze")
         let folder = try installedUnits()
-        let result = try ChildProcess.run(analyze, ["verify"] + Self.units.map { folder.appendingPathComponent($0).path })
+        let result = try ChildProcess.run(
+            analyze, ["verify"] + Self.units.map { folder.appendingPathComponent($0).path })
         XCTAssertEqual(result.status, 0, result.errors)
         // verify warns (unknown keys, bad values, missing binaries) on standard error and still exits 0.
         let warnings = result.errors.split(separator: "\n").filter { !$0.contains("network-online.target") }
@@ -75,8 +76,10 @@ final class SystemdTests: XCTestCase {
         let listener = try NotifyListener(path: folder.appendingPathComponent("notify").path)
         let node = try ChildProcess(
             ChildProcess.product("wallnode"),
-            ["run", "--config", config.path, "--id", "only", "--serve-clock",
-             "--state-directory", folder.path],
+            [
+                "run", "--config", config.path, "--id", "only", "--serve-clock",
+                "--state-directory", folder.path,
+            ],
             environment: ["NOTIFY_SOCKET": listener.path, "WATCHDOG_USEC": "400000"])
         try expectReadyWatchdogStopping(listener, process: node, readyNames: "node only of notified")
         // A child told the watchdog is another process's (WATCHDOG_PID) must not ping it.

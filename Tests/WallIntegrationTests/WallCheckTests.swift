@@ -59,13 +59,9 @@ final class WallCheckTests: XCTestCase {
 
     /// Waits until both nodes answer with their clocks locked (a check names a clock that is not).
     private func waitUntilAnswering(_ config: String) async throws {
-        try await withTimeout(20, "both nodes answer, locked") {
-            while true {
-                let status = try ChildProcess.run(
-                    ChildProcess.product("wallctl"), ["status", "--config", config, "--timeout", "2"])
-                let locked = status.output.split(separator: "\n").filter { $0.contains(" locked ") }.count
-                if status.status == 0, locked == 2 { return }
-                try await Task.sleep(for: .milliseconds(300))
+        for port in [17891, 17892] {
+            try await TestNode(port: port).waitForStatus(within: 20, "the node on port \(port) locked") { status in
+                (status["clock"] as? [String: Any])?["state"] as? String == "locked"
             }
         }
     }
@@ -151,7 +147,6 @@ final class WallCheckTests: XCTestCase {
         let wallctl = ChildProcess.product("wallctl")
         let played = try ChildProcess.run(wallctl, ["play", "--config", config, "--timeout", "20"])
         XCTAssertEqual(played.status, 0, played.output + played.errors)
-        try await Task.sleep(for: .seconds(1))
         let png = folder.appendingPathComponent("wall.png").path
         let result = try ChildProcess.run(
             wallctl, ["snapshot", "--config", config, "--out", png, "--scale", "1", "--timeout", "10"])

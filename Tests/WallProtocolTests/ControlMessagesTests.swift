@@ -4,17 +4,17 @@ import WallProtocol
 import XCTest
 
 final class ControlMessagesTests: XCTestCase {
-    func testStartRequest_roundTripsThroughJSONToTheNanosecond() throws {
-        let request = StartRequest(
-            rate: 1, itemTime: MediaTime(value: 1001, timescale: 30000),
-            hostTime: MediaTime(nanoseconds: 3_600_000_000_123))
-        let data = try JSONEncoder().encode(request)
+    func testFrameRecord_roundTripsThroughJSONToTheNanosecond() throws {
+        let record = FrameRecord(
+            sequence: 7, presentationTimestamp: MediaTime(value: 1001, timescale: 30000), runningTime: .zero,
+            presentedAt: MediaTime(nanoseconds: 3_600_000_000_123), dueAt: MediaTime(nanoseconds: 3_600_000_000_100))
+        let data = try JSONEncoder().encode(record)
         let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: data) as? [String: Any])
-        XCTAssertEqual(object["itemTimeNs"] as? Int, 33_366_667, "1001/30000 s to the nearest nanosecond")
-        XCTAssertEqual(object["hostTimeNs"] as? Int, 3_600_000_000_123)
-        let decoded = try JSONDecoder().decode(StartRequest.self, from: data)
-        XCTAssertEqual(decoded.itemTime, MediaTime(nanoseconds: 33_366_667))
-        XCTAssertEqual(decoded.hostTime, request.hostTime)
+        XCTAssertEqual(object["presentationTimestampNs"] as? Int, 33_366_667, "1001/30000 s to the nearest nanosecond")
+        XCTAssertEqual(object["presentedAtNs"] as? Int, 3_600_000_000_123)
+        let decoded = try JSONDecoder().decode(FrameRecord.self, from: data)
+        XCTAssertEqual(decoded.presentationTimestamp, MediaTime(nanoseconds: 33_366_667))
+        XCTAssertEqual(decoded.presentedAt, record.presentedAt)
     }
 
     /// docs/JSON.md: every time is an integer of nanoseconds under a key ending in Ns; an absent
@@ -22,7 +22,7 @@ final class ControlMessagesTests: XCTestCase {
     func testStatus_timesArePlainNanosecondsUnderNsKeys() throws {
         let status = NodeStatus(
             id: "a", masterTime: MediaTime(nanoseconds: 5),
-            clock: ClockReport(state: "locked", server: "x", offset: MediaTime(value: -3, timescale: 2)),
+            clock: ClockReport(state: "locked", usable: true, server: "x", offset: MediaTime(value: -3, timescale: 2)),
             player: PlayerReport(
                 status: "readyToPlay", media: nil, itemStatus: nil, timeControlStatus: "paused", waitingReason: nil,
                 rate: 0, position: .indefinite, prerolled: false, framesPresented: 0, framesLate: 0, framesDropped: 0,

@@ -6,7 +6,7 @@ import Foundation
 
 /// The process figures Prometheus's client libraries export as `process_*`, read from /proc:
 /// CPU time, resident memory, open and allowed descriptors, start time.
-struct ProcessSample: Sendable, Hashable {
+public struct ProcessSample: Sendable, Hashable {
     var cpuSeconds: Double
     var residentBytes: Double
     var openDescriptors: Double
@@ -15,7 +15,7 @@ struct ProcessSample: Sendable, Hashable {
     var startTime: Double
 
     /// This process now; nil where /proc cannot be read (then the metrics are left out).
-    static func current() -> ProcessSample? {
+    public static func current() -> ProcessSample? {
         guard let stat = try? String(contentsOfFile: "/proc/self/stat", encoding: .utf8),
             let statm = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8),
             let boot = bootTime()

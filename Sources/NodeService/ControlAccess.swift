@@ -16,7 +16,8 @@ struct ControlAccess<Context: RequestContext>: RouterMiddleware {
             return ControlServer.json(
                 ControlReply(
                     ok: false,
-                    error: "requests from web pages (with an Origin header) are refused: the control API is for wallctl",
+                    error:
+                        "requests from web pages (with an Origin header) are refused: the control API is for wallctl",
                     status: nil),
                 status: .forbidden)
         }
@@ -27,7 +28,8 @@ struct ControlAccess<Context: RequestContext>: RouterMiddleware {
                 request.headers[.authorization] == nil
                 ? "this node needs the wall's control token (Authorization: Bearer ...)"
                 : "the control token is not this wall's"
-            var response = ControlServer.json(ControlReply(ok: false, error: reason, status: nil), status: .unauthorized)
+            var response = ControlServer.json(
+                ControlReply(ok: false, error: reason, status: nil), status: .unauthorized)
             response.headers[.wwwAuthenticate] = "Bearer realm=\"lockstep\""
             return response
         }

@@ -82,7 +82,8 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     private func refuse(_ context: ChannelHandlerContext) {
-        let text = #"{"ok":false,"error":"too many control connections are open (at most \#(limits.maximumConnections)): try again"}"#
+        let text =
+            #"{"ok":false,"error":"too many control connections are open (at most \#(limits.maximumConnections)): try again"}"#
         var body = context.channel.allocator.buffer(capacity: text.utf8.count)
         body.writeString(text)
         var head = HTTPResponse(status: .serviceUnavailable)

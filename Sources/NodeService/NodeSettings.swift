@@ -7,75 +7,92 @@ import WallPlayer
 import WallProtocol
 
 /// What one node runs with: its part of the wall config, with command-line overrides applied.
-struct NodeSettings: Sendable {
-    var id: String
-    var wallName: String
+public struct NodeSettings: Sendable {
+    public var id: String
+    public var wallName: String
     /// The master clock: the first clock source.
-    var clock: Endpoint { clockSources[0] }
+    public var clock: Endpoint { clockSources[0] }
     /// Where the wall's time is served, most preferred first: the master, then relaying nodes.
-    var clockSources: [Endpoint]
+    public var clockSources: [Endpoint]
     /// Whether this node also serves the master clock, on the master's address (which must be this
     /// machine's).
-    var serveClock: Bool
+    public var serveClock: Bool
     /// Where this node relays the time it follows (the config's `serve-clock`), if it does.
-    var relay: Endpoint?
+    public var relay: Endpoint?
     /// The sources this node follows: those before its relay address in the list (all of them when
     /// it relays nothing or relays outside the list), never its own.
-    var followedSources: [Endpoint] {
+    public var followedSources: [Endpoint] {
         guard let relay else { return clockSources }
         let ahead = clockSources.firstIndex(of: relay).map { Array(clockSources[..<$0]) } ?? clockSources
         return ahead.filter { $0 != relay }
     }
     /// Run on this machine's clock instead of following the master (a benchmark baseline).
-    var useLocalClock: Bool
+    public var useLocalClock: Bool
     /// The key Lockstep clock packets are signed with, as a client and with `serveClock`; from the
     /// config's `clock-key-file`.
-    var clockKey: ClockKey?
-    var control: Endpoint
-    var media: String
-    var video: VideoOutputSettings
+    public var clockKey: ClockKey?
+    public var control: Endpoint
+    public var media: String
+    public var video: VideoOutputSettings
     /// The window the node opens for its X sink and draws into; nil when the sink needs none.
-    var window: WindowPlacement?
-    var audioSink: String?
-    var latency: MediaTime
-    var displayLatency: MediaTime
-    var lockTimeout: MediaTime
-    var loop: Bool
-    var realtimePriority: Int32?
+    public var window: WindowPlacement?
+    public var audioSink: String?
+    public var latency: MediaTime
+    public var displayLatency: MediaTime
+    public var lockTimeout: MediaTime
+    public var loop: Bool
+    public var realtimePriority: Int32?
     /// The folders a load request may name media in.
-    var mediaRoots: MediaRoots
+    public var mediaRoots: MediaRoots
     /// How far ahead a start or pause may be scheduled.
-    var startHorizon: MediaTime
+    public var startHorizon: MediaTime
     /// The token control requests must carry; nil when the config leaves the API open.
-    var controlToken: ControlToken?
-    var metricsOpen: Bool
-    var controlTLS: ControlTLS?
+    public var controlToken: ControlToken?
+    public var metricsOpen: Bool
+    public var controlTLS: ControlTLS?
     /// Where this node keeps its timeline across restarts.
-    var timelineFile: String
+    public var timelineFile: String
     /// The config's playlist, and whether the node plays it by itself.
-    var playlist: [PlaylistItemConfig]
-    var autoplay: Bool
+    public var playlist: [PlaylistItemConfig]
+    public var autoplay: Bool
     /// The image this screen shows between shows (the config's `still`), and the part of it that is
     /// this screen's; nil: black.
-    var still: (path: String, crop: NormalizedRect)?
+    public var still: (path: String, crop: NormalizedRect)?
     /// The whole wall: the other nodes are where a node without a timeline finds one.
-    var wall: WallConfig
+    public var wall: WallConfig
 
     /// Overrides for one node, from the command line.
-    struct Overrides: Sendable {
-        var clock: String?
-        var control: String?
-        var media: String?
-        var videoSink: String?
-        var audioSink: String?
-        var serveClock = false
-        var useLocalClock = false
-        var stateDirectory: String?
+    public struct Overrides: Sendable {
+        public var clock: String?
+        public var control: String?
+        public var media: String?
+        public var videoSink: String?
+        public var audioSink: String?
+        public var serveClock = false
+        public var useLocalClock = false
+        public var stateDirectory: String?
+
+        public init(
+            clock: String? = nil, control: String? = nil, media: String? = nil, videoSink: String? = nil,
+            audioSink: String? = nil, serveClock: Bool = false, useLocalClock: Bool = false,
+            stateDirectory: String? = nil
+        ) {
+            self.clock = clock
+            self.control = control
+            self.media = media
+            self.videoSink = videoSink
+            self.audioSink = audioSink
+            self.serveClock = serveClock
+            self.useLocalClock = useLocalClock
+            self.stateDirectory = stateDirectory
+        }
     }
 
     /// Where a node keeps state when the config does not say: the folder systemd gives a service
     /// (`StateDirectory=`), else the XDG state folder, else /var/lib/lockstep for root.
-    static func defaultStateDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+    public static func defaultStateDirectory(environment: [String: String] = ProcessInfo.processInfo.environment)
+        -> String
+    {
         if let given = environment["STATE_DIRECTORY"], !given.isEmpty {
             return given.split(separator: ":").first.map(String.init) ?? given
         }
@@ -85,7 +102,7 @@ struct NodeSettings: Sendable {
         return home + "/.local/state/lockstep"
     }
 
-    init(config: WallConfig, id: String, overrides: Overrides) throws(NodeError) {
+    public init(config: WallConfig, id: String, overrides: Overrides) throws(NodeError) {
         guard let node = config.node(id) else {
             throw .unknownNode(id: id, known: config.nodes.map(\.id))
         }

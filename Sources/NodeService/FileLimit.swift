@@ -5,7 +5,7 @@
 /// The node's open-file limit, raised to what the system allows, and the control connections it
 /// can afford: media, GStreamer's pipes and sockets and every control connection must all fit, or
 /// looping playback fails to open its file, and an accept loop at the limit spins on EMFILE.
-enum FileLimit {
+public enum FileLimit {
     /// Descriptors kept for the player and the clock (about 30 in use while playing, with room
     /// for a pipeline rebuild beside the old one).
     static let reserved: UInt64 = 96
@@ -21,7 +21,7 @@ enum FileLimit {
 
     /// Raises the soft limit to the hard one; returns the limit in force.
     @discardableResult
-    static func raise() -> UInt64 {
+    public static func raise() -> UInt64 {
         var limit = rlimit()
         guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 0 }
         if limit.rlim_cur < limit.rlim_max {

@@ -17,7 +17,7 @@ import WallProtocol
 ///
 /// With `--use-local-clock` (a benchmark baseline) there is no client: the node runs on this
 /// machine's clock, which every node on the machine shares exactly.
-final class ClockFollower: Sendable {
+public final class ClockFollower: Sendable {
     private let sources: ClockSources?
     private let server: SyncClockServer?
     /// Where the node relays, when it does.
@@ -39,7 +39,7 @@ final class ClockFollower: Sendable {
     /// A node that serves as the master (`--serve-clock`) with relays in the config first tries to
     /// join the timeline they still serve (a master process that restarted while the wall played);
     /// every other node is set up at once.
-    static func start(settings: NodeSettings, player: Player, logger: Logger) async -> ClockFollower {
+    public static func start(settings: NodeSettings, player: Player, logger: Logger) async -> ClockFollower {
         let relays = Array(settings.clockSources.dropFirst())
         guard settings.serveClock, !settings.useLocalClock, !relays.isEmpty else {
             return ClockFollower(settings: settings, player: player, logger: logger)
@@ -141,27 +141,31 @@ final class ClockFollower: Sendable {
     }
 
     /// The master clock the player follows, once locked.
-    var masterClock: MasterClock? { current.state.withLock { $0.clock } }
+    public var masterClock: MasterClock? { current.state.withLock { $0.clock } }
 
-    /// Whether the player can run on the master's time now.
-    var isLocked: Bool {
+    /// Whether a wall can play on the master's time now (`ClockStatus.isUsable`).
+    public var isUsable: Bool {
         guard let sources else { return true }
-        return sources.status.state == .locked || sources.status.state == .holdover
+        return sources.status.isUsable(atLocal: LocalClock.process.now())
     }
 
+    /// The clock's state, for reports: unsynced, locking, locked or holdover.
+    public var state: String { sources?.status.state.rawValue ?? "locked" }
+
     /// The master's timeline (epoch) the node follows, when the master says (Lockstep format).
-    var masterEpoch: UInt64? { sources?.status.master?.epoch }
+    public var masterEpoch: UInt64? { sources?.status.master?.epoch }
 
     /// How the node follows its master, for status reports.
-    func report() -> ClockReport {
+    public func report() -> ClockReport {
         guard let sources else {
-            return ClockReport(state: "locked", server: "local clock", offset: .zero, errorBound: .zero, ratePPM: 0)
+            return ClockReport(
+                state: "locked", usable: true, server: "local clock", offset: .zero, errorBound: .zero, ratePPM: 0)
         }
         let status = sources.status
         let now = LocalClock.process.now()
         let followed = sources.selectedSource?.description
         return ClockReport(
-            state: status.state.rawValue,
+            state: status.state.rawValue, usable: status.isUsable(atLocal: now),
             server: followed ?? (sources.sources.count == 1 ? sources.sources[0].description : "none"),
             offset: status.offset.isNumeric ? status.offset : nil,
             errorBound: status.errorBound.isNumeric ? status.errorBound(atLocal: now) : nil,
@@ -179,18 +183,8 @@ final class ClockFollower: Sendable {
             inheritedErrorBound: status.state == .locked ? status.path?.rootErrorBound ?? .zero : nil)
     }
 
-    /// Waits for lock, at most `timeout`.
-    func waitUntilLocked(timeout: MediaTime) async throws(NodeError) {
-        guard let sources else { return }
-        do {
-            _ = try await sources.waitUntilLocked(timeout: timeout)
-        } catch {
-            throw .clockNotLocked(state: sources.status.state.rawValue, waited: timeout)
-        }
-    }
-
     /// Serves (if asked) and follows the master until cancelled.
-    func run() async throws {
+    public func run() async throws {
         guard let sources else {
             while !Task.isCancelled { try await Task.sleep(for: .seconds(3600)) }
             return

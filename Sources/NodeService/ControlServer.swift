@@ -16,136 +16,21 @@ import WallTimeline
 /// what went wrong, with a 4xx/5xx status. A body that is not the JSON expected gets 400 naming
 /// what was wrong with it; a value out of bounds gets 422 naming the field (`RequestChecks`).
 /// `ControlAccess` decides who may ask, `ConnectionGuard` how much of the node a client may hold.
-enum ControlServer {
+public enum ControlServer {
     /// How long a client has to send a whole request, or to send the next one on a kept-alive
     /// connection.
     static let requestDeadline = TimeAmount.seconds(10)
 
+    /// The node's control API as a Hummingbird application on its address.
+    ///
     /// - Parameter fileLimit: the node's open-file limit: past `FileLimit.connections(within:)`
     ///   open connections a new one gets a 503, and past its `accepted` the node stops accepting
     ///   (the rest wait in the kernel's backlog) instead of spinning on EMFILE.
-    static func application(
-        controller: NodeController, frames: FrameLog, metrics: NodeMetrics, fileLimit: UInt64, logger: Logger,
+    public static func application(
+        node: Node, metrics: NodeMetrics, fileLimit: UInt64, logger: Logger,
         onServerRunning: @escaping @Sendable () async -> Void = {}
     ) throws(NodeError) -> some ApplicationProtocol {
-        let settings = controller.settings
-        let router = Router()
-        router.add(middleware: ControlAccess(token: settings.controlToken, metricsOpen: settings.metricsOpen))
-        router.get(RouterPath(ControlPath.status)) { _, _ in
-            json(await controller.status())
-        }
-        router.post(RouterPath(ControlPath.load)) { request, context in
-            let body = try await decode(LoadRequest.self, request, context, emptyAs: LoadRequest())
-            return await command(controller) { () throws(NodeError) in try await controller.load(media: body.media) }
-        }
-        router.post(RouterPath(ControlPath.preroll)) { request, context in
-            let body = try await decode(PositionRequest.self, request, context)
-            return await command(controller) { () throws(NodeError) in try await controller.preroll(at: body.itemTime) }
-        }
-        router.post(RouterPath(ControlPath.start)) { request, context in
-            let body = try await decode(StartRequest.self, request, context)
-            return await command(controller) { () throws(NodeError) in try await controller.start(body) }
-        }
-        router.post(RouterPath(ControlPath.pause)) { request, context in
-            let body = try await decode(PauseRequest.self, request, context, emptyAs: PauseRequest())
-            return await command(controller) { () throws(NodeError) in try await controller.pause(at: body.hostTime) }
-        }
-        router.post(RouterPath(ControlPath.seek)) { request, context in
-            let body = try await decode(PositionRequest.self, request, context)
-            return await command(controller) { () throws(NodeError) in try await controller.seek(to: body.itemTime) }
-        }
-        router.post(RouterPath(ControlPath.identify)) { request, context in
-            let body = try await decode(IdentifyRequest.self, request, context)
-            return await command(controller) { () throws(NodeError) in try await controller.identify(for: body.duration) }
-        }
-        router.post(RouterPath(ControlPath.stop)) { _, _ in
-            await command(controller) { () throws(NodeError) in await controller.stop() }
-        }
-        router.get(RouterPath(ControlPath.timeline)) { _, _ in
-            await answer { () throws(NodeError) in try await controller.currentTimeline() }
-        }
-        router.put(RouterPath(ControlPath.timeline)) { request, context in
-            let timeline = try await decode(Timeline.self, request, context)
-            return await command(controller) { () throws(NodeError) in try await controller.adopt(timeline) }
-        }
-        router.post(RouterPath(ControlPath.mediaDurations)) { request, context in
-            let body = try await decode(MediaDurationsRequest.self, request, context)
-            return await answer { () throws(NodeError) in
-                MediaDurationsReply(node: settings.id, durations: try await controller.mediaDurations(body.media))
-            }
-        }
-        router.get(RouterPath(ControlPath.frames)) { request, _ in
-            let after = try wholeParameter("after", in: request) ?? 0
-            let limit = try wholeParameter("limit", in: request) ?? RequestChecks.maximumFramesLimit
-            do throws(RequestRejection) {
-                try RequestChecks.framesLimit(limit)
-            } catch {
-                return json(ControlReply(ok: false, error: error.description, status: nil), status: .unprocessableContent)
-            }
-            let (records, missed) = frames.records(after: after, limit: Int(limit))
-            let status = await controller.status()
-            return json(
-                FramesReply(
-                    node: status.id, records: records, missed: missed, clockErrorBound: status.clock.errorBound,
-                    clockLineage: status.clock.lineage))
-        }
-        router.get(RouterPath(ControlPath.snapshot)) { request, _ in
-            let width = try wholeParameter("width", in: request)
-            let height = try wholeParameter("height", in: request)
-            let size: PixelSize?
-            do throws(RequestRejection) {
-                size = try RequestChecks.snapshotSize(
-                    width: width, height: height,
-                    output: settings.video.outputSize.map { CanvasSize(width: $0.width, height: $0.height) }
-                ).map { PixelSize(width: $0.width, height: $0.height) }
-            } catch {
-                return json(ControlReply(ok: false, error: error.description, status: nil), status: .unprocessableContent)
-            }
-            // At a master time: every node asked for the same one copies the frame on its screen then.
-            if let at = try wholeParameter("atNs", in: request, as: Int64.self).map({ MediaTime(nanoseconds: $0) }) {
-                guard let clock = controller.clock.masterClock else {
-                    return json(
-                        ControlReply(ok: false, error: "atNs: no master clock yet", status: nil), status: .conflict)
-                }
-                let now = clock.now()
-                do throws(RequestRejection) {
-                    try RequestChecks.hostTime(
-                        at, field: "atNs", now: now, minimumLead: .zero, horizon: Self.snapshotHorizon)
-                } catch {
-                    return json(ControlReply(ok: false, error: error.description, status: nil), status: .unprocessableContent)
-                }
-                try await Task.sleep(for: .nanoseconds((at - now).nanoseconds ?? 0))
-            }
-            guard let frame = try controller.player.copyCurrentVideoFrame(format: .rgb, size: size) else {
-                return json(ControlReply(ok: false, error: "no frame yet: load first", status: nil), status: .conflict)
-            }
-            var headers = HTTPFields()
-            headers[.contentType] = "application/octet-stream"
-            headers[.init(SnapshotHeader.width)!] = "\(frame.size.width)"
-            headers[.init(SnapshotHeader.height)!] = "\(frame.size.height)"
-            if let pts = frame.presentationTimestamp.nanoseconds {
-                headers[.init(SnapshotHeader.presentationTimestamp)!] = "\(pts)"
-            }
-            if let copied = controller.clock.masterClock?.now().nanoseconds {
-                headers[.init(SnapshotHeader.copiedAt)!] = "\(copied)"
-            }
-            return Response(
-                status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: frame.data)))
-        }
-        router.get(RouterPath(ControlPath.check)) { _, _ in
-            let sinks = [("video", settings.video.sinkDescription)] + (settings.audioSink.map { [("audio", $0)] } ?? [])
-            return json(
-                NodeCheck(
-                    node: settings.id, version: LockstepVersion.current, configSHA256: settings.wall.digest,
-                    sinks: sinks.map { SinkCheck(role: $0.0, description: $0.1, problem: sinkProblem($0.1, role: $0.0)) },
-                    still: settings.still?.path, stillProblem: controller.stillProblem))
-        }
-        router.get(RouterPath(ControlPath.metrics)) { _, _ in
-            let text = metrics.render(status: await controller.status())
-            var headers = HTTPFields()
-            headers[.contentType] = "text/plain; version=0.0.4"
-            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
-        }
+        let settings = node.settings
         let address = settings.control
         let connections = FileLimit.connections(within: fileLimit)
         let limits = ConnectionGuard.Limits(maximumConnections: connections.served, requestDeadline: requestDeadline)
@@ -154,12 +39,13 @@ enum ControlServer {
                 additionalChannelHandlers: [ConnectionGuard(limits: limits)], idleTimeout: requestDeadline))
         let server: HTTPServerBuilder
         do {
-            server = try settings.controlTLS.map { tls in try .tls(http1, tlsConfiguration: try serverTLS(tls)) } ?? http1
+            server =
+                try settings.controlTLS.map { tls in try .tls(http1, tlsConfiguration: try serverTLS(tls)) } ?? http1
         } catch {
             throw .config("control-tls: \(error)")
         }
         return Application(
-            router: router, server: server,
+            router: router(node: node, metrics: metrics), server: server,
             configuration: ApplicationConfiguration(
                 address: .hostname(address.host, port: Int(address.port)), serverName: "wallnode",
                 availableConnectionsDelegate: MaximumAvailableConnections(connections.accepted, logger: logger)),
@@ -167,10 +53,132 @@ enum ControlServer {
             logger: logger)
     }
 
+    /// The routes, with who may ask (`ControlAccess`) and for which wall (`WallIdentity`): what
+    /// `application` serves, and what tests drive in-process.
+    public static func router(node: Node, metrics: NodeMetrics) -> Router<BasicRequestContext> {
+        let settings = node.settings
+        let router = Router()
+        router.add(middleware: ControlAccess(token: settings.controlToken, metricsOpen: settings.metricsOpen))
+        router.add(middleware: WallIdentity(wall: settings.wallName, node: settings.id))
+        router.get(RouterPath(ControlPath.status)) { _, _ in
+            json(await node.status())
+        }
+        router.get(RouterPath(ControlPath.timeline)) { _, _ in
+            await answer { () throws(NodeError) in try await node.timeline() }
+        }
+        router.put(RouterPath(ControlPath.timeline)) { request, context in
+            let timeline = try await decode(Timeline.self, request, context)
+            return await command(node) { () throws(NodeError) in try await node.adopt(timeline) }
+        }
+        router.post(RouterPath(ControlPath.mediaDurations)) { request, context in
+            let body = try await decode(MediaDurationsRequest.self, request, context)
+            return await answer { () throws(NodeError) in
+                MediaDurationsReply(node: settings.id, durations: try await node.mediaDurations(body.media))
+            }
+        }
+        for path in ControlPath.retired {
+            router.on(RouterPath(path), method: .post) { _, _ in
+                json(
+                    ControlReply(
+                        ok: false,
+                        error:
+                            "POST \(path) is no longer a node command: every command is an edit of the wall's "
+                            + "timeline, sent with PUT \(ControlPath.timeline) (wallctl\(path.replacingOccurrences(of: "/", with: " ")))",
+                        status: nil),
+                    status: .gone)
+            }
+        }
+        router.get(RouterPath(ControlPath.frames)) { request, _ in
+            let after = try wholeParameter("after", in: request) ?? 0
+            let limit = try wholeParameter("limit", in: request) ?? RequestChecks.maximumFramesLimit
+            do throws(RequestRejection) {
+                try RequestChecks.framesLimit(limit)
+            } catch {
+                return json(
+                    ControlReply(ok: false, error: error.description, status: nil), status: .unprocessableContent)
+            }
+            let (records, missed) = node.frames.records(after: after, limit: Int(limit))
+            let clock = node.clock.report()
+            return json(
+                FramesReply(
+                    node: settings.id, records: records, missed: missed, clockErrorBound: clock.errorBound,
+                    clockLineage: clock.lineage))
+        }
+        router.get(RouterPath(ControlPath.snapshot)) { request, _ in
+            try await snapshot(request, node: node)
+        }
+        router.get(RouterPath(ControlPath.check)) { _, _ in
+            let sinks = [("video", settings.video.sinkDescription)] + (settings.audioSink.map { [("audio", $0)] } ?? [])
+            return json(
+                NodeCheck(
+                    node: settings.id, version: LockstepVersion.current, configSHA256: settings.wall.digest,
+                    sinks: sinks.map {
+                        SinkCheck(role: $0.0, description: $0.1, problem: sinkProblem($0.1, role: $0.0))
+                    },
+                    still: settings.still?.path, stillProblem: node.screen.stillProblem))
+        }
+        router.get(RouterPath(ControlPath.metrics)) { _, _ in
+            let text = metrics.render(status: await node.status())
+            var headers = HTTPFields()
+            headers[.contentType] = "text/plain; version=0.0.4"
+            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
+        }
+        return router
+    }
+
+    /// The frame on the screen now, or at a master time, as raw RGB.
+    private static func snapshot(_ request: Request, node: Node) async throws -> Response {
+        let settings = node.settings
+        let width = try wholeParameter("width", in: request)
+        let height = try wholeParameter("height", in: request)
+        let size: PixelSize?
+        do throws(RequestRejection) {
+            size = try RequestChecks.snapshotSize(
+                width: width, height: height,
+                output: settings.video.outputSize.map { CanvasSize(width: $0.width, height: $0.height) }
+            ).map { PixelSize(width: $0.width, height: $0.height) }
+        } catch {
+            return json(ControlReply(ok: false, error: error.description, status: nil), status: .unprocessableContent)
+        }
+        // At a master time: every node asked for the same one copies the frame on its screen then.
+        if let at = try wholeParameter("atNs", in: request, as: Int64.self).map({ MediaTime(nanoseconds: $0) }) {
+            guard let clock = node.clock.masterClock else {
+                return json(ControlReply(ok: false, error: "atNs: no master clock yet", status: nil), status: .conflict)
+            }
+            let now = clock.now()
+            do throws(RequestRejection) {
+                try RequestChecks.hostTime(
+                    at, field: "atNs", now: now, minimumLead: .zero, horizon: Self.snapshotHorizon)
+            } catch {
+                return json(
+                    ControlReply(ok: false, error: error.description, status: nil), status: .unprocessableContent)
+            }
+            try await Task.sleep(for: .nanoseconds((at - now).nanoseconds ?? 0))
+        }
+        guard let frame = try node.screen.player.copyCurrentVideoFrame(format: .rgb, size: size) else {
+            return json(
+                ControlReply(ok: false, error: "no frame yet: the player has shown nothing", status: nil),
+                status: .conflict)
+        }
+        var headers = HTTPFields()
+        headers[.contentType] = "application/octet-stream"
+        headers[.init(SnapshotHeader.width)!] = "\(frame.size.width)"
+        headers[.init(SnapshotHeader.height)!] = "\(frame.size.height)"
+        if let pts = frame.presentationTimestamp.nanoseconds {
+            headers[.init(SnapshotHeader.presentationTimestamp)!] = "\(pts)"
+        }
+        if let copied = node.clock.masterClock?.now().nanoseconds {
+            headers[.init(SnapshotHeader.copiedAt)!] = "\(copied)"
+        }
+        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: frame.data)))
+    }
+
     /// The TLS configuration serving `tls`'s certificate chain and key.
     private static func serverTLS(_ tls: ControlTLS) throws -> TLSConfiguration {
         let chain = try NIOSSLCertificate.fromPEMFile(tls.certificate)
-        guard !chain.isEmpty else { throw NodeError.config("control-tls.certificate: \(tls.certificate) holds no certificate") }
+        guard !chain.isEmpty else {
+            throw NodeError.config("control-tls.certificate: \(tls.certificate) holds no certificate")
+        }
         return TLSConfiguration.makeServerConfiguration(
             certificateChain: chain.map { .certificate($0) },
             privateKey: .privateKey(try NIOSSLPrivateKey(file: tls.key, format: .pem)))
@@ -178,14 +186,14 @@ enum ControlServer {
 
     /// Runs a command and replies with the status after it, or the error.
     private static func command(
-        _ controller: NodeController, _ work: @Sendable () async throws(NodeError) -> Void
+        _ node: Node, _ work: @Sendable () async throws(NodeError) -> Void
     ) async -> Response {
         do {
             try await work()
-            return json(ControlReply(ok: true, status: await controller.status()))
+            return json(ControlReply(ok: true, status: await node.status()))
         } catch {
             return json(
-                ControlReply(ok: false, error: error.description, status: await controller.status()),
+                ControlReply(ok: false, error: error.description, status: await node.status()),
                 status: HTTPResponse.Status(code: error.httpStatus))
         }
     }

@@ -5,9 +5,9 @@ import WallProtocol
 
 /// The frames this node's sink presented, numbered and kept in a ring for `wallctl drift` to
 /// collect: a bounded window, so memory stays flat however long the node runs.
-final class FrameLog: Sendable {
+public final class FrameLog: Sendable {
     /// Frames presented later than this after they were due count as late.
-    static let lateThreshold = MediaTime(value: 1, timescale: 1000)
+    public static let lateThreshold = MediaTime(value: 1, timescale: 1000)
 
     private struct State {
         var ring: [FrameRecord?]
@@ -23,7 +23,7 @@ final class FrameLog: Sendable {
     private let state: Mutex<State>
 
     /// - Parameter capacity: frames kept: 8192 is 4.5 minutes at 30 fps.
-    init(
+    public init(
         capacity: Int = 8192, displayLatency: MediaTime = .zero,
         observeLateness: @escaping @Sendable (MediaTime) -> Void = { _ in }
     ) {
@@ -34,13 +34,13 @@ final class FrameLog: Sendable {
     }
 
     /// Records every frame the player presents, until the task is cancelled.
-    func record(from player: Player) async {
+    public func record(from player: Player) async {
         for await frame in player.presentedFrames {
             append(frame)
         }
     }
 
-    func append(_ frame: PresentedFrame) {
+    public func append(_ frame: PresentedFrame) {
         state.withLock { state in
             let record = FrameRecord(
                 sequence: state.next, presentationTimestamp: frame.presentationTimestamp,
@@ -56,7 +56,7 @@ final class FrameLog: Sendable {
     /// The records after `sequence`, oldest first, at most `limit` (at least one); and how many
     /// after `sequence` are gone from the ring already. Any `sequence` is answered: one past the
     /// newest record gets nothing.
-    func records(after sequence: UInt64, limit: Int) -> (records: [FrameRecord], missed: UInt64) {
+    public func records(after sequence: UInt64, limit: Int) -> (records: [FrameRecord], missed: UInt64) {
         state.withLock { state in
             let newest = state.next - 1
             guard sequence < newest else { return ([], 0) }
@@ -70,14 +70,14 @@ final class FrameLog: Sendable {
     }
 
     /// The newest frame presented, if any.
-    var latest: FrameRecord? {
+    public var latest: FrameRecord? {
         state.withLock { state in
             state.next > 1 ? state.ring[Int((state.next - 2) % UInt64(capacity))] : nil
         }
     }
 
     /// Frames presented and frames presented late, since the node started.
-    var counts: (presented: UInt64, late: UInt64) {
+    public var counts: (presented: UInt64, late: UInt64) {
         state.withLock { ($0.next - 1, $0.late) }
     }
 }

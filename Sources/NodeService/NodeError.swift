@@ -5,7 +5,7 @@ import WallProtocol
 import WallTimeline
 
 /// What a node cannot do, and why: each case reads as a sentence and maps to an HTTP status.
-enum NodeError: Error, CustomStringConvertible {
+public enum NodeError: Error, CustomStringConvertible {
     case unknownNode(id: String, known: [String])
     case invalidOption(option: String, reason: String)
     /// Something the config names cannot be used (a token file, a certificate).
@@ -14,22 +14,17 @@ enum NodeError: Error, CustomStringConvertible {
     case cannotListen(address: String, reason: String)
     /// The node's window cannot be put on its display.
     case cannotShow(String)
-    /// The screen shows something a request would cover.
-    case screenBusy(String)
     case clockNotLocked(state: String, waited: MediaTime)
-    case nothingLoaded
     case mediaFailed(PlayerError)
     case noVideoTrack(path: String, found: [String])
-    case prerollFailed(String)
     case rejected(RequestRejection)
-    case playerRefused(PlayerError)
     case clockFailed(SyncClockError)
     case timedOut(what: String, after: MediaTime)
     case timeline(TimelineError)
     case timelineNotStored(TimelineStoreError)
     case noTimeline
 
-    var description: String {
+    public var description: String {
         switch self {
         case .unknownNode(let id, let known):
             return "node \"\(id)\" is not in the config (its nodes are \(known.joined(separator: ", ")))"
@@ -41,23 +36,15 @@ enum NodeError: Error, CustomStringConvertible {
             return "cannot listen for control requests on \(address): \(reason)"
         case .cannotShow(let reason):
             return "cannot show the picture: \(reason)"
-        case .screenBusy(let reason):
-            return "the screen is busy: \(reason)"
         case .clockNotLocked(let state, let waited):
             return "the clock is not locked to the master (state \(state) after waiting \(waited.seconds) s)"
-        case .nothingLoaded:
-            return "no media is loaded: load first"
         case .mediaFailed(let error):
             return "the media cannot play: \(error)"
         case .noVideoTrack(let path, let found):
             return "the media has no video track: \(path) holds only \(found.joined(separator: ", ")), "
                 + "and every wall node shows video"
-        case .prerollFailed(let reason):
-            return "preroll did not finish: \(reason)"
         case .rejected(let rejection):
             return rejection.description
-        case .playerRefused(let error):
-            return "the player refused: \(error)"
         case .clockFailed(let error):
             return "the clock client failed: \(error)"
         case .timeline(let error):
@@ -65,20 +52,20 @@ enum NodeError: Error, CustomStringConvertible {
         case .timelineNotStored(let error):
             return "\(error)"
         case .noTimeline:
-            return "this node has no timeline yet: send one with wallctl play"
+            return "this node has no timeline yet: start one with wallctl play or wallctl start"
         case .timedOut(let what, let after):
             return "\(what) did not happen within \(after.seconds) s"
         }
     }
 
     /// The HTTP status of a command that failed this way.
-    var httpStatus: Int {
+    public var httpStatus: Int {
         switch self {
         case .unknownNode, .invalidOption, .config, .rejected: return 422
-        case .clockNotLocked, .nothingLoaded, .screenBusy: return 409
-        case .mediaFailed, .noVideoTrack, .playerRefused, .prerollFailed: return 422
+        case .clockNotLocked: return 409
+        case .mediaFailed, .noVideoTrack: return 422
         case .clockFailed, .timedOut, .cannotListen, .cannotShow: return 503
-        case .timeline(.notNewer): return 409
+        case .timeline(.notNewer), .timeline(.otherWall), .timeline(.versionJump): return 409
         case .timeline: return 422
         case .timelineNotStored: return 500
         case .noTimeline: return 404

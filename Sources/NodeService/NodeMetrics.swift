@@ -8,7 +8,7 @@ import WallProtocol
 /// presentation lateness of every frame (observed as it is presented) and the process's figures.
 /// Families are written sorted by name, so two scrapes diff cleanly; quantities are in base units
 /// (seconds, bytes, ratios).
-final class NodeMetrics: Sendable {
+public final class NodeMetrics: Sendable {
     /// Lateness buckets, seconds: early frames, the scheduler's wake-up floor (~0.1–0.4 ms on this
     /// class of machine), a millisecond (late by `FrameLog.lateThreshold`), a frame period at 30 and 60 fps.
     static let latenessBuckets: [Double] = [
@@ -42,10 +42,14 @@ final class NodeMetrics: Sendable {
     private let reported = Mutex(
         (presented: UInt64(0), late: UInt64(0), dropped: UInt64(0), rejoins: 0, cpuSeconds: 0.0))
 
-    init(node: String) {
-        let labels = [("node", node)]
+    /// Every family carries the wall's and the node's name, so two walls in one Prometheus are told apart.
+    public init(wall: String, node: String) {
+        let labels = [("wall", wall), ("node", node)]
         clockLocked = registry.makeGauge(
-            descriptor: Self.metric("clock_locked", "1 while the node is locked to the master clock"), labels: labels)
+            descriptor: Self.metric(
+                "clock_locked",
+                "1 while a wall can play on the node's clock: locked, or in holdover within its usable bound"),
+            labels: labels)
         clockErrorBound = registry.makeGauge(
             descriptor: Self.metric("clock_error_bound_seconds", "Bound on the master-clock estimate's error"),
             labels: labels)
@@ -124,13 +128,13 @@ final class NodeMetrics: Sendable {
     }
 
     /// One frame's lateness, as the frame log records it.
-    func observeLateness(_ time: MediaTime) {
+    public func observeLateness(_ time: MediaTime) {
         guard time.isNumeric else { return }
         lateness.record(time.seconds)
     }
 
-    func render(status: NodeStatus, process: ProcessSample? = .current()) -> String {
-        clockLocked.set(to: status.clock.isLocked ? 1 : 0)
+    public func render(status: NodeStatus, process: ProcessSample? = .current()) -> String {
+        clockLocked.set(to: status.clock.usable ? 1 : 0)
         clockErrorBound.set(to: status.clock.errorBound?.seconds ?? .infinity)
         clockOffset.set(to: status.clock.offset?.seconds ?? 0)
         clockRate.set(to: (status.clock.ratePPM ?? 0) / 1e6)

@@ -1,0 +1,301 @@
+import Foundation
+import LockstepCLI
+import LockstepTime
+import Logging
+import SyncClock
+import Synchronization
+import WallControl
+import WallFollower
+import WallPlayer
+import WallProtocol
+import WallTimeline
+
+/// One screen of the wall: it follows the wall's timeline (`Follower`) with its screen and its
+/// clock, keeps the timeline across restarts, finds it at its peers, and answers the control API.
+///
+/// Everything a command changes is the timeline: there is no other way to tell a node what to
+/// show, so a node that restarts after any command comes back to the same picture as the others.
+public final class Node: Sendable {
+    public let settings: NodeSettings
+    public let screen: NodeScreen
+    public let clock: ClockFollower
+    public let frames: FrameLog
+    let follower: Follower
+    private let logger: Logger
+    /// Why the stored timeline could not be used at start, until a timeline is followed.
+    private let storeProblem: Mutex<String?>
+
+    public init(settings: NodeSettings, screen: NodeScreen, clock: ClockFollower, logger: Logger) {
+        self.settings = settings
+        self.screen = screen
+        self.clock = clock
+        frames = screen.frames
+        self.logger = logger
+        storeProblem = Mutex(nil)
+        let configuration = FollowerStateMachine.Configuration(displayLatency: settings.displayLatency)
+        follower = Follower(
+            wall: settings.wallName, configuration: configuration, player: screen, clock: NodeClock(clock),
+            keeper: TimelineStore(path: settings.timelineFile), logger: logger)
+    }
+
+    var store: TimelineStore { TimelineStore(path: settings.timelineFile) }
+
+    // MARK: Running
+
+    /// Reads the stored timeline back, then follows the timeline until cancelled.
+    public func run() async {
+        await screen.showBetweenShows()
+        await recoverStoredTimeline()
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.follower.run() }
+            if settings.autoplay { group.addTask { await self.autoplay() } }
+            await group.waitForAll()
+        }
+    }
+
+    /// The stored timeline, checked as one from the network; one that fails is set aside, reported,
+    /// and replaced by the next valid version.
+    func recoverStoredTimeline() async {
+        let wall = settings.wallName
+        switch store.recover(checking: { timeline throws(TimelineError) in
+            guard timeline.wall == wall else { throw .otherWall(expected: wall, got: timeline.wall) }
+        }) {
+        case .nothing:
+            return
+        case .timeline(let timeline):
+            await follower.resume(timeline)
+            logger.info(
+                "stored timeline loaded",
+                metadata: ["timeline.file": "\(settings.timelineFile)", "timeline.version": .value(timeline.version)])
+        case .setAside(let problem, let keptAt):
+            let kept = keptAt.map { "kept as \($0)" } ?? "it could not be moved"
+            storeProblem.withLock { $0 = "the stored timeline was set aside (\(kept)): \(problem)" }
+            logger.error(
+                "stored timeline unusable: set aside until the wall sends a new one",
+                metadata: [
+                    "timeline.file": "\(settings.timelineFile)", "timeline.problem": "\(problem)",
+                    "timeline.kept_at": "\(keptAt ?? "-")",
+                ])
+        }
+    }
+
+    /// A wall that plays by itself: with no timeline once the clock is usable, every node computes
+    /// the same one from the config, from master time zero.
+    private func autoplay() async {
+        while !Task.isCancelled {
+            if await follower.timeline != nil { return }
+            if case .usable(_, let epoch) = NodeClock(clock).reading(),
+                let timeline = autoplayTimeline(epoch: epoch ?? 0)
+            {
+                do {
+                    try await follower.adopt(timeline)
+                    return
+                } catch {
+                    logger.error("the config's playlist cannot be played by itself", metadata: ["error": "\(error)"])
+                    return
+                }
+            }
+            try? await Task.sleep(for: .milliseconds(200))
+        }
+    }
+
+    func autoplayTimeline(epoch: UInt64) -> Timeline? {
+        var entries: [TimelineEntry] = []
+        for item in settings.playlist {
+            guard let outPoint = item.outPoint else { return nil }
+            entries.append(
+                TimelineEntry(
+                    media: item.media, inPoint: item.inPoint, outPoint: outPoint,
+                    repeats: item.repeats.map { .times($0) } ?? .forever))
+        }
+        return try? Timeline(
+            wall: settings.wallName, version: 1, epoch: epoch, configSHA256: settings.wall.digest,
+            playlist: Playlist(entries: entries, loops: settings.loop), start: .zero)
+    }
+
+    // MARK: Commands
+
+    /// Follows `timeline` from now on, if it is this wall's, valid and newer than the one followed;
+    /// keeps it in the state directory first, so a restart comes back to it.
+    public func adopt(_ timeline: Timeline) async throws(NodeError) {
+        try checkMedia(of: timeline)
+        do {
+            try await follower.adopt(timeline)
+        } catch {
+            switch error {
+            case .refused(let reason): throw .timeline(reason)
+            case .notKept(let reason): throw .timelineNotStored(reason)
+            }
+        }
+        storeProblem.withLock { $0 = nil }
+    }
+
+    /// Checks that every file `timeline` names may be played here: inside the media roots (a file
+    /// that is not there yet is named when it is due). A timeline naming /etc/passwd is refused
+    /// whole, before it is kept.
+    func checkMedia(of timeline: Timeline) throws(NodeError) {
+        let roots = settings.mediaRoots
+        let forNode = { (name: String) in name.replacingOccurrences(of: "{id}", with: self.settings.id) }
+        do throws(RequestRejection) {
+            for (index, segment) in timeline.segments.enumerated() {
+                for (entry, item) in segment.playlist.entries.enumerated() {
+                    try roots.check(forNode(item.media), field: "segments[\(index)].playlist.entries[\(entry)].media")
+                }
+                if case .still(let image) = segment.show {
+                    try roots.check(forNode(image), field: "segments[\(index)].show.image")
+                }
+            }
+        } catch {
+            throw .rejected(error)
+        }
+    }
+
+    /// Follows `timeline`, found on a peer, if it is this wall's and newer than the one held.
+    func offer(_ timeline: Timeline, from peer: String) async {
+        guard timeline.wall == settings.wallName else { return }
+        if let current = await follower.timeline, timeline.version <= current.version { return }
+        do {
+            try await adopt(timeline)
+            logger.info(
+                "timeline taken from a peer",
+                metadata: ["timeline.peer": "\(peer)", "timeline.version": .value(timeline.version)])
+        } catch {
+            logger.warning("a peer's timeline refused", metadata: ["timeline.peer": "\(peer)", "error": "\(error)"])
+        }
+    }
+
+    /// The timeline the node follows.
+    public func timeline() async throws(NodeError) -> Timeline {
+        guard let timeline = await follower.timeline else { throw .noTimeline }
+        return timeline
+    }
+
+    /// How often a node asks its peers for a newer timeline: often while it has none (it joins a
+    /// wall already playing), seldom once it has one (it catches an edit it missed while down).
+    static let peerPollWithout = Duration.seconds(1)
+    static let peerPollWith = Duration.seconds(5)
+    /// How long a peer may take to answer.
+    public static let peerTimeout = MediaTime(value: 2, timescale: 1)
+
+    /// Asks the other nodes of the wall for their timelines until cancelled, and follows the
+    /// newest that is newer than this node's. A peer's answer for another wall is never taken.
+    public func askPeers(_ peers: [NodeClient]) async {
+        // A service that returns ends the node: a wall of one waits here until shutdown.
+        while peers.isEmpty, !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
+        while !Task.isCancelled {
+            let found = await withTaskGroup(of: (String, Timeline?).self) { group in
+                for peer in peers {
+                    group.addTask { (peer.id, try? await peer.timeline()) }
+                }
+                var newest: (String, Timeline)?
+                for await (id, timeline) in group {
+                    guard let timeline, timeline.wall == settings.wallName else { continue }
+                    if newest.map({ timeline.version > $0.1.version }) ?? true { newest = (id, timeline) }
+                }
+                return newest
+            }
+            if let (peer, timeline) = found { await offer(timeline, from: peer) }
+            let has = await follower.timeline != nil
+            try? await Task.sleep(for: has ? Self.peerPollWith : Self.peerPollWithout)
+        }
+    }
+
+    /// The lengths of this node's files for `media` (paths or `{id}` templates).
+    public func mediaDurations(_ media: [String]) async throws(NodeError) -> [MediaTime] {
+        guard media.count <= 256 else {
+            throw .rejected(RequestRejection(field: "media", reason: "at most 256 entries, got \(media.count)"))
+        }
+        var durations: [MediaTime] = []
+        for name in media {
+            let path: String
+            do {
+                path = try settings.mediaRoots.resolve(name.replacingOccurrences(of: "{id}", with: settings.id))
+            } catch {
+                throw .rejected(error)
+            }
+            let asset = URLAsset(url: URL(fileURLWithPath: path))
+            do {
+                // A wall node exists to show a picture: media without video is refused here, before
+                // a timeline names it (WallPlayer itself plays audio alone).
+                let tracks = try await asset.tracks
+                guard tracks.contains(where: { $0.mediaType == .video && $0.isPlayable }) else {
+                    throw NodeError.noVideoTrack(
+                        path: path, found: tracks.map { "\($0.mediaType.rawValue) (\($0.codec))" })
+                }
+                durations.append(try await asset.duration)
+            } catch let error as NodeError {
+                throw error
+            } catch let error as PlayerError {
+                throw .mediaFailed(error)
+            } catch {
+                throw .mediaFailed(.itemNotReady("\(error)"))
+            }
+        }
+        return durations
+    }
+
+    // MARK: Status
+
+    public func status() async -> NodeStatus {
+        let player = screen.player
+        let item = player.currentItem
+        let counts = frames.counts
+        let reading = clock.masterClock?.reading()
+        return NodeStatus(
+            id: settings.id, wall: settings.wallName,
+            masterTime: reading?.master, monotonicTime: reading.map { MediaTime(nanoseconds: $0.monotonicNanoseconds) },
+            clock: clock.report(),
+            player: PlayerReport(
+                status: "\(player.status)", media: screen.media, itemStatus: item.map { "\($0.status)" },
+                timeControlStatus: "\(player.timeControlStatus)",
+                waitingReason: player.reasonForWaitingToPlay.map { "\($0)" }, rate: player.rate,
+                position: item == nil ? .zero : player.currentTime(),
+                prerolled: item?.status == .readyToPlay && player.rate == 0,
+                framesPresented: counts.presented, framesLate: counts.late,
+                framesDropped: player.videoFrameCounts.dropped, renderThread: player.renderThreadPriority.description,
+                error: (player.error ?? item?.error).map { "\($0)" }),
+            timeline: await timelineReport())
+    }
+
+    func timelineReport() async -> TimelineReport? {
+        guard let report = await follower.report() else {
+            return storeProblem.withLock { $0 }.map { problem in
+                TimelineReport(
+                    version: 0, state: "none", entry: 0, pass: 0, itemTime: .invalid, inStep: nil, offset: nil,
+                    rejoins: 0, problem: problem)
+            }
+        }
+        let position = report.position
+        let shown = screen.shown
+        let problem = report.problem ?? shown.problem
+        var timelineReport = TimelineReport(
+            version: report.version, state: position?.state.rawValue ?? "unknown", entry: position?.entryIndex ?? 0,
+            pass: position?.pass ?? 0, itemTime: position?.itemTime ?? .invalid, inStep: report.inStep,
+            offset: report.offset, rejoins: report.rejoins, problem: problem)
+        timelineReport.settled = report.settled
+        timelineReport.show = position?.show.description
+        if let digest = await follower.timeline?.configSHA256, digest != settings.wall.digest {
+            timelineReport.configDiffers = true
+        }
+        return timelineReport
+    }
+}
+
+/// The node's clock as the follower reads it: usable by SyncClock's one definition.
+struct NodeClock: FollowerClock {
+    let clock: ClockFollower
+
+    init(_ clock: ClockFollower) { self.clock = clock }
+
+    func reading() -> ClockReading {
+        guard clock.isUsable, let master = clock.masterClock else { return .unusable(state: clock.state) }
+        return .usable(now: master.now(), epoch: clock.masterEpoch)
+    }
+
+    func wait(until hostTime: MediaTime) async {
+        guard let master = clock.masterClock else { return }
+        let remaining = hostTime - master.now()
+        guard let nanoseconds = remaining.nanoseconds, nanoseconds > 0 else { return }
+        try? await Task.sleep(for: .nanoseconds(nanoseconds))
+    }
+}

@@ -1,0 +1,325 @@
+import Foundation
+import LockstepTime
+import Logging
+import Synchronization
+import WallDisplay
+import WallFollower
+import WallPlayer
+import WallProtocol
+import WallTimeline
+
+/// The node's player and what else its screen shows, as the follower drives them: the playlist's
+/// passes through WallPlayer's `QueuePlayer`, and in its place the still, black or the test card.
+///
+/// Every call comes from the follower, one at a time; status reads come from anywhere, so the few
+/// things this keeps are behind a lock.
+public final class NodeScreen: FollowerPlayer, Sendable {
+    /// How long an item may take to load.
+    static let loadTimeout = MediaTime(value: 30, timescale: 1)
+    /// How long the node waits for its player to complete a seek or a preroll. A pipeline wedged
+    /// inside GStreamer may never complete one; the node must not wait with it: the preparation
+    /// fails, the next one is tried on a new pipeline, and a shutdown is never held up.
+    static let playerAnswerLimit = MediaTime(value: 8, timescale: 1)
+
+    let settings: NodeSettings
+    let player: QueuePlayer
+    let frames: FrameLog
+    /// The node's own window, black between shows; nil when the sink has none of ours.
+    let window: OutputWindow?
+    private let logger: Logger
+    /// The configured still, decoded for this screen, or why it cannot be shown.
+    let still: Result<(rgb: [UInt8], size: PixelSize), PlayerError>?
+    private let state = Mutex(Shown())
+
+    private struct Shown {
+        /// The media of the pass the player started from, while it plays the playlist.
+        var media: String?
+        /// A picture on the screen in the player's place: the still or the test card.
+        var picture: StillPicture?
+        /// What the screen shows when the player does not: its show's name.
+        var show: TimelineShow?
+        /// Why what was asked could not be shown, if it could not.
+        var problem: String?
+    }
+
+    public init(
+        settings: NodeSettings, player: QueuePlayer, frames: FrameLog, window: OutputWindow?, logger: Logger
+    ) {
+        self.settings = settings
+        self.player = player
+        self.frames = frames
+        self.window = window
+        self.logger = logger
+        still = settings.still.map { still in
+            Result { () throws(PlayerError) in try StillPicture.decodeImage(atPath: still.path, crop: still.crop) }
+        }
+        if case .failure(let error) = still {
+            logger.error(
+                "the still cannot be shown: screens stay black between shows", metadata: ["still.error": "\(error)"])
+        }
+    }
+
+    /// Why the configured still cannot be shown; nil when it can or there is none.
+    public var stillProblem: String? {
+        if case .failure(let error) = still { return "\(error)" }
+        return nil
+    }
+
+    /// The media the player plays now, if it plays the playlist.
+    public var media: String? { state.withLock { $0.media } }
+
+    /// What the screen shows in the player's place, and why something asked for could not be shown.
+    public var shown: (show: TimelineShow?, problem: String?) { state.withLock { ($0.show, $0.problem) } }
+
+    // MARK: FollowerPlayer
+
+    public var queuedPasses: Int { player.items().count }
+    public var isPaused: Bool { player.rate == 0 }
+
+    public var latestFrame: FrameSample? {
+        frames.latest.map { record in
+            FrameSample(
+                sequence: record.sequence, presentationTimestamp: record.presentationTimestamp,
+                presentedAt: record.presentedAt, dueAt: record.dueAt)
+        }
+    }
+
+    public func prepare(_ preparation: Preparation) async -> PreparationOutcome {
+        let items: [(item: PlayerItem, path: String)]
+        do {
+            items = try preparation.passes.map { pass throws(NodeError) in try item(for: pass) }
+        } catch {
+            return .failed("\(error)")
+        }
+        if preparation.renewPipeline { player.renewPipelineAtNextLoad() }
+        takeDownPicture()
+        player.pause()
+        player.removeAllItems()
+        player.actionAtItemEnd = .advance
+        for (item, _) in items { player.insert(item, after: nil) }
+        player.actionAtItemEnd = preparation.advanceAtItemEnd ? .advance : .pause
+        let first = items[0]
+        do {
+            try await waitUntilReady(first.item)
+        } catch {
+            return .failed("\(error)")
+        }
+        state.withLock {
+            $0.media = first.path
+            $0.show = nil
+            $0.problem = nil
+        }
+        if let hold = preparation.hold {
+            guard await exactSeek(to: hold) != nil, await prerollPlayer() != nil else {
+                player.renewPipelineAtNextLoad()
+                return .failed("the player did not show item time \(hold.seconds) s of \(first.path)")
+            }
+            return .ready
+        }
+        guard await prerollPlayer() == true else {
+            return .failed("the player did not preroll \(first.path)")
+        }
+        return .ready
+    }
+
+    public func start(rate: PlaybackRate, itemTime: MediaTime, presentAt: MediaTime) throws {
+        player.automaticallyWaitsToMinimizeStalling = false
+        try player.setRate(rate.floatValue, time: itemTime, atHostTime: presentAt)
+    }
+
+    public func pause(presentAt: MediaTime) throws {
+        try player.setRate(0, time: .invalid, atHostTime: presentAt)
+    }
+
+    public func enqueue(_ pass: Pass) {
+        do {
+            player.insert(try item(for: pass).item, after: nil)
+        } catch {
+            logger.error("a pass cannot be queued", metadata: ["timeline.media": "\(pass.media)", "error": "\(error)"])
+        }
+    }
+
+    public func setAdvancesAtItemEnd(_ advances: Bool) {
+        player.actionAtItemEnd = advances ? .advance : .pause
+    }
+
+    public func showExactFrame(itemTime: MediaTime) async -> Bool? {
+        let answer = await exactSeek(to: itemTime)
+        if answer == nil { player.renewPipelineAtNextLoad() }
+        return answer
+    }
+
+    public func show(_ show: TimelineShow) async {
+        stopPlayer()
+        // The sink keeps its last frame drawn until the player has let go of it.
+        await player.settle()
+        takeDownPicture()
+        var problem: String?
+        switch show {
+        case .playlist:
+            return
+        case .black:
+            window?.clear()
+        case .stopped:
+            if case .success(let image) = still {
+                problem = put(image.rgb, size: image.size, what: "the still")
+            } else {
+                window?.clear()
+            }
+        case .still(let name):
+            problem = showStill(named: name)
+        case .testCard:
+            problem = showTestCard()
+        }
+        if problem != nil { window?.clear() }
+        state.withLock {
+            $0.show = show
+            $0.problem = problem
+        }
+        logger.info(
+            "screen shows \(show)", metadata: problem.map { ["screen.problem": "\($0)"] } ?? [:])
+    }
+
+    /// Shows what the screen shows before any timeline: the still, or black.
+    public func showBetweenShows() async {
+        await show(.stopped)
+    }
+
+    // MARK: Helpers
+
+    /// Empties the player: nothing of the playlist stays on the screen.
+    public func stopPlayer() {
+        player.pause()
+        player.removeAllItems()
+        state.withLock { $0.media = nil }
+    }
+
+    private func takeDownPicture() {
+        let picture = state.withLock { state -> StillPicture? in
+            defer { state.picture = nil }
+            return state.picture
+        }
+        picture?.close()
+    }
+
+    /// Puts `rgb` on the screen in the player's place; why it could not, or nil.
+    private func put(_ rgb: [UInt8], size: PixelSize, caption: [CaptionLine] = [], what: String) -> String? {
+        guard let video = player.videoOutput else { return "this node has no video output" }
+        do {
+            let picture = try StillPicture(rgb: rgb, size: size, caption: caption, output: video)
+            state.withLock { $0.picture = picture }
+            return nil
+        } catch {
+            logger.error("\(what) cannot be shown", metadata: ["screen.error": "\(error)"])
+            return "\(what) cannot be shown: \(error)"
+        }
+    }
+
+    /// An image from the media roots, this screen's tile of it.
+    private func showStill(named name: String) -> String? {
+        let path: String
+        do {
+            path = try settings.mediaRoots.resolve(name.replacingOccurrences(of: "{id}", with: settings.id))
+        } catch {
+            return "the still \(name): \(error)"
+        }
+        let wall = settings.wall
+        let node = wall.node(settings.id)
+        let tile =
+            name.contains("{id}") || node == nil
+            ? (x: 0.0, y: 0.0, width: 1.0, height: 1.0) : node!.tile.normalized(in: wall.canvas)
+        do {
+            let image = try StillPicture.decodeImage(
+                atPath: path, crop: NormalizedRect(x: tile.x, y: tile.y, width: tile.width, height: tile.height))
+            return put(image.rgb, size: image.size, what: "the still \(name)")
+        } catch {
+            return "the still \(name): \(error)"
+        }
+    }
+
+    /// This screen's test card: its id, wall and tile as text, its outline in a colour of its own,
+    /// the wall's grid, diagonals and circle (continuous across screens placed as configured) and
+    /// colour bars (`TestCard`).
+    private func showTestCard() -> String? {
+        guard let video = player.videoOutput else { return "this node has no video output" }
+        let wall = settings.wall
+        let index = wall.nodes.firstIndex { $0.id == settings.id } ?? 0
+        let node = wall.nodes[index]
+        let size = video.outputSize ?? PixelSize(width: node.tile.width, height: node.tile.height)
+        let card = TestCard(
+            canvas: (wall.canvas.width, wall.canvas.height),
+            tile: DisplayRect(x: node.tile.x, y: node.tile.y, width: node.tile.width, height: node.tile.height),
+            output: (size.width, size.height), index: index)
+        let caption = [
+            CaptionLine(settings.id, height: 0.16),
+            CaptionLine(
+                "\(wall.name): screen \(index + 1) of \(wall.nodes.count), tile \(node.tile.geometry)", height: 0.045),
+        ]
+        return put(card.render(), size: size, caption: caption, what: "the test card")
+    }
+
+    /// An item for one pass: its media (the node's own for a template), from `pass.start` to its end.
+    private func item(for pass: Pass) throws(NodeError) -> (item: PlayerItem, path: String) {
+        let path: String
+        do {
+            path = try settings.mediaRoots.resolve(pass.media.replacingOccurrences(of: "{id}", with: settings.id))
+        } catch {
+            throw .rejected(error)
+        }
+        let item = PlayerItem(url: URL(fileURLWithPath: path))
+        item.playbackStartTime = pass.start
+        item.forwardPlaybackEndTime = pass.end
+        return (item, path)
+    }
+
+    private func waitUntilReady(_ item: PlayerItem) async throws(NodeError) {
+        let limit = Self.loadTimeout
+        let status = await withTaskGroup(of: PlayerItem.Status?.self) { group in
+            group.addTask {
+                for await status in item.statusUpdates where status != .unknown { return status }
+                return nil
+            }
+            group.addTask {
+                try? await Task.sleep(for: .nanoseconds(limit.nanoseconds ?? 0))
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+        switch status {
+        case .readyToPlay?: return
+        case .failed?: throw .mediaFailed(item.error ?? .itemNotReady("load"))
+        case .unknown?, nil: throw .timedOut(what: "loading \(item.asset.url.path)", after: limit)
+        }
+    }
+
+    /// Seeks the player exactly to `itemTime`: whether the seek finished, or nil when the player
+    /// gave no answer within `playerAnswerLimit` (or the node is shutting down).
+    private func exactSeek(to itemTime: MediaTime) async -> Bool? {
+        let player = self.player
+        return await playerAnswer("an exact seek to \(itemTime.seconds) s") { done in
+            player.seek(to: itemTime, toleranceBefore: .zero, toleranceAfter: .zero, completionHandler: done)
+        }
+    }
+
+    /// Prerolls the player for rate 1: whether that finished, or nil as for `exactSeek(to:)`.
+    private func prerollPlayer() async -> Bool? {
+        let player = self.player
+        let answer = await playerAnswer("a preroll") { done in player.preroll(atRate: 1, completionHandler: done) }
+        if answer == nil { player.cancelPendingPrerolls() }
+        return answer
+    }
+
+    private func playerAnswer(
+        _ request: String, _ start: @Sendable (@escaping @Sendable (Bool) -> Void) -> Void
+    ) async -> Bool? {
+        let answer = await Deadline.firstAnswer(within: Self.playerAnswerLimit, start)
+        if answer == nil, !Task.isCancelled {
+            logger.error(
+                "the player did not answer; its pipeline will be replaced",
+                metadata: ["player.request": "\(request)", "player.limit_ns": .nanoseconds(Self.playerAnswerLimit)])
+        }
+        return answer
+    }
+}

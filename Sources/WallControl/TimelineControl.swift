@@ -1,0 +1,211 @@
+import Foundation
+import LockstepTime
+import WallProtocol
+import WallTimeline
+
+/// Driving a wall through its timeline: every verb is a new version of the wall's desired state.
+/// `play` and `start` make a new timeline, every other verb an edit of the newest one the nodes
+/// hold, applied here (WallTimeline is pure: every node would compute the same) and sent to every
+/// node, which keeps it and follows it from the edit's master time on.
+///
+/// Each waits first, up to the wall's `waitLimit`, for what it needs (every node answering with a
+/// usable clock, every node holding the media it names), and afterwards for every node to carry
+/// the new version out, saying what it waits for.
+public struct TimelineControl: Sendable {
+    /// How far ahead an edit takes effect at the least: a node prepares a change (loads and
+    /// prerolls what comes next) before its master time, which takes a few hundred milliseconds.
+    public static let minimumEditLead = MediaTime(value: 1, timescale: 1)
+    /// Extra allowance on top of what was measured, for a command that meets a busy scheduler.
+    static let safety = MediaTime(value: 20, timescale: 1000)
+
+    public let wall: Wall
+
+    public init(wall: Wall) {
+        self.wall = wall
+    }
+
+    /// The newest timeline any node holds (nil when none holds one), and each node's version.
+    public func current() async throws -> (timeline: Timeline?, versions: [String: UInt64?]) {
+        let timelines = try await wall.everyNode { client throws(ControlError) in try await client.timeline() }
+        let newest = timelines.values.compactMap { $0 }.filter { $0.wall == wall.config.name }
+            .max { $0.version < $1.version }
+        return (newest, timelines.mapValues { $0?.version })
+    }
+
+    /// The master time an edit or a new timeline takes effect at: the master's now, as the fastest
+    /// node tells it, plus a lead that covers the control round trips and a node's preparation.
+    public func effectiveTime(lead: MediaTime) async throws -> MediaTime {
+        let (now, slowest) = try await wall.masterNow()
+        let margin = MediaTime.maximum(MediaTime.maximum(lead, Self.minimumEditLead), slowest * 3 + Self.safety)
+        return (now + margin).convertScale(MediaTime.nanosecondTimescale)
+    }
+
+    /// The master's epoch every node follows, which a new timeline is anchored on.
+    static func epoch(_ statuses: [String: NodeStatus]) throws -> UInt64 {
+        let known = Set(statuses.values.compactMap(\.clock.epoch))
+        guard known.count <= 1 else {
+            throw ControlError.timeline(
+                "the nodes follow different master clocks: "
+                    + statuses.sorted { $0.key < $1.key }
+                    .map { "\($0.key): epoch \($0.value.clock.epoch.map { String($0, radix: 16) } ?? "none")" }
+                    .joined(separator: ", "))
+        }
+        return known.first ?? 0
+    }
+
+    /// Playlist entries for `items`, once every node has their media, with each missing out-point
+    /// resolved to the shortest of the nodes' files for it, so no screen runs out of picture before
+    /// the others change entry.
+    public func entries(_ items: [PlaylistItemConfig]) async throws -> [TimelineEntry] {
+        // Every node answering with its clock first: a node that is not up yet is waited for once.
+        _ = try await wall.waitForClocks()
+        let media = Array(Set(items.map(\.media))).sorted()
+        let durations = try await wall.waitForMedia(media)
+        var lengths: [String: MediaTime] = [:]
+        for (index, name) in media.enumerated() {
+            let each = durations.values.map { $0[index] }
+            if let shortest = each.filter(\.isNumeric).min(), each.allSatisfy(\.isNumeric) { lengths[name] = shortest }
+        }
+        return try items.map { item in
+            guard let outPoint = item.outPoint ?? lengths[item.media] else {
+                throw ControlError.timeline(
+                    "\(item.media): a node does not know its length; give the entry an out point")
+            }
+            guard outPoint > item.inPoint else {
+                throw ControlError.timeline(
+                    "\(item.media): it is not longer than its in point \(item.inPoint.seconds) s")
+            }
+            return TimelineEntry(
+                media: item.media, inPoint: item.inPoint, outPoint: outPoint,
+                repeats: item.repeats.map { .times($0) } ?? .forever)
+        }
+    }
+
+    /// A new timeline: `playlist` from `origin` at `rate`, on every screen from one master time
+    /// `lead` ahead. Returns it once every node carries it out.
+    @discardableResult
+    public func play(
+        _ what: String, playlist: Playlist, origin: PlaylistPoint = PlaylistPoint(entry: 0),
+        rate: PlaybackRate = .normal, lead: MediaTime
+    ) async throws -> Timeline {
+        let statuses = try await wall.waitForClocks()
+        let epoch = try Self.epoch(statuses)
+        let version = try (try await current().timeline)?.nextVersion ?? 1
+        let at = try await effectiveTime(lead: lead)
+        let timeline: Timeline
+        do {
+            timeline = try Timeline(
+                wall: wall.config.name, version: version, epoch: epoch, configSHA256: wall.config.digest,
+                playlist: playlist, start: at, origin: origin, rate: rate)
+        } catch {
+            throw ControlError.timeline("\(error)")
+        }
+        try await send(timeline)
+        describe(timeline, at: at, what: what)
+        try await confirm(timeline, at: at)
+        return timeline
+    }
+
+    /// Applies the edit `make` chooses (from the timeline and the edit's master time, a lead
+    /// ahead), sends the result, and returns it once every node carries it out.
+    @discardableResult
+    public func carryOut(
+        _ what: String, lead: MediaTime, _ make: @Sendable (Timeline, MediaTime) throws -> TimelineEdit
+    ) async throws -> Timeline {
+        _ = try await wall.waitForClocks()
+        guard var timeline = try await current().timeline else {
+            throw ControlError.timeline(
+                "no node holds a timeline of wall \"\(wall.config.name)\": start one with wallctl play or wallctl start"
+            )
+        }
+        let at = try await effectiveTime(lead: lead)
+        // What no time from now on needs is dropped, so a timeline edited for months stays small.
+        timeline.forget(before: at - lead - lead)
+        let edited: Timeline
+        do {
+            var next = try timeline.applying(try make(timeline, at), at: at)
+            next.configSHA256 = wall.config.digest
+            edited = next
+        } catch let error as TimelineError {
+            throw ControlError.timeline("\(error)")
+        }
+        try await send(edited)
+        describe(edited, at: at, what: what)
+        try await confirm(edited, at: at)
+        return edited
+    }
+
+    /// Sends `timeline` to every node.
+    public func send(_ timeline: Timeline) async throws {
+        _ = try await wall.everyNode { client throws(ControlError) in try await client.follow(timeline) }
+    }
+
+    /// Waits until the master passes `at`, then until every node carries `timeline` out (on its
+    /// version, settled on the segment in force, and in step when it plays); prints where each
+    /// node stands. Throws naming the nodes that do not within the wall's wait limit.
+    public func confirm(_ timeline: Timeline, at: MediaTime) async throws {
+        let (now, _) = try await wall.masterNow()
+        if let wait = (at - now).nanoseconds, wait > 0 { try await Task.sleep(for: .nanoseconds(wait)) }
+        let statuses = try await waitForScreens(on: timeline.version)
+        for (id, status) in statuses.sorted(by: { $0.key < $1.key }) {
+            guard let report = status.timeline else { continue }
+            wall.say("  \(id): \(Self.describe(report))")
+        }
+    }
+
+    /// Waits until every node carries out `version` (or a newer one): on it, settled on the segment
+    /// in force, without a problem, and in step when it plays. Returns their statuses.
+    public func waitForScreens(on version: UInt64) async throws -> [String: NodeStatus] {
+        try await wall.waitFor("every screen on version \(version)") { client throws(ControlError) in
+            let status = try await client.status().status
+            guard let report = status.timeline, report.version >= version else {
+                return (status, "on version \(status.timeline.map { "\($0.version)" } ?? "none")")
+            }
+            if let problem = report.problem { return (status, problem) }
+            if report.settled == false { return (status, "preparing \(report.state)") }
+            if report.state == TimelinePosition.State.playing.rawValue, report.inStep != true {
+                return (status, "not in step yet")
+            }
+            return (status, nil)
+        }
+    }
+
+    /// "playing, entry 1, pass 0, item time 2.500 s, in step".
+    public static func describe(_ report: TimelineReport) -> String {
+        var text = report.show.flatMap { $0 == "playlist" ? nil : $0 } ?? report.state
+        if report.show == nil || report.show == "playlist" {
+            text +=
+                ", entry \(report.entry), pass \(report.pass), item time "
+                + String(format: "%.3f s", report.itemTime.seconds)
+        }
+        if let inStep = report.inStep, report.state == TimelinePosition.State.playing.rawValue {
+            text += inStep ? ", in step" : ", not in step"
+        }
+        return text
+    }
+
+    /// Says what `timeline` holds from `at` on.
+    public func describe(_ timeline: Timeline, at: MediaTime, what: String) {
+        let segment = timeline.segment(at: at)
+        wall.say("\(what): timeline version \(timeline.version) from master time \(at.seconds) s")
+        let position = timeline.position(at: at)
+        guard segment.show == .playlist else {
+            wall.say(
+                "  then: \(segment.show)"
+                    + (timeline.segment(after: at).map { ", until master time \($0.from.seconds) s" } ?? ""))
+            return
+        }
+        for (index, entry) in segment.playlist.entries.enumerated() {
+            let repeats: String
+            switch entry.repeats {
+            case .forever: repeats = "forever"
+            case .times(let count): repeats = count == 1 ? "once" : "\(count) times"
+            }
+            wall.say("  \(index): \(entry.media)  \(entry.inPoint.seconds)–\(entry.outPoint.seconds) s, \(repeats)")
+        }
+        wall.say(
+            "  then: \(position.state.rawValue), entry \(position.entryIndex), pass \(position.pass), item time "
+                + "\(position.itemTime.seconds) s, rate \(position.rate)"
+                + (segment.playlist.loops ? ", the playlist loops" : ", the playlist ends on its last frame"))
+    }
+}

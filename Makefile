@@ -3,11 +3,19 @@ SWIFT ?= swift
 BUILD_FLAGS ?=
 # What users run: optimised, with the Swift runtime linked in, so a display machine needs only Debian's
 # GStreamer and FFmpeg runtime packages (README, "Installing").
-RELEASE_FLAGS = -c release --static-swift-stdlib $(BUILD_FLAGS)
+# SCRATCH: where the release build goes (`make deb SCRATCH=.build-pkg` keeps it apart from .build).
+SCRATCH ?= .build
+RELEASE_FLAGS = -c release --static-swift-stdlib --scratch-path $(SCRATCH) $(BUILD_FLAGS)
+# Where SwiftPM puts the release binaries (a link to <triple>/release).
+RELEASE_BIN ?= $(SCRATCH)/release
+RELEASE_BINARIES = $(RELEASE_BIN)/wallctl $(RELEASE_BIN)/wallnode
+# What the release binaries are built from: every file and folder under Sources/ (a folder's time
+# changes when a file is added or removed), the package manifest and the pins SwiftPM resolved.
+RELEASE_INPUTS := $(shell find Sources -type f -o -type d) $(wildcard Package*.swift Package.resolved)
 PREFIX ?= /usr/local
 DESTDIR ?=
 
-.PHONY: setup build test release check-release check-boot install deb demo clean format bench-clock bench-wall bench-timeline bench-failover bench-memory
+.PHONY: setup build test release check-release check-boot check-package check-runtime-list install deb demo clean format bench-clock bench-wall bench-timeline bench-failover bench-memory
 
 setup:
 	@scripts/setup.sh
@@ -18,30 +26,47 @@ build: setup
 test: build
 	$(SWIFT) test $(BUILD_FLAGS)
 
-release: setup
+# The static release build, only when a source is newer than the binaries: `make deb` and
+# `make install` right after a build reuse it. After a build the binaries take the time it began,
+# so a source touched but not changed (SwiftPM then links nothing new) is not rebuilt again, and
+# one edited while it ran is.
+release: $(RELEASE_BINARIES)
+
+$(RELEASE_BINARIES) &: $(RELEASE_INPUTS) | setup
+	mkdir -p $(SCRATCH) && touch $(SCRATCH)/release-build-began
 	$(SWIFT) build $(RELEASE_FLAGS) --product wallctl
 	$(SWIFT) build $(RELEASE_FLAGS) --product wallnode
+	touch -r $(SCRATCH)/release-build-began $(RELEASE_BINARIES)
 
 # The release build, and every wallctl and wallnode command run against a live two-node wall on
 # loopback: optimised code can fail where the debug build the tests use does not. Then the install,
-# run where the Swift toolchain is hidden, and the .deb booted under systemd, its power cut and the
-# wall coming back by itself.
-check-release: release
-	scripts/smoke-release.sh "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)"
-	scripts/check-install.sh "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)"
-	scripts/boot-test.sh "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)"
+# run where the Swift toolchain is hidden, the .deb booted under systemd, its power cut and the
+# wall coming back by itself, and the .deb checked by lintian, installed, upgraded and purged.
+check-release: release check-runtime-list
+	scripts/smoke-release.sh $(RELEASE_BIN)
+	scripts/check-install.sh $(RELEASE_BIN)
+	scripts/boot-test.sh $(RELEASE_BIN)
+	scripts/package-test.sh $(RELEASE_BIN)
 
 # The same power-cut test alone (about 90 s).
 check-boot: release
-	scripts/boot-test.sh "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)"
+	scripts/boot-test.sh $(RELEASE_BIN)
 
-# wallnode, wallctl, the systemd units and the lockstep user under $(DESTDIR)$(PREFIX).
+# The .deb alone: lintian, then install, upgrade, remove and purge under systemd (about 80 s).
+check-package: release
+	scripts/package-test.sh $(RELEASE_BIN)
+
+# The documented runtime package list names every package of scripts/runtime-packages.
+check-runtime-list:
+	scripts/check-runtime-list.sh
+
+# wallnode, wallctl, the systemd units, the lockstep user and the man pages under $(DESTDIR)$(PREFIX).
 install: release
-	PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" scripts/install.sh "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)"
+	PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" scripts/install.sh $(RELEASE_BIN)
 
-# A Debian package of the same, in out/.
+# A Debian package of the same, in out/ (reused while nothing it is made from changed).
 deb: release
-	scripts/make-deb.sh "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)"
+	scripts/make-deb.sh $(RELEASE_BIN)
 
 demo: build
 	scripts/demo.sh

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs Lockstep's release binaries, systemd units, service user and documentation:
+# Installs Lockstep's release binaries, systemd units, service user, documentation and man pages:
 #   scripts/install.sh BIN_DIR        (make install runs it; PREFIX and DESTDIR as usual)
 # BIN_DIR holds wallnode and wallctl built with --static-swift-stdlib: the installed machine needs
 # Debian's GStreamer and FFmpeg runtime packages (README, "Installing"), not Swift.
@@ -37,6 +37,9 @@ install -D -m 0644 "$checkout/README.md" "$destdir$docdir/README.md"
 for file in "$checkout"/configs/*.yaml "$checkout"/docs/*.md; do
     install -D -m 0644 "$file" "$destdir$docdir/$(basename "$(dirname "$file")")/$(basename "$file")"
 done
+# wallctl(1) and wallnode(1), from the binaries' own help.
+"$checkout/scripts/make-manpages.sh" "$bin" "$destdir$prefix/share/man/man1"
+chmod 0644 "$destdir$prefix/share/man/man1/wallctl.1" "$destdir$prefix/share/man/man1/wallnode.1"
 
 echo "install: wallnode and wallctl in $root/bin, units in $destdir$unitdir"
 if [[ -z "$destdir" && $(id -u) -eq 0 ]]; then

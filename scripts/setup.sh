@@ -55,6 +55,8 @@ packages=(
     # status read with jq
     systemd-container
     jq
+    # test: the package test's lint of the .deb (lintian: no error, no warning; docs/PACKAGING.md)
+    lintian
 )
 
 missing=()

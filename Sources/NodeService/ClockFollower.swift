@@ -10,10 +10,10 @@ import WallProtocol
 /// relaying nodes) whose every estimate goes straight to a GStreamer clock; optionally the master
 /// clock server itself, or a relay of the time this node follows (a boundary clock).
 ///
-/// A GStreamer clock must never jump back, so each timeline of the sources (a new one starts only
-/// when the master's time itself jumped or the wall moved to another master timeline; a change of
+/// A GStreamer clock must never jump back, so each generation of the clock's mapping (a new one
+/// starts only when the master's time itself jumped or the wall moved to another epoch; a change of
 /// source slews) gets a new `MasterClock`; the player takes it at its next start, which is when
-/// the timeline re-anchors.
+/// the node's follower anchors again.
 ///
 /// With `--use-local-clock` (a benchmark baseline) there is no client: the node runs on this
 /// machine's clock, which every node on the machine shares exactly.
@@ -22,7 +22,7 @@ public final class ClockFollower: Sendable {
     private let server: SyncClockServer?
     /// Where the node relays, when it does.
     private let relayAddress: Endpoint?
-    /// The wall's timeline a master node joined at its start, whose sources it runs.
+    /// The wall's epoch a master node joined at its start, whose sources it runs.
     private let joined: ClockJoin?
     private let current: Current
     private let logger: Logger
@@ -31,9 +31,9 @@ public final class ClockFollower: Sendable {
     /// still playing its timeline (`ClockJoin`), before it serves its own clock.
     static let joinTimeout = MediaTime(value: 5, timescale: 1)
 
-    /// The clock the player follows and the timeline it belongs to.
+    /// The clock the player follows and the generation of the mapping it follows.
     private final class Current: Sendable {
-        let state = Mutex<(clock: MasterClock?, timeline: Int)>((nil, 0))
+        let state = Mutex<(clock: MasterClock?, generation: Int)>((nil, 0))
     }
 
     /// A node that serves as the master (`--serve-clock`) with relays in the config first tries to
@@ -114,19 +114,19 @@ public final class ClockFollower: Sendable {
     }
 
     /// Hands every locked (or holdover) status to the player's master clock: the same clock while
-    /// the timeline lasts, a new one for a new timeline.
+    /// the generation lasts, a new one for a new generation.
     private static func followingPlayer(
         _ player: Player, current: Current, nodeID: String, logger: Logger
     ) -> @Sendable (ClockStatus) -> Void {
         { status in
             guard status.state == .locked || status.state == .holdover else { return }
             let created = current.state.withLock { state -> MasterClock? in
-                if let clock = state.clock, state.timeline == status.timeline {
+                if let clock = state.clock, state.generation == status.generation {
                     clock.follow(status.mapping)
                     return nil
                 }
-                let clock = MasterClock(name: "lockstep-\(nodeID)-\(status.timeline)", following: status.mapping)
-                state = (clock, status.timeline)
+                let clock = MasterClock(name: "lockstep-\(nodeID)-\(status.generation)", following: status.mapping)
+                state = (clock, status.generation)
                 return clock
             }
             if let created {
@@ -134,7 +134,7 @@ public final class ClockFollower: Sendable {
                 logger.info(
                     "following the master clock",
                     metadata: [
-                        "clock.timeline": .value(status.timeline), "clock.offset_ns": .nanoseconds(status.offset),
+                        "clock.generation": .value(status.generation), "clock.offset_ns": .nanoseconds(status.offset),
                     ])
             }
         }

@@ -1,7 +1,10 @@
 import LockstepTime
 
-/// The whole client protocol without sockets or a clock: it writes requests, reads replies, filters
-/// samples, estimates, runs the servo and schedules polls, all at times it is given.
+/// The whole client protocol of one source without sockets or a clock: it writes requests, reads
+/// replies, filters samples, estimates, judges whether the estimate can be followed (`SourceLock`)
+/// and schedules polls, all at times it is given. It adjusts no clock: its status carries the
+/// estimated line itself, and the one `ClockServo` after the selection (`ClockSourceSelector`)
+/// turns the followed source's line into the published mapping.
 ///
 /// `SyncClockClient` drives it from a socket thread; tests drive it from a simulated network, so
 /// every behaviour is checked deterministically and without sleeping.
@@ -23,7 +26,7 @@ struct ClockClientEngine: Sendable {
         /// A request with no reply after this long is lost, ns.
         var replyTimeout: Int64 = 1_000_000_000
         var estimator = ClockEstimator.Configuration()
-        var servo = ClockServo.Configuration()
+        var lock = SourceLock.Configuration()
     }
 
     private struct Outstanding: Sendable {
@@ -58,7 +61,7 @@ struct ClockClientEngine: Sendable {
     private var roundTrips = RoundTripTracker()
     private var delayFilter = DelayFilter()
     private var estimator: ClockEstimator
-    private var servo: ClockServo
+    private var lock: SourceLock
     private var outstanding: [UInt64: Outstanding] = [:]
     private var nextSequence: UInt32
     /// The nonce written by `prepareRequest`, recorded by `recordRequest`.
@@ -77,18 +80,19 @@ struct ClockClientEngine: Sendable {
         self.configuration = configuration
         self.authenticator = authenticator
         estimator = ClockEstimator(configuration: configuration.estimator)
-        servo = ClockServo(configuration: configuration.servo)
+        lock = SourceLock(configuration: configuration.lock)
         pollInterval = configuration.minimumPollInterval
         nextSequence = firstSequence
     }
 
-    var state: ClockState { servo.state }
-    var mapping: ClockMapping { servo.mapping }
-    var estimate: ClockEstimate? { servo.estimate }
+    var state: ClockState { lock.state }
+    /// The estimated line, as the source's status carries it.
+    var mapping: ClockMapping { lock.estimate?.line ?? .identity }
+    var estimate: ClockEstimate? { lock.estimate }
 
     /// Once locked, one reply, or a few, must not move the client: samples far off the estimate and
     /// a new master timeline are held back until they persist (see `ClockEstimator`).
-    private var isGuarded: Bool { servo.state == .locked || servo.state == .holdover }
+    private var isGuarded: Bool { lock.state == .locked || lock.state == .holdover }
 
     // MARK: Requests
 
@@ -100,7 +104,7 @@ struct ClockClientEngine: Sendable {
     /// The next local time, not before `now`, at which `advance` or a request has work.
     func nextDeadline(after now: Int64) -> Int64 {
         var deadline = nextPoll ?? now
-        if let servoDeadline = servo.nextDeadline { deadline = min(deadline, servoDeadline) }
+        if let lockDeadline = lock.nextDeadline { deadline = min(deadline, lockDeadline) }
         if let oldest = outstanding.values.map(\.clientSend).min() {
             deadline = min(deadline, oldest + configuration.replyTimeout)
         }
@@ -162,7 +166,7 @@ struct ClockClientEngine: Sendable {
 
     private func currentPollInterval(at now: Int64) -> Int64 {
         let silence = lastAnswered.map { now - $0 } ?? .max
-        if unansweredInARow >= Self.silenceBeforeBackoff, silence >= configuration.servo.holdoverTimeout {
+        if unansweredInARow >= Self.silenceBeforeBackoff, silence >= configuration.lock.holdoverTimeout {
             return configuration.maximumPollInterval
         }
         return pollInterval
@@ -245,19 +249,19 @@ struct ClockClientEngine: Sendable {
             let confirming = estimator.window.count
             counters.samplesUsed += confirming
             counters.rejectedInconsistent -= confirming - 1
-            counters.timelineResets += 1
+            counters.estimateRestarts += 1
             restarted = true
         }
         guard let estimate = estimator.estimate else { return false }
-        let wasLocked = servo.state == .locked
-        servo.follow(estimate, now: now, restarted: restarted, pollInterval: pollInterval)
+        let wasLocked = lock.state == .locked
+        lock.take(estimate, now: now, restarted: restarted)
         adaptPollInterval(wasLocked: wasLocked, restarted: restarted)
         return true
     }
 
     /// Fast while locking, doubling every few samples once locked up to the maximum.
     private mutating func adaptPollInterval(wasLocked: Bool, restarted: Bool) {
-        if restarted || servo.state != .locked {
+        if restarted || lock.state != .locked {
             samplesSinceLock = 0
             pollInterval = configuration.minimumPollInterval
             return
@@ -308,16 +312,16 @@ struct ClockClientEngine: Sendable {
             let rule = configuration.estimator
             guard pending.replies >= rule.guardedJumpConfirmations, now - pending.firstSent >= rule.guardedJumpSpan
             else {
-                counters.suspectTimelineChanges += 1
+                counters.suspectEpochChanges += 1
                 return false
             }
         }
         pendingEpoch = nil
         master = identity
         self.path = path
-        counters.timelineResets += 1
+        counters.estimateRestarts += 1
         estimator.reset()
-        servo.reset()
+        lock.reset()
         delayFilter.reset()
         // Replies still in flight belong to the old timeline.
         outstanding.removeAll()
@@ -328,16 +332,16 @@ struct ClockClientEngine: Sendable {
 
     // MARK: Time passing
 
-    /// Expires lost requests and lets the servo end slews and enter holdover.
+    /// Expires lost requests and puts a source fallen silent in holdover.
     ///
-    /// - Returns: whether the status changed in a way worth publishing (mapping or state).
+    /// - Returns: whether the status changed in a way worth publishing (the state).
     mutating func advance(to now: Int64) -> Bool {
         let expired = outstanding.filter { now - $0.value.clientSend >= configuration.replyTimeout }
         for key in expired.keys {
             outstanding[key] = nil
             recordLost()
         }
-        return servo.advance(to: now)
+        return lock.advance(to: now)
     }
 
     private mutating func recordLost() {
@@ -347,22 +351,23 @@ struct ClockClientEngine: Sendable {
 
     // MARK: Status
 
-    /// The status at local time `local`.
+    /// The source's status at local time `local`: its state, the estimated line, and that line's
+    /// bounds.
     func status(at local: Int64) -> ClockStatus {
-        let (bound, growth) = servo.errorBound(atLocal: local)
-        let (guaranteed, guaranteedGrowth) = servo.errorBound(atLocal: local, guaranteed: true)
+        let mapping = self.mapping
         func time(_ bound: Double) -> MediaTime {
             bound < 9e18 ? MediaTime(nanoseconds: Int64(bound.rounded(.up))) : .positiveInfinity
         }
-        let mapping = servo.mapping
+        let bound = lock.estimate?.errorBound(of: mapping, atLocal: local) ?? (.infinity, 0)
+        let guaranteed = lock.estimate?.errorBound(of: mapping, atLocal: local, guaranteed: true) ?? (.infinity, 0)
         let offset = mapping.masterNanoseconds(atLocalNanoseconds: local) &- local
         return ClockStatus(
-            state: servo.state, mapping: mapping, localTime: MediaTime(nanoseconds: local),
-            errorBound: time(bound), errorBoundGrowthPPM: growth / 1e3, guaranteedErrorBound: time(guaranteed),
-            guaranteedErrorBoundGrowthPPM: guaranteedGrowth / 1e3, ratePPM: servo.estimate?.ratePPM ?? 0,
-            offset: MediaTime(nanoseconds: offset), roundTrip: roundTrips.statistics, counters: counters,
-            master: master, path: path,
-            timeline: servo.timeline, format: configuration.format,
+            state: lock.state, mapping: mapping, localTime: MediaTime(nanoseconds: local),
+            errorBound: time(bound.bound), errorBoundGrowthPPM: bound.growth / 1e3,
+            guaranteedErrorBound: time(guaranteed.bound), guaranteedErrorBoundGrowthPPM: guaranteed.growth / 1e3,
+            ratePPM: lock.estimate?.ratePPM ?? 0, offset: MediaTime(nanoseconds: offset),
+            roundTrip: roundTrips.statistics, counters: counters, master: master, path: path,
+            generation: lock.generation, format: configuration.format,
             pollInterval: MediaTime(nanoseconds: currentPollInterval(at: local)))
     }
 }

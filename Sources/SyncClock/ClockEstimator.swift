@@ -258,7 +258,8 @@ struct ClockEstimator: Sendable {
     /// The slack is `symmetricSlackFactor` such spacings of the sparser direction, and at least
     /// `minimumSymmetricSlack`.
     private func symmetricSlack(
-        _ constraints: ArraySlice<(x: Double, limit: Double, isUpper: Bool)>, deepest: FeasibleRegion.Vertex, margin: Double
+        _ constraints: ArraySlice<(x: Double, limit: Double, isUpper: Bool)>, deepest: FeasibleRegion.Vertex,
+        margin: Double
     ) -> Double {
         var upper: [Double] = []
         var lower: [Double] = []
@@ -335,7 +336,10 @@ struct ClockEstimator: Sendable {
             let margin = deepestMargin(newest: newest, samples: samples) { region(shrunkBy: $0) != nil }
             if let deepest = region(shrunkBy: margin)?.centroid,
                 let shrunk = region(
-                    shrunkBy: max(0, margin - symmetricSlack(constraints.prefix(windowConstraints), deepest: deepest, margin: margin)))
+                    shrunkBy: max(
+                        0,
+                        margin - symmetricSlack(constraints.prefix(windowConstraints), deepest: deepest, margin: margin)
+                    ))
             {
                 symmetric = shrunk
             }

@@ -55,7 +55,9 @@ public final class ClockSources: Sendable {
         self.logger = logger
         self.relay = relay
         self.onStatus = onStatus
-        let selector = ClockSourceSelector(sources: sources.count, ownRelay: ownRelay)
+        let selector = ClockSourceSelector(
+            sources: sources.count, servo: (try? configuration.servoConfiguration()) ?? ClockServo.Configuration(),
+            ownRelay: ownRelay)
         selection = Mutex(Selection(selector: selector))
         var clients: [SyncClockClient] = []
         let box = WeakSources()
@@ -195,7 +197,7 @@ public final class ClockSources: Sendable {
             let to = selected.map { sources[$0].description } ?? "none"
             if selected == nil {
                 logger.warning(
-                    "no clock source to follow: holding the timeline",
+                    "no clock source to follow: holding the master's time",
                     metadata: ["clock.source": "\(from)", "clock.error_bound_ns": .nanoseconds(status.errorBound)])
             } else {
                 logger.info(
@@ -211,17 +213,17 @@ public final class ClockSources: Sendable {
         if let epoch = selection.selector.epoch, epoch != selection.epoch {
             if selection.epoch != nil {
                 logger.warning(
-                    "the wall's clock moved to another timeline: no source served the one it followed",
+                    "the wall's clock moved to another epoch: no source served the one it followed",
                     metadata: ["clock.epoch": "\(hex(epoch))", "clock.previous_epoch": "\(hex(selection.epoch ?? 0))"])
             }
             selection.epoch = epoch
         }
         for index in sources.indices {
-            if case .otherTimeline(let epoch) = selection.selector.standing(of: index, at: now),
+            if case .otherEpoch(let epoch) = selection.selector.standing(of: index, at: now),
                 selection.reportedOtherEpochs.insert(epoch).inserted
             {
                 logger.warning(
-                    "a clock source serves another timeline: not followed while the wall's timeline is served",
+                    "a clock source serves another epoch: not followed while the wall's epoch is served",
                     metadata: [
                         "clock.source": "\(sources[index])", "clock.epoch": "\(hex(epoch))",
                         "clock.wall_epoch": "\(hex(selection.epoch ?? 0))",
@@ -245,7 +247,7 @@ public final class ClockSources: Sendable {
         case .followed: return "followed"
         case .qualified: return "standby"
         case .notLocked(let state): return "not locked (\(state))"
-        case .otherTimeline(let epoch): return "serves another timeline (epoch \(hex(epoch)))"
+        case .otherEpoch(let epoch): return "serves another epoch (\(hex(epoch)))"
         case .loop: return "follows this node (a loop)"
         case .tooManyRelays(let stratum):
             return "\(stratum) relays from the master: a loop of relays, or too long a chain"

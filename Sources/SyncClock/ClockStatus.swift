@@ -2,11 +2,11 @@ public import LockstepTime
 
 /// Where a clock client stands with its master.
 public enum ClockState: String, Sendable, Hashable, CaseIterable, Codable, CustomStringConvertible {
-    /// No usable reply yet (or the master's timeline changed and no reply from the new one yet).
+    /// No usable reply yet (or the master's epoch changed and no reply from the new one yet).
     case unsynced
     /// Estimating: the mapping follows every new estimate and may step.
     case locking
-    /// Tracking: the mapping slews continuously, it never steps (a new `timeline` is the only
+    /// Tracking: the mapping slews continuously, it never steps (a new `generation` is the only
     /// exception, when the master's time itself jumped).
     case locked
     /// Was locked, but the master has been silent: the mapping runs on at the last estimated rate and
@@ -110,14 +110,13 @@ public struct ClockCounters: Sendable, Hashable, Codable {
     public var unmatchedReplies = 0
     /// Replies without a valid authentication code under the client's key.
     public var unauthenticatedReplies = 0
-    /// Replies announcing a new master timeline (epoch) while locked, held back until it persisted.
-    public var suspectTimelineChanges = 0
+    /// Replies announcing a new master epoch while locked, held back until it persisted.
+    public var suspectEpochChanges = 0
     /// Requests with no reply within the reply timeout.
     public var lostRequests = 0
-    /// Times the estimate started over on a new master timeline (new epoch, or a confirmed jump of
-    /// the master's time).
-    public var timelineResets = 0
-    /// Times the server's identity changed on the same timeline (a restarted or standby master).
+    /// Times the estimate started over (a new epoch, or a confirmed jump of the master's time).
+    public var estimateRestarts = 0
+    /// Times the server's identity changed on the same epoch (a restarted or standby master).
     public var masterChanges = 0
     /// Times old samples were dropped because they no longer fit with new ones (the master's or the
     /// local clock's rate changed).
@@ -128,7 +127,7 @@ public struct ClockCounters: Sendable, Hashable, Codable {
     /// Every reply rejected for any reason.
     public var samplesRejected: Int {
         rejectedDelaySpikes + rejectedInconsistent + rejectedInvalid + rejectedMalformed + unmatchedReplies
-            + unauthenticatedReplies + suspectTimelineChanges
+            + unauthenticatedReplies + suspectEpochChanges
     }
 }
 
@@ -152,7 +151,7 @@ public struct ClockCounters: Sendable, Hashable, Codable {
 public struct ClockStatus: Sendable, Hashable {
     public var state: ClockState
     /// Local time → master time, as published: continuous from one status to the next once locked,
-    /// within a `timeline`.
+    /// within a `generation`.
     public var mapping: ClockMapping
     /// The local time this status describes (the receive time of the sample behind it, or the time
     /// of the state change).
@@ -177,10 +176,10 @@ public struct ClockStatus: Sendable, Hashable {
     public var master: MasterIdentity?
     /// Where the server followed stands from the master; nil in GStreamer format.
     public var path: ClockPath?
-    /// Starts at 1 with the first estimate and increases each time the mapping had to start over
-    /// (master time jumped, master timeline changed): a consumer that must never step its clock
-    /// re-bases on a new timeline.
-    public var timeline: Int
+    /// Counts the mapping's starts: 1 with the first, and one more each time it had to step (the
+    /// master's time jumped, the master's epoch changed). A consumer that must never step its clock
+    /// starts a new one on a new generation. (Not the wall's timeline, nor the master's epoch.)
+    public var generation: Int
     public var format: WireFormat
     /// The poll interval in use.
     public var pollInterval: MediaTime

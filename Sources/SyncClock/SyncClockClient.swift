@@ -3,15 +3,17 @@ public import LockstepTime
 public import Logging
 import Synchronization
 
-/// Follows a master clock server: polls it, estimates the master's offset and rate relative to the
-/// local clock, and publishes a continuous local → master `ClockMapping` with an honest error bound.
+/// Follows one clock source: polls it, estimates the master's offset and rate relative to the local
+/// clock, and publishes the estimated line with an honest error bound and the source's state. It
+/// sets no clock: `ClockSources` chooses among sources and turns the followed one's line into one
+/// continuous mapping (the one `ClockServo`); use it, with a single source, to follow one server.
 ///
 /// ```swift
 /// let client = SyncClockClient(server: try Endpoint(parsing: "wall-master:5637"))
 /// try await withThrowingDiscardingTaskGroup { group in
 ///     group.addTask { try await client.run() }
 ///     let locked = try await client.waitUntilLocked(timeout: MediaTime(value: 10, timescale: 1))
-///     for await status in client.statusUpdates() { clock.follow(status.mapping) }
+///     print(locked.errorBound)
 /// }
 /// ```
 ///
@@ -91,13 +93,10 @@ public final class SyncClockClient: Sendable {
                 maximumPollIntervalUnderJitter, "maximumPollIntervalUnderJitter",
                 within: engine.minimumPollInterval...60_000_000_000)
             engine.replyTimeout = try nanoseconds(replyTimeout, "replyTimeout", within: 1_000_000...60_000_000_000)
-            engine.servo.holdoverTimeout = try nanoseconds(
+            engine.lock.holdoverTimeout = try nanoseconds(
                 holdoverTimeout, "holdoverTimeout", within: 1_000_000...3_600_000_000_000)
-            engine.servo.lockErrorBound = try nanoseconds(lockErrorBound, "lockErrorBound", within: 1...60_000_000_000)
-            guard maximumSlewPPM.isFinite, (1...10_000).contains(maximumSlewPPM) else {
-                throw .invalidConfiguration("maximumSlewPPM is \(maximumSlewPPM); it must be from 1 to 10000")
-            }
-            engine.servo.maximumSlewRate = maximumSlewPPM * 1e3
+            engine.lock.lockErrorBound = try nanoseconds(lockErrorBound, "lockErrorBound", within: 1...60_000_000_000)
+            _ = try servoConfiguration()
             guard rateWanderPPM.isFinite, (0...100).contains(rateWanderPPM) else {
                 throw .invalidConfiguration("rateWanderPPM is \(rateWanderPPM); it must be from 0 to 100")
             }
@@ -107,6 +106,16 @@ public final class SyncClockClient: Sendable {
                     "a clock key authenticates Lockstep's format only; GStreamer's 16-byte packet has no room for it")
             }
             return engine
+        }
+
+        /// The configuration of the one servo of a clock following clients configured so.
+        func servoConfiguration() throws(SyncClockError) -> ClockServo.Configuration {
+            guard maximumSlewPPM.isFinite, (1...10_000).contains(maximumSlewPPM) else {
+                throw .invalidConfiguration("maximumSlewPPM is \(maximumSlewPPM); it must be from 1 to 10000")
+            }
+            var servo = ClockServo.Configuration()
+            servo.maximumSlewRate = maximumSlewPPM * 1e3
+            return servo
         }
     }
 
@@ -274,7 +283,7 @@ public final class SyncClockClient: Sendable {
         var engine = initial
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 2048, alignment: 8)
         defer { buffer.deallocate() }
-        var lastState = (engine.state, timeline: 0)
+        var lastState = (engine.state, generation: 0)
         do {
             while !isStopping {
                 var now = clock.nowNanoseconds()
@@ -328,19 +337,19 @@ public final class SyncClockClient: Sendable {
         broadcast.refresh(status)
     }
 
-    private func publish(_ status: ClockStatus, previous: inout (ClockState, timeline: Int)) {
-        if status.timeline > previous.timeline, previous.timeline > 0 {
+    private func publish(_ status: ClockStatus, previous: inout (ClockState, generation: Int)) {
+        if status.generation > previous.generation, previous.generation > 0 {
             logger.info(
-                "clock accepted a new master timeline",
+                "clock source's estimate started over: a new epoch, or the master's time jumped",
                 metadata: [
-                    "clock.server": "\(server)", "clock.timeline": .value(status.timeline),
+                    "clock.server": "\(server)", "clock.generation": .value(status.generation),
                     "clock.master": "\(status.master?.description ?? "GStreamer server")",
-                    "clock.timeline_resets": .value(status.counters.timelineResets),
+                    "clock.timeline_resets": .value(status.counters.estimateRestarts),
                     "clock.held_back":
-                        "\(status.counters.rejectedInconsistent + status.counters.suspectTimelineChanges)",
+                        "\(status.counters.rejectedInconsistent + status.counters.suspectEpochChanges)",
                 ])
         }
-        previous.timeline = status.timeline
+        previous.generation = status.generation
         if status.state != previous.0 {
             logger.info(
                 "clock state changed",
@@ -348,7 +357,7 @@ public final class SyncClockClient: Sendable {
                     "clock.server": "\(server)", "clock.state": "\(status.state)", "clock.previous": "\(previous.0)",
                     "clock.offset_ns": .nanoseconds(status.offset),
                     "clock.error_bound_ns": .nanoseconds(status.errorBound),
-                    "clock.timeline": .value(status.timeline),
+                    "clock.generation": .value(status.generation),
                 ])
             previous.0 = status.state
         }

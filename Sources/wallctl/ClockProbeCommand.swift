@@ -72,8 +72,9 @@ struct ClockProbeCommand: AsyncParsableCommand {
         let clock = try simulatedClock.apply()
         let key = try keyFile.map { path throws(SyncClockError) in try ClockKey(contentsOfFile: path) }
         logging.bootstrap(defaultLevel: .notice, defaultFormat: .text)
-        let client = SyncClockClient(
-            server: server,
+        // The clock a node follows: the source's estimate through the one servo, as on a node.
+        let client = ClockSources(
+            sources: [server],
             configuration: SyncClockClient.Configuration(format: gst ? .gstreamer : .lockstep, key: key),
             clock: clock)
         let updates = client.statusUpdates(bufferingNewest: 100_000)
@@ -82,7 +83,10 @@ struct ClockProbeCommand: AsyncParsableCommand {
         let sampleInterval = sampleInterval
         let everLocked = try await withThrowingTaskGroup(of: Bool?.self) { group in
             group.addTask {
-                try await client.run()
+                // The probe ends by cancelling the clock: that is no failure.
+                do {
+                    try await client.run()
+                } catch is CancellationError {}
                 return nil
             }
             group.addTask {
@@ -146,15 +150,15 @@ struct ClockProbeCommand: AsyncParsableCommand {
         let counters = status.counters
         let trip = status.roundTrip
         return """
-            state \(status.state), timeline \(status.timeline), \(status.master.map(\.description) ?? "GStreamer server")
+            state \(status.state), generation \(status.generation), \(status.master.map(\.description) ?? "GStreamer server")
             offset \(status.offset) ±\(microseconds(status.errorBound)), rate \(String(format: "%+.3f", status.ratePPM)) ppm
             round trip min \(microseconds(trip.minimum)) mean \(microseconds(trip.mean)) p99 \(microseconds(trip.p99)) over \(trip.count)
             requests \(counters.requestsSent), replies \(counters.repliesReceived), samples used \(counters.samplesUsed), \
             rejected \(counters.samplesRejected) (delay spikes \(counters.rejectedDelaySpikes), inconsistent \
             \(counters.rejectedInconsistent), invalid \(counters.rejectedInvalid), malformed \(counters.rejectedMalformed), \
             unmatched \(counters.unmatchedReplies), unauthenticated \(counters.unauthenticatedReplies), \
-            new timeline held back \(counters.suspectTimelineChanges)), lost \(counters.lostRequests), timeline resets \
-            \(counters.timelineResets), master changes \(counters.masterChanges)
+            new epoch held back \(counters.suspectEpochChanges)), lost \(counters.lostRequests), estimate restarts \
+            \(counters.estimateRestarts), master changes \(counters.masterChanges)
             """
     }
 
@@ -179,7 +183,8 @@ struct ProbeRecord: Encodable {
     var state: ClockState
     var offsetNs: Int64
     var elapsedNs: Int64
-    var timeline: Int
+    /// Counts the mapping's steps (`ClockStatus.generation`).
+    var generation: Int
     var pollIntervalNs: Int64?
     var samplesUsed: Int
     var samplesRejected: Int
@@ -198,7 +203,7 @@ struct ProbeRecord: Encodable {
         state = status.state
         offsetNs = status.offset.nanoseconds ?? 0
         elapsedNs = localNs - start
-        timeline = status.timeline
+        generation = status.generation
         pollIntervalNs = status.pollInterval.nanoseconds
         samplesUsed = status.counters.samplesUsed
         samplesRejected = status.counters.samplesRejected

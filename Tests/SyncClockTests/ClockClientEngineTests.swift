@@ -90,7 +90,8 @@ final class ClockClientEngineTests: XCTestCase {
         simulation.run(for: 20 * Self.second)
         let locked = simulation.records.drop { $0.status.state != .locked }
         XCTAssertGreaterThan(locked.count, 50)
-        for (previous, next) in zip(locked, locked.dropFirst()) where next.status.timeline == previous.status.timeline {
+        for (previous, next) in zip(locked, locked.dropFirst())
+        where next.status.generation == previous.status.generation {
             let anchor = next.status.mapping.localTime.nanoseconds!
             let before = previous.status.mapping.masterNanoseconds(atLocalNanoseconds: anchor)
             let after = next.status.mapping.masterNanoseconds(atLocalNanoseconds: anchor)
@@ -98,7 +99,7 @@ final class ClockClientEngineTests: XCTestCase {
             XCTAssertGreaterThan(next.status.mapping.rate, 0.99)
             XCTAssertLessThan(abs(next.status.mapping.ratePPM - next.status.ratePPM), 501, "slew within its limit")
         }
-        XCTAssertEqual(locked.last?.status.timeline, 1)
+        XCTAssertEqual(locked.last?.status.generation, 1)
     }
 
     func testPolling_burstsWhileLockingAndSlowsWhenStable() {
@@ -150,7 +151,7 @@ final class ClockClientEngineTests: XCTestCase {
         simulation.serverAnswers = true
         simulation.run(for: 5 * Self.second)
         XCTAssertEqual(simulation.latest?.status.state, .locked, "back from holdover")
-        XCTAssertEqual(simulation.latest?.status.timeline, 1, "no step needed")
+        XCTAssertEqual(simulation.latest?.status.generation, 1, "no step needed")
     }
 
     /// The bound describes the timeline the client follows. After the master's time really jumped, a
@@ -160,7 +161,7 @@ final class ClockClientEngineTests: XCTestCase {
         _ simulation: ClockSimulation, exceptOnTheOldTimelineAfter jump: Int64, file: StaticString = #filePath,
         line: UInt = #line
     ) {
-        let violations = simulation.boundViolations.filter { $0.trueTime < jump || $0.status.timeline > 1 }
+        let violations = simulation.boundViolations.filter { $0.trueTime < jump || $0.status.generation > 1 }
         XCTAssertEqual(violations.count, 0, "true error beyond the bound", file: file, line: line)
     }
 
@@ -171,15 +172,17 @@ final class ClockClientEngineTests: XCTestCase {
         simulation.master.offset += 7 * Self.second
         simulation.serverEpoch = 0xE2
         simulation.serverIdentity = 0xB
-        simulation.run(for: 5 * Self.second)
+        // The clock holds the old epoch while no source serves it, for the selector's epoch holdoff
+        // (10 s), then steps onto the new one.
+        simulation.run(for: 15 * Self.second)
         let status = simulation.latest!.status
-        XCTAssertEqual(status.counters.timelineResets, 1)
-        XCTAssertEqual(status.timeline, 2)
+        XCTAssertEqual(status.counters.estimateRestarts, 1)
+        XCTAssertEqual(status.generation, 2)
         XCTAssertEqual(status.state, .locked)
         XCTAssertEqual(status.master?.epoch, 0xE2)
         XCTAssertLessThan(abs(simulation.latest!.error), 10_000)
         XCTAssertGreaterThanOrEqual(
-            status.counters.suspectTimelineChanges, 4, "a locked client waits for the new epoch to persist")
+            status.counters.suspectEpochChanges, 4, "a locked client waits for the new epoch to persist")
         assertNoBoundViolations(simulation, exceptOnTheOldTimelineAfter: restart)
     }
 
@@ -190,8 +193,8 @@ final class ClockClientEngineTests: XCTestCase {
         simulation.master.offset -= 42 * Self.second
         simulation.run(for: 10 * Self.second)
         let status = simulation.latest!.status
-        XCTAssertEqual(status.counters.timelineResets, 1)
-        XCTAssertEqual(status.timeline, 2)
+        XCTAssertEqual(status.counters.estimateRestarts, 1)
+        XCTAssertEqual(status.generation, 2)
         XCTAssertEqual(status.state, .locked)
         XCTAssertLessThan(abs(simulation.latest!.error), 10_000)
         assertNoBoundViolations(simulation, exceptOnTheOldTimelineAfter: jump)
@@ -204,8 +207,8 @@ final class ClockClientEngineTests: XCTestCase {
         simulation.run(for: 5 * Self.second)
         let status = simulation.latest!.status
         XCTAssertEqual(status.counters.masterChanges, 1)
-        XCTAssertEqual(status.counters.timelineResets, 0)
-        XCTAssertEqual(status.timeline, 1)
+        XCTAssertEqual(status.counters.estimateRestarts, 0)
+        XCTAssertEqual(status.generation, 1)
         XCTAssertTrue(simulation.records.drop { $0.status.state != .locked }.allSatisfy { $0.status.state == .locked })
     }
 
@@ -228,7 +231,7 @@ final class ClockClientEngineTests: XCTestCase {
         let counters = simulation.latest!.status.counters
         XCTAssertGreaterThan(counters.rejectedMalformed + counters.unmatchedReplies, 5_000)
         XCTAssertEqual(simulation.latest?.status.state, .locked)
-        XCTAssertEqual(simulation.latest?.status.timeline, 1)
+        XCTAssertEqual(simulation.latest?.status.generation, 1)
         XCTAssertLessThan(simulation.p99Error(after: 2 * Self.second), 10_000)
         XCTAssertEqual(simulation.boundViolations.count, 0)
     }
@@ -310,8 +313,8 @@ final class ClockClientEngineTests: XCTestCase {
         let status = simulation.latest!.status
         XCTAssertGreaterThanOrEqual(
             status.counters.rejectedInconsistent - before, 3, "the forged replies were held back")
-        XCTAssertEqual(status.timeline, 1)
-        XCTAssertEqual(status.counters.timelineResets, 0)
+        XCTAssertEqual(status.generation, 1)
+        XCTAssertEqual(status.counters.estimateRestarts, 0)
         let locked = simulation.records.drop { $0.status.state != .locked }
         XCTAssertTrue(locked.allSatisfy { $0.status.state == .locked })
         XCTAssertLessThan(locked.map { abs($0.error) }.max() ?? .max, 20_000, "the estimate never moved")
@@ -325,8 +328,8 @@ final class ClockClientEngineTests: XCTestCase {
         simulation.forgedShift = 30_000_000
         simulation.run(for: 8 * Self.second)
         let status = simulation.latest!.status
-        XCTAssertEqual(status.timeline, 2, "without a key, an attacker who answers every request for seconds wins")
-        let switched = simulation.records.first { $0.status.timeline == 2 }!
+        XCTAssertEqual(status.generation, 2, "without a key, an attacker who answers every request for seconds wins")
+        let switched = simulation.records.first { $0.status.generation == 2 }!
         XCTAssertGreaterThanOrEqual(switched.trueTime - start, 2 * Self.second, "but not within the first seconds")
     }
 
@@ -338,9 +341,9 @@ final class ClockClientEngineTests: XCTestCase {
         simulation.serverEpoch = 0xE
         simulation.run(for: 5 * Self.second)
         let status = simulation.latest!.status
-        XCTAssertGreaterThanOrEqual(status.counters.suspectTimelineChanges, 2)
-        XCTAssertEqual(status.counters.timelineResets, 0)
-        XCTAssertEqual(status.timeline, 1)
+        XCTAssertGreaterThanOrEqual(status.counters.suspectEpochChanges, 2)
+        XCTAssertEqual(status.counters.estimateRestarts, 0)
+        XCTAssertEqual(status.generation, 1)
         XCTAssertEqual(status.master?.epoch, 0xE)
         XCTAssertTrue(simulation.records.drop { $0.status.state != .locked }.allSatisfy { $0.status.state == .locked })
         XCTAssertEqual(simulation.boundViolations.count, 0)
@@ -358,7 +361,7 @@ final class ClockClientEngineTests: XCTestCase {
         simulation.run(for: 5 * Self.second)
         let status = simulation.latest!.status
         XCTAssertGreaterThan(status.counters.unauthenticatedReplies, 10)
-        XCTAssertEqual(status.timeline, 1)
+        XCTAssertEqual(status.generation, 1)
         XCTAssertEqual(status.state, .locked)
         XCTAssertEqual(simulation.boundViolations.count, 0)
         XCTAssertLessThan(simulation.records.drop { $0.status.state != .locked }.map { abs($0.error) }.max()!, 20_000)

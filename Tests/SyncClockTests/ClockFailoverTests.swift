@@ -167,7 +167,7 @@ final class ClockFailoverTests: XCTestCase {
         XCTAssertEqual(client.selectedSource?.port, relay.address.port, "on the relay: \(client.reports())")
         XCTAssertEqual(client.status.state, .locked)
         XCTAssertEqual(client.status.path?.stratum, 1)
-        XCTAssertEqual(client.status.timeline, 1, "no new timeline")
+        XCTAssertEqual(client.status.generation, 1, "no new timeline")
         // The master time read never jumps: between readings it advances at the rate of the
         // master against this clock (-50 ppm... as simulated), give or take the 500 ppm slew.
         let nominal = LoopbackClock.masterClock.rate / Self.clientClock.rate
@@ -229,7 +229,7 @@ final class ClockFailoverTests: XCTestCase {
         for node in nodes {
             XCTAssertNil(node.selectedSource, "\(node.reports().map(\.standing))")
             XCTAssertEqual(node.status.state, .holdover)
-            XCTAssertEqual(node.status.timeline, 1, "no new timeline")
+            XCTAssertEqual(node.status.generation, 1, "no new timeline")
         }
     }
 }

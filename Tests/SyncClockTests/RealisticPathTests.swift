@@ -42,7 +42,8 @@ final class RealisticPathTests: XCTestCase {
         var description: String {
             "lock \(lock.map { String(format: "%.2f s", $0) } ?? "never"), p99 after 20 s \(p99AfterTwenty / 1000) µs, "
                 + "after 30 s \(p99AfterThirty / 1000) µs, max \(maximumAfterTwenty / 1000) µs, "
-                + String(format: "bound contains %.3f %% (%d exceeded), bound p99 %d µs = %.1f × error p99",
+                + String(
+                    format: "bound contains %.3f %% (%d exceeded), bound p99 %d µs = %.1f × error p99",
                     100 * containment, boundViolations, boundP99AfterTwenty / 1000, boundRatio)
                 + ", guaranteed bound exceeded \(guaranteedViolations)\(notes)"
         }
@@ -68,18 +69,22 @@ final class RealisticPathTests: XCTestCase {
         for step in 0..<(seconds * 50) {
             simulation.run(for: 20_000_000)
             let local = simulation.client.reading(at: simulation.now)
-            let status = simulation.engine.status(at: local)
+            let status = simulation.published(at: local)
             samples.append(
-                (simulation.now - start, simulation.error(atTrueTime: simulation.now), status.state == .locked,
-                 status.errorBound.nanoseconds, status.guaranteedErrorBound.nanoseconds))
+                (
+                    simulation.now - start, simulation.error(atTrueTime: simulation.now), status.state == .locked,
+                    status.errorBound.nanoseconds, status.guaranteedErrorBound.nanoseconds
+                ))
             if trace, step % 50 == 49, let estimate = simulation.engine.estimate, let sample = samples.last {
                 // The estimator's own line, apart from the servo's mapping.
-                let estimated = estimate.masterNanoseconds(atLocal: local) - simulation.master.reading(at: simulation.now)
+                let estimated =
+                    estimate.masterNanoseconds(atLocal: local) - simulation.master.reading(at: simulation.now)
                 print(
                     "t \(sample.time / Self.second) error \(sample.error / 1000) µs bound \((sample.bound ?? 0) / 1000) µs"
                         + " guaranteed \((sample.guaranteed ?? 0) / 1000) µs estimator \(estimated / 1000) µs"
                         + String(format: " rate error %.2f ppm", (estimate.rate - trueRate) / 1e3)
-                        + " samples \(estimate.sampleCount) poll \(status.pollInterval.nanoseconds.map { $0 / 1_000_000 } ?? 0) ms")
+                        + " samples \(estimate.sampleCount) poll \(status.pollInterval.nanoseconds.map { $0 / 1_000_000 } ?? 0) ms"
+                )
             }
         }
         let p99 = { Self.percentile(0.99, of: $0) }
@@ -113,8 +118,10 @@ final class RealisticPathTests: XCTestCase {
         let errors = outcomes.flatMap(\.lateErrors)
         let bounds = outcomes.flatMap(\.lateBounds)
         let errorP99 = max(percentile(0.99, of: errors), 1)
-        return (errorP99, Double(percentile(0.5, of: bounds)) / Double(errorP99),
-                Double(percentile(0.99, of: bounds)) / Double(errorP99))
+        return (
+            errorP99, Double(percentile(0.5, of: bounds)) / Double(errorP99),
+            Double(percentile(0.99, of: bounds)) / Double(errorP99)
+        )
     }
 
     static let paths = [

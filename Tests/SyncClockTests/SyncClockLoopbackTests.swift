@@ -62,7 +62,7 @@ final class SyncClockLoopbackTests: XCTestCase {
                 try await Task.sleep(for: .milliseconds(25))
                 let status = client.status
                 XCTAssertEqual(status.state, .locked, "round \(round)")
-                XCTAssertEqual(status.timeline, 1)
+                XCTAssertEqual(status.generation, 1)
                 let (error, bound) = LoopbackClock.error(of: client)
                 XCTAssertLessThanOrEqual(abs(error), bound, "round \(round)")
             }

@@ -41,7 +41,9 @@ struct SimulatedPath {
     }
 }
 
-/// A client engine, a server responder and a network between them, all on simulated time.
+/// A client engine, a server responder and a network between them, all on simulated time; and the
+/// clock a node follows from that one source: the engine's estimate through the selector and its
+/// one servo, whose mapping and bounds are what the records and errors measure.
 ///
 /// True time starts at 1 s. Events are processed in true-time order; the client's engine only ever
 /// sees its own clock's readings, the server only the master clock's.
@@ -73,6 +75,8 @@ struct ClockSimulation {
     /// Probability that the network delivers a reply twice (each copy with its own delay).
     var duplicateProbability = 0.0
     var engine: ClockClientEngine
+    /// The clock the source's estimates feed: its one servo publishes the mapping.
+    var selector = ClockSourceSelector(sources: 1)
     var random: SplitMix64
     private(set) var now: Int64 = 1_000_000_000
     private(set) var records: [Record] = []
@@ -98,10 +102,16 @@ struct ClockSimulation {
 
     var latest: Record? { records.last }
 
-    /// The true master error of the current mapping at true time `trueTime`.
+    /// The clock's published status at local time `local`: the selector's, or the source's own
+    /// before it was ever followed.
+    func published(at local: Int64) -> ClockStatus {
+        selector.status(at: local) ?? engine.status(at: local)
+    }
+
+    /// The true master error of the current published mapping at true time `trueTime`.
     func error(atTrueTime trueTime: Int64) -> Int64 {
-        engine.mapping.masterNanoseconds(atLocalNanoseconds: client.reading(at: trueTime))
-            - master.reading(at: trueTime)
+        let local = client.reading(at: trueTime)
+        return published(at: local).mapping.masterNanoseconds(atLocalNanoseconds: local) - master.reading(at: trueTime)
     }
 
     /// Runs until true time advances by `duration` ns.
@@ -110,7 +120,9 @@ struct ClockSimulation {
         // Latest first, so the next injection is popped from the end.
         injected.sort { $0.time > $1.time }
         while true {
-            let clientDeadline = client.trueTime(atReading: engine.nextDeadline(after: client.reading(at: now)))
+            let reading = client.reading(at: now)
+            let deadline = min(engine.nextDeadline(after: reading), selector.nextDeadline(after: reading) ?? .max)
+            let clientDeadline = client.trueTime(atReading: deadline)
             let nextArrival = inFlight.map(\.arrival).min()
             let nextInjection = injected.last.map { max($0.time, now) }
             let next = [max(clientDeadline, now), nextArrival, nextInjection].compactMap { $0 }.min()!
@@ -126,23 +138,31 @@ struct ClockSimulation {
                 continue
             }
             let local = client.reading(at: now)
-            if engine.advance(to: local) { record() }
+            advance(to: local)
             if engine.isRequestDue(at: local) { sendRequest(at: local) }
         }
         now = end
-        let local = client.reading(at: now)
-        if engine.advance(to: local) { record() }
+        advance(to: client.reading(at: now))
+    }
+
+    /// Lets time pass for the source and the clock; records what changed.
+    private mutating func advance(to local: Int64) {
+        let sourceChanged = engine.advance(to: local)
+        if sourceChanged { _ = selector.update(source: 0, status: engine.status(at: local), now: local) }
+        if selector.advance(to: local) || sourceChanged { record() }
     }
 
     private mutating func deliver(_ bytes: [UInt8]) {
         let local = client.reading(at: now)
         let changed = bytes.withUnsafeBytes { engine.receive($0, length: bytes.count, at: local, now: local) }
-        if changed { record() }
+        guard changed else { return }
+        _ = selector.update(source: 0, status: engine.status(at: local), now: local)
+        record()
     }
 
     private mutating func record() {
         let local = client.reading(at: now)
-        let status = engine.status(at: local)
+        let status = published(at: local)
         let truth = master.reading(at: now)
         let error = status.mapping.masterNanoseconds(atLocalNanoseconds: local) - truth
         records.append(Record(trueTime: now, status: status, error: error))

@@ -202,14 +202,7 @@ public enum ControlServer {
     private static func answer<T: Encodable & Sendable>(_ work: @Sendable () async throws(NodeError) -> T) async
         -> Response
     {
-        // Assigned, then returned after the `do`: Swift 6.3 at -O miscompiles a generic result
-        // returned from inside `do throws(E)` (see Wall.eachNode in wallctl).
-        let result: Result<T, NodeError>
-        do throws(NodeError) {
-            result = .success(try await work())
-        } catch {
-            result = .failure(error)
-        }
+        let result = await Result.of(work)
         switch result {
         case .success(let value):
             return json(value)

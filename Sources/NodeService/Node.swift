@@ -103,10 +103,7 @@ public final class Node: Sendable {
         var entries: [TimelineEntry] = []
         for item in settings.playlist {
             guard let outPoint = item.outPoint else { return nil }
-            entries.append(
-                TimelineEntry(
-                    media: item.media, inPoint: item.inPoint, outPoint: outPoint,
-                    repeats: item.repeats.map { .times($0) } ?? .forever))
+            entries.append(item.entry(outPoint: outPoint))
         }
         return try? Timeline(
             wall: settings.wallName, version: 1, epoch: epoch, configSHA256: settings.wall.digest,

@@ -75,9 +75,7 @@ public struct TimelineControl: Sendable {
                 throw ControlError.timeline(
                     "\(item.media): it is not longer than its in point \(item.inPoint.seconds) s")
             }
-            return TimelineEntry(
-                media: item.media, inPoint: item.inPoint, outPoint: outPoint,
-                repeats: item.repeats.map { .times($0) } ?? .forever)
+            return item.entry(outPoint: outPoint)
         }
     }
 
@@ -207,5 +205,14 @@ public struct TimelineControl: Sendable {
             "  then: \(position.state.rawValue), entry \(position.entryIndex), pass \(position.pass), item time "
                 + "\(position.itemTime.seconds) s, rate \(position.rate)"
                 + (segment.playlist.loops ? ", the playlist loops" : ", the playlist ends on its last frame"))
+    }
+}
+
+extension PlaylistItemConfig {
+    /// The timeline entry this config entry plays, ending at `outPoint` (its own, or the media's
+    /// length the nodes reported).
+    public func entry(outPoint: MediaTime) -> TimelineEntry {
+        TimelineEntry(
+            media: media, inPoint: inPoint, outPoint: outPoint, repeats: repeats.map { .times($0) } ?? .forever)
     }
 }

@@ -51,19 +51,7 @@ public struct Wall: Sendable {
     ) async -> [String: Result<T, ControlError>] {
         await withTaskGroup(of: (String, Result<T, ControlError>).self) { group in
             for client in clients {
-                group.addTask {
-                    // Assigned here and returned after the `do`: Swift 6.3 at -O miscompiles a
-                    // `return` inside `do throws(E)` in an async closure whose result is generic
-                    // (a task group child's), leaving the result uninitialised. Release builds
-                    // then crashed in swift_retain when the group copied it out.
-                    let outcome: Result<T, ControlError>
-                    do throws(ControlError) {
-                        outcome = .success(try await work(client))
-                    } catch {
-                        outcome = .failure(error)
-                    }
-                    return (client.id, outcome)
-                }
+                group.addTask { (client.id, await Result.of { () throws(ControlError) in try await work(client) }) }
             }
             var all: [String: Result<T, ControlError>] = [:]
             for await (id, outcome) in group { all[id] = outcome }

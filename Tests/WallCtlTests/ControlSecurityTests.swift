@@ -106,21 +106,10 @@ final class ControlSecurityTests: XCTestCase {
 
     /// A one-node wall whose node `solo` listens on `port` of the loopback, plus `extra` top-level keys.
     private func wallConfig(in folder: URL, port: UInt16, extra: String = "") throws -> String {
-        let config = folder.appendingPathComponent("wall-\(UUID().uuidString).yaml")
-        let text = """
-            name: solo
-            clock: 127.0.0.1:9
-            media: clip.mp4
-            canvas: {width: 160, height: 90}
-            \(extra)
-            nodes:
-              - id: solo
-                control: 127.0.0.1:\(port)
-                tile: {x: 0, y: 0, width: 160, height: 90}
-
-            """
-        try text.write(to: config, atomically: true, encoding: .utf8)
-        return config.path
+        try TestWall(
+            name: "solo", clockPort: 9, media: "clip.mp4", canvas: (160, 90), extra: extra.isEmpty ? [] : [extra],
+            nodes: [TestWall.Node(id: "solo", controlPort: Int(port), tile: (0, 0, 160, 90))]
+        ).write(to: folder.appendingPathComponent("wall-\(UUID().uuidString).yaml")).path
     }
 
     /// A self-signed P-256 certificate and its key, made with the openssl command.

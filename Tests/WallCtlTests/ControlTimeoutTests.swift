@@ -59,24 +59,13 @@ final class ControlTimeoutTests: XCTestCase {
             .appendingPathComponent("wallctl-timeout-\(getpid())-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         addTeardownBlock { try? FileManager.default.removeItem(at: folder) }
-        let config = folder.appendingPathComponent("wall.yaml")
-        var text = """
-            name: mute
-            clock: 127.0.0.1:9
-            media: clip.mp4
-            canvas: {width: \(160 * ports.count), height: 90}
-            nodes:
-
-            """
-        for (index, port) in ports.enumerated() {
-            text += """
-                  - id: mute\(index == 0 ? "" : "-\(index + 1)")
-                    control: 127.0.0.1:\(port)
-                    tile: {x: \(160 * index), y: 0, width: 160, height: 90}
-
-                """
-        }
-        try text.write(to: config, atomically: true, encoding: .utf8)
-        return config.path
+        return try TestWall(
+            name: "mute", clockPort: 9, media: "clip.mp4", canvas: (160 * ports.count, 90),
+            nodes: ports.enumerated().map { index, port in
+                TestWall.Node(
+                    id: "mute\(index == 0 ? "" : "-\(index + 1)")", controlPort: Int(port),
+                    tile: (160 * index, 0, 160, 90))
+            }
+        ).write(to: folder.appendingPathComponent("wall.yaml")).path
     }
 }

@@ -12,18 +12,10 @@ final class BadInputTests: XCTestCase {
     override func setUpWithError() throws {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("lockstep-bad-\(getpid())")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        config = folder.appendingPathComponent("wall.yaml")
-        try """
-        name: bad-input
-        clock: 127.0.0.1:15999
-        media: \(folder.appendingPathComponent("missing.mp4").path)
-        canvas: {width: 640, height: 360}
-        nodes:
-          - id: only
-            control: 127.0.0.1:\(control)
-            tile: {x: 0, y: 0, width: 640, height: 360}
-            video-sink: "fakesink sync=true"
-        """.write(to: config, atomically: true, encoding: .utf8)
+        config = try TestWall(
+            name: "bad-input", clockPort: 15999, media: folder.appendingPathComponent("missing.mp4").path,
+            canvas: (640, 360), nodes: [TestWall.Node(id: "only", controlPort: control, tile: (0, 0, 640, 360))]
+        ).write(to: folder.appendingPathComponent("wall.yaml"))
     }
 
     override func tearDownWithError() throws {

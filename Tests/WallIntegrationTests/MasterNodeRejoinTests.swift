@@ -17,27 +17,17 @@ final class MasterNodeRejoinTests: XCTestCase {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("lockstep-master-rejoin-\(getpid())")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        let config = folder.appendingPathComponent("wall.yaml")
-        try """
-        name: master-rejoin-test
-        clock: [127.0.0.1:\(masterPort), 127.0.0.1:\(relayPort)]
-        clock-lock-timeout: 30s
-        media: \(media.path)
-        canvas: {width: 320, height: 90}
-        nodes:
-          - id: m
-            control: 127.0.0.1:\(controlPorts[0])
-            tile: {x: 0, y: 0, width: 160, height: 90}
-            video-sink: "fakesink sync=true"
-            audio: false
-          - id: r
-            control: 127.0.0.1:\(controlPorts[1])
-            tile: {x: 160, y: 0, width: 160, height: 90}
-            video-sink: "fakesink sync=true"
-            audio: false
-            serve-clock: 127.0.0.1:\(relayPort)
-
-        """.write(to: config, atomically: true, encoding: .utf8)
+        var wall = TestWall(
+            name: "master-rejoin-test", clockPort: masterPort, media: media.path, canvas: (320, 90),
+            extra: ["clock-lock-timeout: 30s"],
+            nodes: [
+                TestWall.Node(id: "m", controlPort: controlPorts[0], tile: (0, 0, 160, 90)),
+                TestWall.Node(
+                    id: "r", controlPort: controlPorts[1], tile: (160, 0, 160, 90),
+                    extra: ["serve-clock: 127.0.0.1:\(relayPort)"]),
+            ])
+        wall.clock = "[127.0.0.1:\(masterPort), 127.0.0.1:\(relayPort)]"
+        let config = try wall.write(to: folder.appendingPathComponent("wall.yaml"))
 
         func master(offset: Int, drift: Int) throws -> ChildProcess {
             try ChildProcess(

@@ -18,19 +18,11 @@ final class NodeMemoryTests: XCTestCase {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("lockstep-memory-\(getpid())")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        let config = folder.appendingPathComponent("wall.yaml")
-        try """
-        name: memory
-        clock: 127.0.0.1:15961
-        media: \(try TestMedia.frameCode(seconds: 1, size: "320x180").path)
-        canvas: {width: 320, height: 180}
-        loop: true
-        nodes:
-          - id: only
-            control: 127.0.0.1:\(node.port)
-            tile: {x: 0, y: 0, width: 320, height: 180}
-            video-sink: "fakesink sync=true"
-        """.write(to: config, atomically: true, encoding: .utf8)
+        let config = try TestWall(
+            name: "memory", clockPort: 15961, media: try TestMedia.frameCode(seconds: 1, size: "320x180").path,
+            canvas: (320, 180), stateDirectory: folder.appendingPathComponent("state").path, extra: ["loop: true"],
+            nodes: [TestWall.Node(id: "only", controlPort: node.port, tile: (0, 0, 320, 180))]
+        ).write(to: folder.appendingPathComponent("wall.yaml"))
         let wallnode = try ChildProcess(
             ChildProcess.product("wallnode"), ["run", "--config", config.path, "--id", "only", "--use-local-clock"])
         defer { wallnode.signal(SIGTERM) }

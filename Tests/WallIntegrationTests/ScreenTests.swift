@@ -177,16 +177,14 @@ final class ScreenTests: XCTestCase {
             ),
         ]
         for (index, check) in cases.enumerated() {
-            let config = folder.appendingPathComponent("bad-\(index).yaml").path
-            try """
-            name: screens
-            clock: 127.0.0.1:15682
-            media: \(clip)
-            canvas: {width: 160, height: 90}
-            nodes:
-              - {id: a, control: "127.0.0.1:17955", tile: {x: 0, y: 0, width: 160, height: 90}, video-sink: \(check.sink),
-                 screen: \(check.screen)}
-            """.write(toFile: config, atomically: true, encoding: .utf8)
+            let config = try TestWall(
+                name: "screens", clockPort: 15682, media: clip, canvas: (160, 90),
+                nodes: [
+                    TestWall.Node(
+                        id: "a", controlPort: 17955, tile: (0, 0, 160, 90), videoSink: check.sink,
+                        extra: ["screen: \(check.screen)"])
+                ]
+            ).write(to: folder.appendingPathComponent("bad-\(index).yaml")).path
             let node = try ChildProcess(
                 ChildProcess.product("wallnode"),
                 [
@@ -216,23 +214,22 @@ final class ScreenTests: XCTestCase {
                     folder.appendingPathComponent("still-\(id).png").path,
                 ])
         }
-        try """
-        name: screens
-        clock: 127.0.0.1:15681
-        media: \(clip)
-        still: {per-node: "\(folder.path)/still-{id}.png"}
-        canvas: {width: \(Self.screen.width), height: \(Self.screen.height)}
-        start-margin: 300ms
-        nodes:
-          - {id: tl, control: "127.0.0.1:17951", tile: {x: 0, y: 0, width: \(w), height: \(h)}, video-sink: ximagesink,
-             screen: {window: {x: 0, y: 0, width: \(w), height: \(h)}}}
-          - {id: tr, control: "127.0.0.1:17952", tile: {x: \(w), y: 0, width: \(w), height: \(h)}, video-sink: ximagesink,
-             screen: {monitor: TR, window: {x: 0, y: 0, width: \(w), height: \(h)}}}
-          - {id: bl, control: "127.0.0.1:17953", tile: {x: 0, y: \(h), width: \(w), height: \(h)}, video-sink: ximagesink,
-             screen: {monitor: BL, fullscreen: true}}
-          - {id: br, control: "127.0.0.1:17954", tile: {x: \(w), y: \(h), width: \(w), height: \(h)}, video-sink: ximagesink,
-             screen: {monitor: BR, fullscreen: true, title: "lobby, bottom right"}}
-        """.write(toFile: config, atomically: true, encoding: .utf8)
+        let screens: [(id: String, x: Int, y: Int, screen: String)] = [
+            ("tl", 0, 0, "{window: {x: 0, y: 0, width: \(w), height: \(h)}}"),
+            ("tr", w, 0, "{monitor: TR, window: {x: 0, y: 0, width: \(w), height: \(h)}}"),
+            ("bl", 0, h, "{monitor: BL, fullscreen: true}"),
+            ("br", w, h, "{monitor: BR, fullscreen: true, title: \"lobby, bottom right\"}"),
+        ]
+        try TestWall(
+            name: "screens", clockPort: 15681, media: clip, canvas: (Self.screen.width, Self.screen.height),
+            extra: ["still: {per-node: \"\(folder.path)/still-{id}.png\"}", "start-margin: 300ms"],
+            nodes: screens.enumerated().map { index, screen in
+                TestWall.Node(
+                    id: screen.id, controlPort: 17951 + index, tile: (screen.x, screen.y, w, h),
+                    videoSink: "ximagesink",
+                    extra: ["screen: \(screen.screen)"])
+            }
+        ).write(to: URL(fileURLWithPath: config))
 
         let wallctl = ChildProcess.product("wallctl")
         processes.append(try ChildProcess(wallctl, ["clock", "serve", "--listen", "127.0.0.1:15681"]))
@@ -339,16 +336,15 @@ final class ScreenTests: XCTestCase {
         }
         let clip = try TestMedia.audioVideo(seconds: 6, size: "\(Self.screen.width)x\(Self.screen.height)").path
         let config = folder.appendingPathComponent("wayland.yaml").path
-        try """
-        name: wayland
-        clock: 127.0.0.1:15683
-        media: \(clip)
-        canvas: {width: \(Self.screen.width), height: \(Self.screen.height)}
-        start-margin: 300ms
-        nodes:
-          - {id: w, control: "127.0.0.1:17956", tile: {x: 0, y: 0, width: \(Self.screen.width), height: \(Self.screen.height)},
-             video-sink: waylandsink, screen: {fullscreen: true}}
-        """.write(toFile: config, atomically: true, encoding: .utf8)
+        try TestWall(
+            name: "wayland", clockPort: 15683, media: clip, canvas: (Self.screen.width, Self.screen.height),
+            extra: ["start-margin: 300ms"],
+            nodes: [
+                TestWall.Node(
+                    id: "w", controlPort: 17956, tile: (0, 0, Self.screen.width, Self.screen.height),
+                    videoSink: "waylandsink", extra: ["screen: {fullscreen: true}"])
+            ]
+        ).write(to: URL(fileURLWithPath: config))
         let wallctl = ChildProcess.product("wallctl")
         processes.append(try ChildProcess(wallctl, ["clock", "serve", "--listen", "127.0.0.1:15683"]))
         let node = try ChildProcess(

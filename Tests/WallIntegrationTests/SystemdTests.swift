@@ -64,15 +64,10 @@ final class SystemdTests: XCTestCase {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("lockstep-notify-\(getpid())")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        let config = folder.appendingPathComponent("wall.yaml")
-        try """
-        name: notified
-        clock: 127.0.0.1:15661
-        media: \(try TestMedia.frameCode(seconds: 1).path)
-        canvas: {width: 320, height: 180}
-        nodes:
-          - {id: only, control: "127.0.0.1:17881", tile: {x: 0, y: 0, width: 320, height: 180}, video-sink: fakesink}
-        """.write(to: config, atomically: true, encoding: .utf8)
+        let config = try TestWall(
+            name: "notified", clockPort: 15661, media: try TestMedia.frameCode(seconds: 1).path, canvas: (320, 180),
+            nodes: [TestWall.Node(id: "only", controlPort: 17881, tile: (0, 0, 320, 180), videoSink: "fakesink")]
+        ).write(to: folder.appendingPathComponent("wall.yaml"))
         let listener = try NotifyListener(path: folder.appendingPathComponent("notify").path)
         let node = try ChildProcess(
             ChildProcess.product("wallnode"),

@@ -23,19 +23,18 @@ final class WallCheckTests: XCTestCase {
     private func writeConfig(
         _ name: String, playlist: [String], sinkB: String, extra: String = "", clock: String = "127.0.0.1:15671"
     ) throws -> String {
-        let path = folder.appendingPathComponent(name).path
-        try """
-        name: checked
-        clock: \(clock)
-        media: \(playlist[0])
-        playlist: [\(playlist.map { "{media: \"\($0)\"}" }.joined(separator: ", "))]
-        canvas: {width: 320, height: 180}
-        nodes:
-          - {id: a, control: "127.0.0.1:17891", tile: {x: 0, y: 0, width: 170, height: 180}, video-sink: "fakesink sync=true"}
-          - {id: b, control: "127.0.0.1:17892", tile: {x: 160, y: 0, width: 160, height: 180}, video-sink: "\(sinkB)"}
-        \(extra)
-        """.write(toFile: path, atomically: true, encoding: .utf8)
-        return path
+        var wall = TestWall(
+            name: "checked", clockPort: 15671, media: playlist[0], canvas: (320, 180),
+            playlist: playlist.map { "{media: \"\($0)\"}" },
+            stateDirectory: folder.appendingPathComponent("state").path,
+            extra: extra.isEmpty ? [] : [extra],
+            nodes: [
+                // Tile a reaches 10 pixels into b's: the check names the overlap.
+                TestWall.Node(id: "a", controlPort: 17891, tile: (0, 0, 170, 180)),
+                TestWall.Node(id: "b", controlPort: 17892, tile: (160, 0, 160, 180), videoSink: sinkB),
+            ])
+        wall.clock = clock
+        return try wall.write(to: folder.appendingPathComponent(name)).path
     }
 
     private func startNodes(_ config: String) throws -> [ChildProcess] {

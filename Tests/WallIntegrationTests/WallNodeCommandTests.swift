@@ -120,20 +120,17 @@ final class WallNodeCommandTests: XCTestCase {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("lockstep-serve-\(getpid())")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        let config = folder.appendingPathComponent("wall.yaml")
         // Relative to the config's folder; both nodes sign their clock packets with it.
         try "00112233445566778899aabbccddeeff\n".write(
             to: folder.appendingPathComponent("clock.key"), atomically: true, encoding: .utf8)
-        try """
-        name: serving
-        clock: 127.0.0.1:15701
-        clock-key-file: clock.key
-        media: \(try TestMedia.frameCode(seconds: 1).path)
-        canvas: {width: 320, height: 180}
-        nodes:
-          - {id: master, control: "127.0.0.1:17821", tile: {x: 0, y: 0, width: 160, height: 180}, video-sink: fakesink}
-          - {id: follower, control: "127.0.0.1:17822", tile: {x: 160, y: 0, width: 160, height: 180}, video-sink: fakesink}
-        """.write(to: config, atomically: true, encoding: .utf8)
+        let config = try TestWall(
+            name: "serving", clockPort: 15701, media: try TestMedia.frameCode(seconds: 1).path, canvas: (320, 180),
+            stateDirectory: folder.appendingPathComponent("state").path, extra: ["clock-key-file: clock.key"],
+            nodes: [
+                TestWall.Node(id: "master", controlPort: 17821, tile: (0, 0, 160, 180), videoSink: "fakesink"),
+                TestWall.Node(id: "follower", controlPort: 17822, tile: (160, 0, 160, 180), videoSink: "fakesink"),
+            ]
+        ).write(to: folder.appendingPathComponent("wall.yaml"))
         let wallnode = ChildProcess.product("wallnode")
         let master = try ChildProcess(wallnode, ["run", "--config", config.path, "--id", "master", "--serve-clock"])
         let follower = try ChildProcess(
@@ -142,18 +139,14 @@ final class WallNodeCommandTests: XCTestCase {
             master.signal(SIGTERM)
             follower.signal(SIGTERM)
         }
-        let offset = try await withTimeout(20, "the follower locked to the serving node") {
-            while true {
-                if let status = try? await Self.status(17822), let clock = status["clock"] as? [String: Any],
-                    clock["state"] as? String == "locked", let offset = clock["offsetNs"] as? Double
-                {
-                    return offset / 1e9
-                }
-                try await Task.sleep(for: .milliseconds(200))
-            }
+        let locked = try await TestNode(port: 17822).waitForStatus(
+            within: 20, "the follower locked to the serving node"
+        ) {
+            ($0["clock"] as? [String: Any])?["state"] as? String == "locked"
         }
+        let offset = try XCTUnwrap((locked["clock"] as? [String: Any])?["offsetNs"] as? Double) / 1e9
         XCTAssertEqual(offset, 42, accuracy: 0.01, "the follower's clock is 42 s behind the serving node's")
-        let serving = try await Self.status(17821)
+        let serving = try TestNode(port: 17821).status()
         XCTAssertEqual((serving["clock"] as? [String: Any])?["serving"] as? Bool, true)
         let unkeyed = try ChildProcess.run(
             ChildProcess.product("wallctl"), ["clock", "probe", "127.0.0.1:15701", "--duration", "0.5"])
@@ -164,26 +157,17 @@ final class WallNodeCommandTests: XCTestCase {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("lockstep-elsewhere-\(getpid())")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        let config = folder.appendingPathComponent("wall.yaml")
         // 192.0.2.1 is TEST-NET-1: never an address of this machine.
-        try """
-        name: elsewhere
-        clock: 192.0.2.1:15703
-        media: \(try TestMedia.frameCode(seconds: 1).path)
-        canvas: {width: 320, height: 180}
-        nodes:
-          - {id: only, control: "127.0.0.1:17823", tile: {x: 0, y: 0, width: 320, height: 180}, video-sink: fakesink}
-        """.write(to: config, atomically: true, encoding: .utf8)
+        var wall = TestWall(
+            name: "elsewhere", clockPort: 15703, media: try TestMedia.frameCode(seconds: 1).path, canvas: (320, 180),
+            nodes: [TestWall.Node(id: "only", controlPort: 17823, tile: (0, 0, 320, 180), videoSink: "fakesink")])
+        wall.clock = "192.0.2.1:15703"
+        let config = try wall.write(to: folder.appendingPathComponent("wall.yaml"))
         let result = try ChildProcess.run(
             ChildProcess.product("wallnode"), ["run", "--config", config.path, "--id", "only", "--serve-clock"])
         XCTAssertNotEqual(result.status, 0)
         XCTAssertTrue(
             result.errors.contains("the config's clock address 192.0.2.1:15703 is not an address of this machine"),
             result.errors)
-    }
-
-    private static func status(_ port: Int) async throws -> [String: Any] {
-        let (data, _) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(port)/status")!)
-        return try XCTUnwrap(try JSONSerialization.jsonObject(with: data) as? [String: Any])
     }
 }

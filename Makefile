@@ -24,6 +24,7 @@ build: setup
 	$(SWIFT) build $(BUILD_FLAGS)
 
 test: build
+	scripts/check-links.sh
 	$(SWIFT) test $(BUILD_FLAGS)
 
 # The static release build, only when a source is newer than the binaries: `make deb` and

@@ -15,10 +15,8 @@ cd "$(dirname "$0")/.."
 export LC_ALL=C.UTF-8
 
 # Files a later build step generates, so a link to them may come before they exist. Keep this list
-# to what is really generated: each entry is a path from the repository's root.
-generated=(
-    docs/images/drift.png # the drift plot of a four-node wall, made from `wallctl drift --plot`
-)
+# to what is really generated: each entry is a path from the repository's root. (None today.)
+generated=()
 
 if [[ $# -gt 0 ]]; then files=("$@"); else files=(README.md docs/*.md); fi
 

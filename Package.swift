@@ -169,6 +169,8 @@ let package = Package(
                 "NodeService", "WallPlayer", "WallProtocol", "WallTimeline", "LockstepTime", "TestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
             ]
         ),
         .testTarget(name: "WallDisplayTests", dependencies: ["WallDisplay"]),

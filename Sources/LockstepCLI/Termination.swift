@@ -72,6 +72,17 @@ extension Termination {
     }
 }
 
+extension Termination {
+    private static let hangup = Mutex<SignalSources?>(nil)
+
+    /// Keeps SIGHUP from ending the process (its default action), and calls `noted` each time it
+    /// arrives: a daemon says what a hangup does rather than dying of it with nothing logged.
+    public static func onHangup(_ noted: @escaping @Sendable () -> Void) {
+        let sources = SignalSources(signals: [SIGHUP], queue: DispatchQueue(label: "lockstep.hangup")) { _ in noted() }
+        hangup.withLock { $0 = sources }
+    }
+}
+
 /// Dispatch signal sources, with the default action (terminate) switched off while they live.
 private final class SignalSources: @unchecked Sendable {
     // Dispatch sources are thread-safe; they are only created, resumed and cancelled here.

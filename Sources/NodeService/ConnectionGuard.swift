@@ -5,32 +5,61 @@ import Synchronization
 
 /// Bounds what one client can hold of the control API: each request must arrive whole within
 /// `requestDeadline` of the connection opening (or of the previous response), so idle and
-/// slowloris connections are closed; and past `maximumConnections` open at once, a new connection
-/// gets a 503 saying so and is closed, instead of a file descriptor for as long as it likes.
+/// slowloris connections are closed; and past `maximumConnections` open at once, the oldest
+/// connection that is waiting for a request (idle, or sending one slowly) is closed to make room, so
+/// a flood of idle connections never locks out a client with something to ask (the token's holder
+/// among them). Only when every open connection is being served does a new one get a 503 saying so.
 final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
     typealias OutboundIn = HTTPResponsePart
     typealias OutboundOut = HTTPResponsePart
 
-    /// What every connection's guard shares: the limits and the count of open connections.
+    /// What every connection's guard shares: the limits and the open connections.
     final class Limits: Sendable {
         let maximumConnections: Int
         let requestDeadline: TimeAmount
-        private let open = Atomic<Int>(0)
+        private let open = Mutex<Registry>(Registry())
+
+        /// The open connections, in the order they opened, and whether each is waiting for a request.
+        private struct Registry {
+            var next: UInt64 = 0
+            var connections: [ObjectIdentifier: (order: UInt64, channel: any Channel, waiting: Bool)] = [:]
+        }
 
         init(maximumConnections: Int, requestDeadline: TimeAmount) {
             self.maximumConnections = maximumConnections
             self.requestDeadline = requestDeadline
         }
 
-        /// Counts a connection in; whether it is within the limit.
-        fileprivate func opened() -> Bool {
-            open.add(1, ordering: .relaxed).newValue <= maximumConnections
+        /// Counts a connection in; whether it is admitted. At the limit the oldest connection waiting
+        /// for a request is closed in its favour; with none waiting it is not admitted.
+        fileprivate func opened(_ channel: any Channel) -> Bool {
+            let evicted = open.withLock { registry -> (any Channel)?? in
+                var evicted: (any Channel)?
+                if registry.connections.count >= maximumConnections {
+                    guard let oldest = registry.connections.filter({ $0.value.waiting }).min(by: { $0.value.order < $1.value.order })
+                    else { return .none }
+                    registry.connections[oldest.key] = nil
+                    evicted = oldest.value.channel
+                }
+                registry.next += 1
+                registry.connections[ObjectIdentifier(channel)] = (registry.next, channel, true)
+                return .some(evicted)
+            }
+            guard let evicted else { return false }
+            evicted?.close(promise: nil)
+            return true
         }
 
-        fileprivate func closed() {
-            open.subtract(1, ordering: .relaxed)
+        fileprivate func waiting(_ channel: any Channel, _ waiting: Bool) {
+            open.withLock { registry in
+                registry.connections[ObjectIdentifier(channel)]?.waiting = waiting
+            }
+        }
+
+        fileprivate func closed(_ channel: any Channel) {
+            open.withLock { registry in registry.connections[ObjectIdentifier(channel)] = nil }
         }
     }
 
@@ -45,14 +74,14 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
 
     func handlerAdded(context: ChannelHandlerContext) {
         counted = true
-        admitted = limits.opened()
+        admitted = limits.opened(context.channel)
         arm(context)
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
         deadline?.cancel()
         deadline = nil
-        if counted { limits.closed() }
+        if counted { limits.closed(context.channel) }
         counted = false
     }
 
@@ -62,15 +91,22 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             if case .head = part { refuse(context) }
             return
         }
-        if case .end = part {
+        switch part {
+        case .head: limits.waiting(context.channel, false)
+        case .end:
             deadline?.cancel()
             deadline = nil
+        case .body: break
         }
         context.fireChannelRead(data)
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        if case .end = unwrapOutboundIn(data) { arm(context) }
+        if case .end = unwrapOutboundIn(data) {
+            // Answered: until the next request arrives, the connection waits and may make room.
+            limits.waiting(context.channel, true)
+            arm(context)
+        }
         context.write(data, promise: promise)
     }
 
@@ -83,7 +119,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
 
     private func refuse(_ context: ChannelHandlerContext) {
         let text =
-            #"{"ok":false,"error":"too many control connections are open (at most \#(limits.maximumConnections)): try again"}"#
+            #"{"ok":false,"error":"too many control connections are being served (at most \#(limits.maximumConnections)): try again"}"#
         var body = context.channel.allocator.buffer(capacity: text.utf8.count)
         body.writeString(text)
         var head = HTTPResponse(status: .serviceUnavailable)

@@ -57,8 +57,9 @@ public final class Node: Sendable {
     /// and replaced by the next valid version.
     func recoverStoredTimeline() async {
         let wall = settings.wallName
-        switch store.recover(checking: { timeline throws(TimelineError) in
-            guard timeline.wall == wall else { throw .otherWall(expected: wall, got: timeline.wall) }
+        switch store.recover(checking: { timeline in
+            guard timeline.wall == wall else { throw TimelineError.otherWall(expected: wall, got: timeline.wall) }
+            try checkMedia(of: timeline)
         }) {
         case .nothing:
             return

@@ -26,6 +26,12 @@ struct NodeDaemon {
 
     func run() async throws {
         Termination.exitAfterSignal(within: Self.shutdownLimit, program: "wallnode")
+        // The config is read at start; a SIGHUP (a terminal closed, a reload by habit) changes nothing.
+        Termination.onHangup { [logger] in
+            logger.notice(
+                "SIGHUP ignored: the config is read at start only; restart the node to apply a new one (systemctl restart wallnode)"
+            )
+        }
         let fileLimit = FileLimit.raise()
         // The node's own window, before the player: the sink draws into it from its first frame.
         var video = settings.video

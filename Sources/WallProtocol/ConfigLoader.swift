@@ -40,15 +40,71 @@ extension WallConfig {
     /// Reads and checks a wall config file. Relative media paths are resolved against the file's
     /// folder.
     public static func load(path: String) throws(ConfigError) -> WallConfig {
-        let text: String
-        do {
-            text = try String(contentsOfFile: path, encoding: .utf8)
-        } catch {
-            let reason = FileManager.default.fileExists(atPath: path) ? "\(error.localizedDescription)" : "no such file"
-            throw .unreadable(file: path, reason: reason)
-        }
+        let text = try read(path)
         let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
         return try parse(text, file: path, baseDirectory: folder)
+    }
+
+    /// The largest config read: a wall of a thousand nodes is well under it, and parsing it takes
+    /// tens of megabytes, not gigabytes.
+    public static let largestFile = 256 * 1024
+    /// The most nodes a wall has.
+    public static let mostNodes = 1000
+    /// How long a config given as a pipe (`--config /dev/stdin`) may take to arrive.
+    static let pipeWait = Duration.seconds(10)
+
+    /// The config's text: a regular file (or a pipe, /dev/stdin), at most `largestFile` bytes, UTF-8;
+    /// otherwise an error saying which of those it is not.
+    static func read(_ path: String) throws(ConfigError) -> String {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard descriptor >= 0 else {
+            let reason: String
+            switch errno {
+            case ENOENT: reason = "no such file"
+            case EACCES: reason = "permission denied (the node's user must be able to read it)"
+            default: reason = String(cString: strerror(errno))
+            }
+            throw .unreadable(file: path, reason: reason)
+        }
+        defer { close(descriptor) }
+        var information = stat()
+        if fstat(descriptor, &information) == 0, information.st_mode & S_IFMT == S_IFDIR {
+            throw .unreadable(file: path, reason: "it is a directory, not a config file")
+        }
+        // Read in blocks up to one past the limit: /proc files say their size is 0.
+        let started = ContinuousClock.now
+        var bytes: [UInt8] = []
+        var block = [UInt8](repeating: 0, count: 64 * 1024)
+        while bytes.count <= largestFile {
+            let count = block.withUnsafeMutableBytes { Foundation.read(descriptor, $0.baseAddress!, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            if count < 0, errno == EAGAIN {
+                // A pipe whose writer has not written yet: wait for it, but not for ever.
+                var ready = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+                let waited = ContinuousClock.now - started
+                let left = pipeWait - waited
+                guard left > .zero, poll(&ready, 1, Int32(left.components.seconds * 1000 + 1)) > 0 else {
+                    throw .unreadable(file: path, reason: "nothing arrived on the pipe within \(pipeWait.components.seconds) s")
+                }
+                continue
+            }
+            guard count >= 0 else { throw .unreadable(file: path, reason: String(cString: strerror(errno))) }
+            if count == 0 { break }
+            bytes += block[..<count]
+        }
+        guard bytes.count <= largestFile else {
+            throw .unreadable(
+                file: path, reason: "it is over \(largestFile / 1024) KiB; a wall config is at most that long")
+        }
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            let lines = bytes.split(separator: 0x0A, omittingEmptySubsequences: false)
+            let bad = lines.firstIndex { String(validating: $0, as: UTF8.self) == nil } ?? 0
+            let line = lines[bad].prefix(1024)
+            let valid = (0...line.count).last { String(validating: line.prefix($0), as: UTF8.self) != nil } ?? 0
+            throw .syntax(
+                file: path, line: bad + 1, message: "the text is not UTF-8 (an invalid byte at column \(valid + 1))")
+        }
+        return text
     }
 
     /// Parses and checks a wall config. `file` names it in errors; relative media paths are
@@ -117,13 +173,18 @@ struct ConfigReader {
         let nodesNode = try required(map, "nodes", in: root)
         let nodeList = try sequence(nodesNode, key: "nodes")
         guard !nodeList.isEmpty else { throw invalid(nodesNode, "nodes", "a wall needs at least one node") }
+        guard nodeList.count <= WallConfig.mostNodes else {
+            throw invalid(nodesNode, "nodes", "\(nodeList.count) nodes: a wall has at most \(WallConfig.mostNodes)")
+        }
         var nodes: [NodeConfig] = []
         for (index, node) in nodeList.enumerated() {
             nodes.append(try self.node(node, path: "nodes[\(index)]"))
         }
         let clockSources = try clockSources(try required(map, "clock", in: root))
         var wall = WallConfig(
-            name: try value(map, "name", or: "wall") { node throws(ConfigError) in try string(node, key: "name") },
+            // Required: the name is the wall's identity (every request and timeline carries it), and
+            // a default shared by every wall that forgot it would let one drive another.
+            name: try string(try required(map, "name", in: root), key: "name"),
             clock: clockSources[0],
             clockLockTimeout: try value(map, "clock-lock-timeout", or: defaults.clockLockTimeout) {
                 node throws(ConfigError) in try duration(node, key: "clock-lock-timeout")

@@ -31,7 +31,7 @@ public struct TimelineStore: Sendable {
     /// Reads the stored timeline back and checks it with `check` (the node's own checks: its
     /// wall, the limits); a file that is unreadable, not a timeline, or fails the checks is renamed
     /// to `<path>.unusable-<UTC time>` and reported.
-    public func recover(checking check: (Timeline) throws(TimelineError) -> Void) -> Recovered {
+    public func recover(checking check: (Timeline) throws -> Void) -> Recovered {
         let problem: String
         do {
             guard let timeline = try load() else { return .nothing }

@@ -131,6 +131,8 @@ struct ClockServeCommand: AsyncParsableCommand {
         let notifier = ServiceNotifier.fromEnvironment()
         notifier.ready(status: "serving \(served) on \(addresses.map(\.description).joined(separator: ", "))")
         let watchdog = Task { await notifier.keepWatchdogFed { server.isServing } }
+        // A hangup (a terminal closed, a reload by habit) must not end the wall's clock.
+        Termination.onHangup { Output.line("wallctl: SIGHUP ignored; the master clock keeps serving") }
         _ = await Termination.wait(seconds: nil)
         notifier.stopping()
         watchdog.cancel()

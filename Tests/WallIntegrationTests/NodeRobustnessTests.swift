@@ -71,6 +71,81 @@ final class NodeRobustnessTests: XCTestCase {
         XCTAssertLessThan(exited ?? .infinity, 2)
     }
 
+    /// Whatever sits where the node keeps its timeline is checked as a request would be before it
+    /// is used: a file a crash, a disk or a person damaged is set aside and reported, the node
+    /// answers at once, and the next timeline the wall sends is played and kept.
+    func testAPoisonedStateFile_isSetAsideAtStart_andTheNextTimelineIsPlayedAndKept() async throws {
+        let clip = try TestMedia.frameCode(seconds: 1)
+        let state = folder.appendingPathComponent("state")
+        let file = state.appendingPathComponent("robustness-only.timeline.json")
+        let valid = try TestTimelines.json(wall: "robustness", media: clip.path, start: 0)
+        let poisons: [(name: String, make: () throws -> Void, says: String)] = [
+            ("outside the media roots", {
+                try Data(try TestTimelines.json(wall: "robustness", media: "/etc/passwd", start: 0).utf8).write(to: file)
+            }, "is not inside the media roots"),
+            ("another wall's", {
+                try Data(try TestTimelines.json(wall: "lobby", media: clip.path, start: 0).utf8).write(to: file)
+            }, "lobby"),
+            ("cut short by a power cut", { try Data(valid.utf8.prefix(57)).write(to: file) }, "not a timeline"),
+            ("a FIFO", { XCTAssertEqual(mkfifo(file.path, 0o600), 0) }, "not a regular file"),
+            ("a link to /dev/zero", {
+                try FileManager.default.createSymbolicLink(atPath: file.path, withDestinationPath: "/dev/zero")
+            }, "symbolic links"),
+            ("huge", { try Data(repeating: 0x20, count: 17 << 20).write(to: file) }, "bytes; a timeline is at most"),
+            ("a rate of zero", {
+                try Data(try TestTimelines.json(wall: "robustness", media: clip.path, start: 0, rate: (0, 1)).utf8)
+                    .write(to: file)
+            }, "rate"),
+        ]
+        var version: UInt64 = 1
+        for poison in poisons {
+            try? FileManager.default.removeItem(at: state)
+            try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
+            try poison.make()
+            let wallnode = try startNode(localClock: true)
+            defer { wallnode.signal(SIGKILL) }
+            try await node.waitUntilAnswering(within: 10)
+            let problem = try node.timeline()?["problem"] as? String ?? ""
+            XCTAssertTrue(problem.contains("set aside"), "\(poison.name): \(problem)")
+            XCTAssertTrue(problem.contains(poison.says), "\(poison.name): \(problem)")
+            let kept = try FileManager.default.contentsOfDirectory(atPath: state.path).filter { $0.contains(".unusable-") }
+            XCTAssertEqual(kept.count, 1, "\(poison.name): kept aside for the operator")
+
+            version += 1
+            let next = try TestTimelines.json(wall: "robustness", media: clip.path, start: 0, version: version)
+            XCTAssertEqual(try node.request("PUT", "/timeline", body: next).status, 200, poison.name)
+            try await node.waitForStatus(within: 10, "\(poison.name): the next timeline played") { status in
+                (status["timeline"] as? [String: Any])?["state"] as? String == "playing"
+            }
+            wallnode.signal(SIGKILL)
+            _ = wallnode.finish()
+            let restarted = try startNode(localClock: true)
+            defer { restarted.signal(SIGKILL) }
+            try await node.waitForStatus(within: 10, "\(poison.name): the kept timeline back after a restart") {
+                status in
+                let timeline = status["timeline"] as? [String: Any]
+                return timeline?["version"] as? Int == Int(version)
+                    && (timeline?["problem"] as? String)?.contains("set aside") != true
+            }
+            restarted.signal(SIGKILL)
+            _ = restarted.finish()
+        }
+    }
+
+    func testSIGHUP_isLoggedAndIgnored() async throws {
+        let wallnode = try startNode(localClock: true)
+        defer { wallnode.signal(SIGTERM) }
+        try await node.waitUntilAnswering()
+        wallnode.signal(SIGHUP)
+        wallnode.signal(SIGHUP)
+        let exited = await wallnode.secondsUntilExit(limit: 1)
+        XCTAssertNil(exited, "a hangup does not end the node")
+        XCTAssertEqual(try node.get("/status").status, 200)
+        wallnode.signal(SIGTERM)
+        let finished = wallnode.finish()
+        XCTAssertTrue(finished.errors.contains("SIGHUP ignored"), finished.errors)
+    }
+
     // MARK: Helpers
 
     /// A node of a one-node wall whose media roots are this test's folder (and `roots`).

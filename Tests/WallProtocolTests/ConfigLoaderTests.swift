@@ -211,6 +211,42 @@ final class ConfigLoaderTests: XCTestCase {
         }
     }
 
+    func testLoad_whenNotAConfigFile_saysWhatItIs() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("config-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        XCTAssertThrowsError(try WallConfig.load(path: folder.path)) {
+            XCTAssertEqual("\($0)", "\(folder.path): cannot read the config: it is a directory, not a config file")
+        }
+        let huge = folder.appendingPathComponent("huge.yaml")
+        try Data(repeating: 0x20, count: WallConfig.largestFile + 1).write(to: huge)
+        XCTAssertThrowsError(try WallConfig.load(path: huge.path)) {
+            XCTAssertEqual(
+                "\($0)", "\(huge.path): cannot read the config: it is over 256 KiB; a wall config is at most that long")
+        }
+        let latin1 = folder.appendingPathComponent("latin1.yaml")
+        try Data("name: test\nclock: caf".utf8 + [0xE9] + Data(":5637\n".utf8)).write(to: latin1)
+        XCTAssertThrowsError(try WallConfig.load(path: latin1.path)) {
+            XCTAssertEqual("\($0)", "\(latin1.path):2: not valid YAML: the text is not UTF-8 (an invalid byte at column 11)")
+        }
+        let fifo = folder.appendingPathComponent("fifo.yaml")
+        XCTAssertEqual(mkfifo(fifo.path, 0o600), 0)
+        XCTAssertThrowsError(try WallConfig.load(path: fifo.path), "a FIFO nobody writes to is an empty config") {
+            XCTAssertTrue("\($0)".hasPrefix("\(fifo.path)"), "\($0)")
+        }
+    }
+
+    func testParse_whenNameMissing_saysTheWallNeedsOne() {
+        assertError(valid.replacingOccurrences(of: "name: test\n", with: ""), prefix: "wall.yaml:1: name is required")
+    }
+
+    func testParse_whenTooManyNodes_refusesBeforeReadingThem() {
+        let node = "  - {id: n, control: 127.0.0.1:7701, tile: {x: 0, y: 0, width: 1, height: 1}}\n"
+        let text = "name: t\nclock: 127.0.0.1:5637\nmedia: m.mp4\ncanvas: {width: 1, height: 1}\nnodes:\n"
+            + String(repeating: node, count: WallConfig.mostNodes + 1)
+        assertError(text, prefix: "wall.yaml:6: nodes: 1001 nodes: a wall has at most 1000")
+    }
+
     func testDurationSyntax_isExact() {
         XCTAssertEqual(DurationSyntax.parse("250ms"), MediaTime(value: 1, timescale: 4))
         XCTAssertEqual(DurationSyntax.parse("1.5"), MediaTime(value: 3, timescale: 2))

@@ -175,18 +175,31 @@ public final class PlayerItem: Sendable, CustomStringConvertible {
     /// `seekableTimeRanges` now and every change after.
     public var seekableTimeRangesUpdates: AsyncStream<[MediaTimeRange]> { seekableRangesStream.values() }
 
-    /// Whether rate -1 is possible. Reverse and fast rates need a seekable item.
-    public var canPlayReverse: Bool { isSeekable }
-    /// Whether rates between -1 and 0 are possible.
-    public var canPlaySlowReverse: Bool { isSeekable }
-    /// Whether rates below -1 are possible.
-    public var canPlayFastReverse: Bool { isSeekable }
-    /// Whether rates between 0 and 1 are possible.
+    /// Whether rate -1 is possible: a seekable local file in a container whose demuxer plays
+    /// backwards (`canStepBack`).
+    public var canPlayReverse: Bool { canStepBack }
+    /// Whether rates between -1 and 0 are possible (as `canPlayReverse`).
+    public var canPlaySlowReverse: Bool { canStepBack }
+    /// Whether rates below -1 are possible (as `canPlayReverse`: the decoder goes back a keyframe
+    /// interval at a time, and trick modes are not used).
+    public var canPlayFastReverse: Bool { canStepBack }
+    /// Whether rates between 0 and 1 are possible: any seekable item (a rate is set by a seek).
     public var canPlaySlowForward: Bool { isSeekable }
-    /// Whether rates above 1 are possible.
+    /// Whether rates above 1 are possible: any seekable item (a live stream is not).
     public var canPlayFastForward: Bool { isSeekable }
 
     private var isSeekable: Bool { status == .readyToPlay && facts.withLock { $0.isSeekable } }
+
+    /// The containers whose GStreamer demuxers play a file backwards, a keyframe interval at a
+    /// time: QuickTime/MP4 (qtdemux) and Matroska/WebM (matroskademux), by libavformat's names.
+    /// Measured with playbin3 on GStreamer 1.22: an MP4 or MKV seeked at rate -1, -2 or -4 plays
+    /// backwards; the same stream in MPEG-TS refuses the seek and plays on forwards. Reverse over
+    /// http or HLS is not offered.
+    static let reverseContainers: Set<String> = ["mov,mp4,m4a,3gp,3g2,mj2", "matroska,webm"]
+
+    private var canStepBack: Bool {
+        isSeekable && asset.isFileBased && inspection.map { Self.reverseContainers.contains($0.formatName) } == true
+    }
 
     /// Whether a rate is one this item can play at, by the canPlay* properties.
     public func canPlay(atRate rate: Float) -> Bool {

@@ -91,6 +91,9 @@ public struct Timeline: Hashable, Sendable, Codable {
         }
         let magnitude = abs(Double(rate.numerator) / Double(rate.denominator))
         guard magnitude >= 1.0 / 16, magnitude <= 16 else { throw .invalidRate(rate) }
+        // Passes, loops and entries are counted forward; the player could play an MP4 backwards,
+        // but a timeline has no meaning for it. Refused, never accepted and left frozen.
+        guard rate.numerator > 0 else { throw .reverseRate(rate) }
     }
 
     /// Supersedes every segment from `segment.from` on with `segment`.

@@ -5,6 +5,7 @@ public enum TimelineError: Error, Hashable, CustomStringConvertible {
     case emptyPlaylist
     case invalidEntry(index: Int, reason: String)
     case invalidRate(PlaybackRate)
+    case reverseRate(PlaybackRate)
     case notNumeric(field: String)
     case noSuchEntry(index: Int, count: Int)
     case itemTimeOutsideEntry(index: Int, itemTime: MediaTime, entry: TimelineEntry)
@@ -29,6 +30,8 @@ public enum TimelineError: Error, Hashable, CustomStringConvertible {
             return "playlist entry \(index): \(reason)"
         case .invalidRate(let rate):
             return "rate \(rate) is not one a wall plays at (1/16 to 16 in magnitude, not 0: to stop, pause)"
+        case .reverseRate(let rate):
+            return "rate \(rate) plays backwards: a wall's timeline runs its playlist forward only, at 1/16 to 16"
         case .notNumeric(let field):
             return "\(field) must be a number of seconds"
         case .noSuchEntry(let index, let count):

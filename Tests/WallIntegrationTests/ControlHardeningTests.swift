@@ -184,6 +184,8 @@ final class ControlHardeningTests: XCTestCase {
             ("PUT", "/timeline", try timeline(media: "media/clip.mp4"), 422, "must be an absolute path"),
             ("PUT", "/timeline", try timeline(rate: (1000, 1)), 422, "rate 1000 is not one a wall plays at"),
             ("PUT", "/timeline", try timeline(rate: (0, 1)), 422, "rate 0 is not one a wall plays at"),
+            ("PUT", "/timeline", try timeline(rate: (-1, 1)), 422, "rate -1 plays backwards"),
+            ("PUT", "/timeline", try timeline(rate: (-1, 2)), 422, "rate -1\\/2 plays backwards"),
             ("PUT", "/timeline", try timeline(rate: (1, 0)), 400, "a rate's denominator must be positive"),
             ("PUT", "/timeline", try timeline(start: .max), 422, "segments.from"),
             ("PUT", "/timeline", try timeline(version: .max), 422, "is outside 1 to 9007199254740991"),

@@ -23,6 +23,9 @@ extension NetworkAssetTests {
         XCTAssertFalse(
             player.currentItem?.seekableTimeRanges.isEmpty ?? true,
             "a server that takes byte ranges makes the file seekable")
+        let item = try XCTUnwrap(player.currentItem)
+        XCTAssertTrue(item.canPlayFastForward && item.canPlaySlowForward, "seekable: rates are set by seeks")
+        XCTAssertFalse(item.canPlayReverse || item.canPlaySlowReverse || item.canPlayFastReverse, "not over http")
         player.play()
         try await player.waitUntilTime(MediaTime(value: 1, timescale: 1))
         player.pause()

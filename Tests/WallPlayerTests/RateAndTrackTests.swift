@@ -20,6 +20,34 @@ final class RateAndTrackTests: XCTestCase {
         player.pause()
     }
 
+    func testFastReverse_playsBackwardsFromAnMP4() async throws {
+        let player = try await Player.ready(try TestMedia.frameCode(seconds: 4))
+        XCTAssertTrue(player.currentItem!.canPlayFastReverse)
+        _ = await player.seek(to: frames(100), toleranceBefore: .zero, toleranceAfter: .zero)
+        let presented = player.presentedFrames
+        player.rate = -2
+        let shown = try await collect(20, from: presented, "frames played fast backwards")
+        let timestamps = shown.map(\.presentationTimestamp)
+        XCTAssertTrue(zip(timestamps, timestamps.dropFirst()).allSatisfy { $0 > $1 }, "\(timestamps)")
+        player.pause()
+    }
+
+    /// An MPEG transport stream cannot be played backwards (tsdemux refuses the seek): the item says
+    /// so, and a negative rate is refused rather than accepted with nothing shown.
+    func testTransportStream_saysItCannotPlayBackwards_andRefusesANegativeRate() async throws {
+        // Six seconds: tsdemux says a two-second file cannot be sought (it finds too few clock references).
+        let player = try await Player.ready(try TestMedia.frameCodeTransportStream(seconds: 6))
+        let item = try XCTUnwrap(player.currentItem)
+        XCTAssertTrue(item.canPlayFastForward && item.canPlaySlowForward)
+        XCTAssertFalse(item.canPlayReverse || item.canPlaySlowReverse || item.canPlayFastReverse)
+        XCTAssertFalse(item.canPlay(atRate: -1))
+        let refused = await player.preroll(atRate: -1)
+        XCTAssertFalse(refused, "a preroll at a rate the item cannot play")
+        player.rate = -1
+        await player.settle()
+        XCTAssertEqual(player.rate, 0, "the rate is refused, as AVPlayer refuses one its item cannot play")
+    }
+
     /// `preroll(atRate:)` prerolls in the rate's direction: backwards after a forward preroll it
     /// completes (it never did), on the frame at the current time; playing backwards then starts
     /// from there without another seek.

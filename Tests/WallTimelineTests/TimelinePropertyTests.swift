@@ -107,9 +107,7 @@ final class TimelinePropertyTests: XCTestCase {
         let longest = MediaTime(nanoseconds: TimelineLimits.longestMedia)
         var random = Generator(state: 42)
         for start in [far, -far, .zero, MediaTime(value: 1, timescale: 3)] {
-            for rate in [
-                PlaybackRate(16), PlaybackRate(1, 16), PlaybackRate(-16), PlaybackRate(255, 256), PlaybackRate(-1, 16),
-            ] {
+            for rate in [PlaybackRate(16), PlaybackRate(1, 16), PlaybackRate(255, 256)] {
                 for entry in [
                     TimelineEntry(media: "a", outPoint: longest, repeats: .forever),
                     TimelineEntry(

@@ -248,6 +248,16 @@ final class TimelineTests: XCTestCase {
         }
     }
 
+    func testReverseRates_areRefusedNamingTheRate() throws {
+        for rate in [PlaybackRate(-1), PlaybackRate(-1, 2)] {
+            XCTAssertThrowsError(try loop().applying(.rate(rate), at: start + seconds(1))) { error in
+                XCTAssertEqual(error as? TimelineError, .reverseRate(rate))
+                XCTAssertTrue("\(error)".hasPrefix("rate \(rate) plays backwards"), "\(error)")
+            }
+        }
+        XCTAssertNoThrow(try loop().applying(.rate(PlaybackRate(1, 2)), at: start + seconds(1)))
+    }
+
     func testReanchored_onANewEpoch_holdsWhatWasLastScheduledFromZero() throws {
         let timeline = try loop().applying(.seek(entry: 0, itemTime: seconds(4)), at: start + seconds(1))
         let moved = try timeline.reanchored(onto: 9)

@@ -185,7 +185,7 @@ let package = Package(
         .testTarget(name: "WallCtlTests", dependencies: ["wallctl", "TestSupport"]),
         .testTarget(
             name: "WallPlayerTests",
-            dependencies: ["WallPlayer", "CGStreamer", "GroundTruth", "LockstepTime", "TestSupport"]
+            dependencies: ["WallPlayer", "CGStreamer", "GroundTruth", "LockstepTime", "TestSupport", "LockstepNet"]
         ),
         .testTarget(name: "WallProtocolTests", dependencies: ["WallProtocol", "LockstepTime", "TestSupport"]),
         .testTarget(

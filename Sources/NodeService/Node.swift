@@ -251,7 +251,7 @@ public final class Node: Sendable {
                 prerolled: item?.status == .readyToPlay && player.rate == 0,
                 framesPresented: counts.presented, framesLate: counts.late,
                 framesDropped: player.videoFrameCounts.dropped, renderThread: player.renderThreadPriority.description,
-                error: (player.error ?? item?.error).map { "\($0)" }),
+                error: (player.error ?? item?.error).map { "\($0)" }, pipelinesAbandoned: player.abandonedPipelines),
             timeline: await timelineReport())
     }
 

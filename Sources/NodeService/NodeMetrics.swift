@@ -29,6 +29,7 @@ public final class NodeMetrics: Sendable {
     private let processMaximumDescriptors: Gauge
     private let processStart: Gauge
     private let playerRate: Gauge
+    private let pipelinesAbandoned: Gauge
     private let playing: Gauge
     private let position: Gauge
     private let presented: Counter
@@ -100,6 +101,10 @@ public final class NodeMetrics: Sendable {
         dropped = registry.makeCounter(
             descriptor: Self.metric("frames_dropped_total", "Frames the video sink dropped as too late"), labels: labels
         )
+        pipelinesAbandoned = registry.makeGauge(
+            descriptor: Self.metric(
+                "player_pipelines_abandoned", "Pipelines that wedged when replaced and were left on their own threads"),
+            labels: labels)
         timelineVersion = registry.makeGauge(
             descriptor: Self.metric("timeline_version", "Version of the timeline the node follows (0: none)"),
             labels: labels)
@@ -141,6 +146,7 @@ public final class NodeMetrics: Sendable {
         clockRoundTrip.set(to: status.clock.roundTrip?.seconds ?? .nan)
         realtimeGranted.set(to: status.player.renderThread.hasPrefix("SCHED_FIFO") ? 1 : 0)
         playerRate.set(to: Double(status.player.rate))
+        pipelinesAbandoned.set(to: Double(status.player.pipelinesAbandoned ?? 0))
         playing.set(to: status.player.timeControlStatus == "playing" ? 1 : 0)
         position.set(to: status.player.position.seconds)
         let timeline = status.timeline

@@ -81,7 +81,7 @@ extension Player {
             engine.pipelineFailed = false
             engine.pipeline = nil
             pipelineRef.withLock { $0 = nil }
-            failed.shutdown()
+            retire(failed)
         }
         if item !== engine.loadedItem { engine.outage = nil }
         engine.loadedItem = item
@@ -223,6 +223,27 @@ extension Player {
         engine.queuedSeek = queued
     }
 
+    /// How long a pipeline being replaced may take to stop before the player goes on without it.
+    public static let teardownLimit = MediaTime(value: 5, timescale: 1)
+
+    /// Stops a pipeline the player no longer uses, before the next one is built (an exclusive
+    /// audio device or window is free again). That takes milliseconds; but a pipeline can wedge
+    /// inside GStreamer (a streaming thread blocked outside it, in a sink's write, holds its stream
+    /// lock while the pads deactivate), and its teardown then never returns. Past `teardownLimit`
+    /// it is left to its own thread, reported, and counted, and the player goes on with a new
+    /// pipeline: the picture comes back instead of every later call waiting behind it.
+    func retire(_ pipeline: PlaybackPipeline) {
+        let stopped = pipeline.stopOnItsOwnThread()
+        let limit = DispatchTimeInterval.nanoseconds(Int(Self.teardownLimit.nanoseconds ?? 0))
+        guard stopped.wait(timeout: .now() + limit) == .timedOut else { return }
+        let stuck = pipelinesAbandoned.add(1, ordering: .relaxed).newValue
+        logger.error(
+            "a replaced pipeline did not stop: left on its own thread; going on with a new pipeline",
+            metadata: [
+                "player.teardown_limit_s": .value(Self.teardownLimit.seconds), "player.pipelines_abandoned": .value(stuck),
+            ])
+    }
+
     func ensurePipeline() -> PlaybackPipeline? {
         if let pipeline = engine.pipeline { return pipeline }
         let current = settings.withLock { $0 }
@@ -268,9 +289,9 @@ extension Player {
         let position =
             engine.queuedSeek?.target ?? engine.pendingSeek?.target ?? old.playbin.queryPosition()
             ?? engine.timebase.itemTime(atHost: .invalid)
-        old.shutdown()
         engine.pipeline = nil
         pipelineRef.withLock { $0 = nil }
+        retire(old)
         let item = engine.loadedItem
         load(item)
         if item != nil, position > .zero {

@@ -79,6 +79,8 @@ public class Player: @unchecked Sendable {
     /// Set while a load takes the pipeline's old source down: an about-to-finish the old source
     /// emits on its way down hands nothing over (its successor would be taken for the new item's).
     let sourceChanging = Atomic<Bool>(false)
+    /// Pipelines that did not stop when replaced and were left on their own threads.
+    let pipelinesAbandoned = Atomic<Int>(0)
     /// A copy of the engine's timebase for readers off the control queue.
     let publishedTimebase = Mutex(Timebase.stopped(at: .zero))
     /// Engine state: read and written only on `queue`.
@@ -153,23 +155,21 @@ public class Player: @unchecked Sendable {
     /// another item was loaded.
     func advanceAfterEnd() -> Bool { false }
 
-    /// Where pipelines of released players are taken down.
-    ///
-    /// The last reference to a player can go on any thread, GStreamer's own among them (a bus or
-    /// signal callback holds one for a moment), and a pipeline must not be set to NULL from one of
-    /// its own streaming threads: it would wait for itself. So `deinit` only hands the pipeline
-    /// over; it is stopped and released here.
-    private static let teardown = DispatchQueue(label: "wallplayer.teardown")
-
     deinit {
         for observer in engine.observers.values { observer.cancelAlarm() }
         engine.startAlarms.forEach { $0.cancel() }
-        if let pipeline = pipelineRef.withLock({ $0 }) {
-            Self.teardown.async { pipeline.shutdown() }
-        }
+        // The last reference to a player can go on any thread, GStreamer's own among them (a bus or
+        // signal callback holds one for a moment), and a pipeline must not be set to NULL from one
+        // of its own streaming threads: it would wait for itself. It is stopped on its own thread.
+        if let pipeline = pipelineRef.withLock({ $0 }) { _ = pipeline.stopOnItsOwnThread() }
     }
 
     // MARK: Status
+
+    /// How many pipelines did not stop when replaced (wedged inside GStreamer) and were left on
+    /// their own threads while the player went on with new ones. Not part of AVFoundation's model:
+    /// for a player that runs for months, a figure to watch (each holds a thread and its memory).
+    public var abandonedPipelines: Int { pipelinesAbandoned.load(ordering: .relaxed) }
 
     /// Whether the player can play (`AVPlayer.status`): `unknown` until its outputs are built,
     /// with the first item it loads; `readyToPlay` once they are; `failed` when they cannot work,

@@ -323,17 +323,20 @@ public struct PlayerReport: Sendable, Hashable, Codable {
     /// How the render thread is scheduled ("SCHED_FIFO 50", "normal (...)").
     public var renderThread: String
     public var error: String?
+    /// Pipelines that wedged inside GStreamer when replaced and were left on their own threads
+    /// (each holds a thread and its memory until the node restarts); absent from older nodes.
+    public var pipelinesAbandoned: Int?
 
     enum CodingKeys: String, CodingKey {
         case status, media, itemStatus, timeControlStatus, waitingReason, rate, prerolled, framesPresented, framesLate
-        case framesDropped, renderThread, error
+        case framesDropped, renderThread, error, pipelinesAbandoned
         case position = "positionNs"
     }
 
     public init(
         status: String, media: String?, itemStatus: String?, timeControlStatus: String, waitingReason: String?,
         rate: Float, position: MediaTime, prerolled: Bool, framesPresented: UInt64, framesLate: UInt64,
-        framesDropped: UInt64, renderThread: String, error: String?
+        framesDropped: UInt64, renderThread: String, error: String?, pipelinesAbandoned: Int? = nil
     ) {
         self.status = status
         self.media = media
@@ -348,6 +351,7 @@ public struct PlayerReport: Sendable, Hashable, Codable {
         self.framesDropped = framesDropped
         self.renderThread = renderThread
         self.error = error
+        self.pipelinesAbandoned = pipelinesAbandoned
     }
 }
 

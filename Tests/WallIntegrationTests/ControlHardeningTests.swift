@@ -107,6 +107,7 @@ final class ControlHardeningTests: XCTestCase {
             "lockstep_presentation_lateness_seconds", "lockstep_clock_round_trip_seconds",
             "lockstep_clock_rate_ratio", "lockstep_realtime_priority_granted", "lockstep_frames_late_total",
             "lockstep_frames_dropped_total", "lockstep_clock_error_bound_seconds", "lockstep_build_info",
+            "lockstep_player_pipelines_abandoned",
             "process_cpu_seconds_total", "process_resident_memory_bytes", "process_open_fds", "process_max_fds",
             "process_start_time_seconds",
         ] {

@@ -68,3 +68,41 @@ final class PipelineRebuildTests: XCTestCase {
         XCTAssertTrue(player.isReadyForDisplay)
     }
 }
+
+/// A pipeline wedged inside GStreamer cannot hold the player: its teardown is left on its own
+/// thread after the limit, and the player goes on with a new pipeline, the picture back.
+final class WedgedPipelineTests: XCTestCase {
+    func testAPipelineWedgedInItsSink_isAbandoned_andTheNewOnePlays() async throws {
+        // A sink that blocks outside GStreamer: filesink writing to a pipe nobody reads. Once the
+        // pipe is full its streaming thread sits in write() holding the stream lock, and setting
+        // the pipeline to NULL waits for that lock for good.
+        let fifo = FileManager.default.temporaryDirectory.appendingPathComponent("wedge-\(getpid()).fifo").path
+        unlink(fifo)
+        XCTAssertEqual(mkfifo(fifo, 0o600), 0)
+        // Closing the reader at the end lets the abandoned write fail with EPIPE, not kill the tests.
+        signal(SIGPIPE, SIG_IGN)
+        let reader = open(fifo, O_RDONLY | O_NONBLOCK)  // opened, never read: filesink's open succeeds
+        XCTAssertGreaterThanOrEqual(reader, 0)
+        defer {
+            close(reader)
+            unlink(fifo)
+        }
+        let player = try await Player.ready(
+            try TestMedia.frameCode(seconds: 6), video: VideoOutputSettings(sinkDescription: "filesink location=\(fifo)"))
+        player.play()
+        try await eventually(within: 10, "the sink blocked on the full pipe") {
+            var size: Int32 = 0
+            return ioctl(reader, UInt(FIONREAD), &size) == 0 && size >= 60_000
+        }
+        let started = Date()
+        player.videoOutput = Headless.video  // replaces the wedged pipeline
+        let presented = player.presentedFrames
+        let frames = try await collect(5, from: presented, within: 20, "frames from the new pipeline")
+        XCTAssertEqual(frames.count, 5)
+        let took = Date().timeIntervalSince(started)
+        XCTAssertGreaterThanOrEqual(took, Player.teardownLimit.seconds - 0.5, "it waited for the old pipeline first")
+        XCTAssertLessThan(took, Player.teardownLimit.seconds + 10, "then went on without it")
+        XCTAssertEqual(player.abandonedPipelines, 1)
+        player.pause()
+    }
+}

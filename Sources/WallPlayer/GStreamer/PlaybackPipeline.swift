@@ -212,6 +212,19 @@ final class PlaybackPipeline: @unchecked Sendable {
         chooser.prerolled(playbin)
     }
 
+    /// Shuts the pipeline down on a thread of its own; the semaphore is signalled once it has
+    /// stopped. A pipeline wedged inside GStreamer then holds only that thread, never its caller's.
+    func stopOnItsOwnThread() -> DispatchSemaphore {
+        let stopped = DispatchSemaphore(value: 0)
+        let thread = Thread { [self] in
+            shutdown()
+            stopped.signal()
+        }
+        thread.name = "wallplayer.teardown"
+        thread.start()
+        return stopped
+    }
+
     /// Stops every thread and drops the bus hook; the pipeline cannot be used afterwards.
     func shutdown() {
         endOfStreamGuard?.stop()

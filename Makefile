@@ -15,7 +15,7 @@ RELEASE_INPUTS := $(shell find Sources -type f -o -type d) $(wildcard Package*.s
 PREFIX ?= /usr/local
 DESTDIR ?=
 
-.PHONY: setup build test release check-release check-boot check-package check-runtime-list install deb demo clean format bench-clock bench-wall bench-timeline bench-failover bench-memory
+.PHONY: setup build test fuzz bench-fuzz release check-release check-boot check-package check-runtime-list install deb demo clean format bench-clock bench-wall bench-timeline bench-failover bench-memory
 
 setup:
 	@scripts/setup.sh
@@ -26,6 +26,16 @@ build: setup
 test: build
 	scripts/check-links.sh
 	$(SWIFT) test $(BUILD_FLAGS)
+	FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/fuzz.sh
+
+# libFuzzer with AddressSanitizer on everything a node parses, for FUZZ_SECONDS (make test: 60).
+FUZZ_SECONDS ?= 60
+fuzz: setup
+	FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/fuzz.sh
+
+# The same for an hour; see docs/BENCHMARKS.md.
+bench-fuzz: setup
+	bench/fuzz
 
 # The static release build, only when a source is newer than the binaries: `make deb` and
 # `make install` right after a build reuse it. After a build the binaries take the time it began,

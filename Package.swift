@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "WallTimeline", targets: ["WallTimeline"]),
         .executable(name: "wallnode", targets: ["WallNode"]),
         .executable(name: "wallctl", targets: ["wallctl"]),
+        .executable(name: "lockstep-fuzz", targets: ["LockstepFuzz"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -127,6 +128,11 @@ let package = Package(
             ]
         ),
 
+        .target(
+            name: "LockstepFuzzing",
+            dependencies: ["LockstepTime", "SyncClock", "WallFollower", "WallProtocol", "WallTimeline"]
+        ),
+
         // MARK: Executables
 
         .executableTarget(
@@ -156,12 +162,14 @@ let package = Package(
             ]
         ),
 
+        .executableTarget(name: "LockstepFuzz", dependencies: ["LockstepFuzzing"]),
+
         // MARK: Tests
 
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "LockstepTimeTests", dependencies: ["LockstepTime"]),
         .testTarget(name: "LockstepNetTests", dependencies: ["LockstepNet"]),
-        .testTarget(name: "WallTimelineTests", dependencies: ["WallTimeline", "LockstepTime"]),
+        .testTarget(name: "WallTimelineTests", dependencies: ["WallTimeline", "LockstepTime", "LockstepFuzzing"]),
         .testTarget(name: "WallFollowerTests", dependencies: ["WallFollower", "WallTimeline", "LockstepTime"]),
         .testTarget(
             name: "NodeServiceTests",
@@ -187,6 +195,7 @@ let package = Package(
             name: "WallPlayerTests",
             dependencies: ["WallPlayer", "CGStreamer", "GroundTruth", "LockstepTime", "TestSupport", "LockstepNet"]
         ),
+        .testTarget(name: "LockstepFuzzingTests", dependencies: ["LockstepFuzzing", "LockstepNet", "TestSupport"]),
         .testTarget(name: "WallProtocolTests", dependencies: ["WallProtocol", "LockstepTime", "TestSupport"]),
         .testTarget(
             name: "WallIntegrationTests",

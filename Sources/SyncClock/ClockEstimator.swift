@@ -239,6 +239,10 @@ struct ClockEstimator: Sendable {
             + configuration.rateWander * Double(newest.clientReceive - (samples.first ?? newest).clientSend) / 1e9 + 1
         while infeasible - feasible > 100 {
             let middle = (feasible + infeasible) / 2
+            // Past 2^53 ns two neighbouring doubles are more than 100 apart: the bisection has
+            // nothing left to halve and would spin for good (found by the fuzzer, with replies whose
+            // times span years).
+            guard middle > feasible, middle < infeasible else { break }
             if isFeasible(middle) { feasible = middle } else { infeasible = middle }
         }
         return feasible

@@ -25,6 +25,12 @@ struct ClockSample: Hashable, Sendable {
             return nil
         }
         guard clientReceive >= clientSend, serverSend >= serverReceive else { return nil }
+        // The server cannot have held the request longer than the whole round trip took, give or
+        // take the two clocks' rate difference (at most 0.1 %) and a microsecond: a reply claiming
+        // so (a wild or forged server time) gives a delay far below zero, found by the fuzzer to
+        // overflow the round-trip statistics.
+        let roundTrip = clientReceive - clientSend
+        guard serverSend - serverReceive <= roundTrip + roundTrip / 1000 + 1000 else { return nil }
         return ClockSample(
             clientSend: clientSend, serverReceive: serverReceive, serverSend: serverSend, clientReceive: clientReceive)
     }

@@ -215,10 +215,15 @@ public struct ClockStatus: Sendable, Hashable {
     private static func grown(_ bound: MediaTime, byPPM growth: Double, from start: MediaTime, to end: MediaTime)
         -> MediaTime
     {
-        guard bound.isNumeric, let start = start.nanoseconds, let end = end.nanoseconds else {
+        guard bound.isNumeric, let base = bound.nanoseconds, let start = start.nanoseconds, let end = end.nanoseconds
+        else {
             return .positiveInfinity
         }
-        let elapsed = Double(max(0, end - start))
-        return bound + MediaTime(nanoseconds: Int64((elapsed * growth / 1e6).rounded(.up)))
+        // In floating point: any two local times, however far apart, and any growth give a bound,
+        // infinite past what nanoseconds can count (found by the fuzzer).
+        let elapsed = max(0, Double(end) - Double(start))
+        let grown = Double(base) + (elapsed * max(0, growth) / 1e6).rounded(.up)
+        guard grown.isFinite, grown < 0x1p62 else { return .positiveInfinity }
+        return MediaTime(nanoseconds: Int64(grown))
     }
 }

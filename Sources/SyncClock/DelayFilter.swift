@@ -26,7 +26,10 @@ struct DelayFilter: Sendable {
         let sorted = recent.values.sorted()
         let median = sorted[sorted.count / 2]
         let spread = max(median - sorted[0], Self.minimumSpread)
-        return delay > median + 2 * spread
+        // Saturating: a reply that took a lifetime (a suspended machine) must not overflow it.
+        let (twice, overflow) = spread.multipliedReportingOverflow(by: 2)
+        let (limit, beyond) = median.addingReportingOverflow(twice)
+        return !overflow && !beyond && delay > limit
     }
 
     /// The median of the recent delays less their minimum: how much the network's queueing varies.

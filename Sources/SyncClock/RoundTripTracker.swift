@@ -17,7 +17,7 @@ struct RoundTripTracker: Sendable {
 
     var statistics: RoundTripStatistics {
         guard let quantiles = recent.quantiles(0, 0.99) else { return .none }
-        let mean = Double(recent.values.reduce(0, +)) / Double(recent.count)
+        let mean = recent.values.reduce(0.0) { $0 + Double($1) } / Double(recent.count)
         return RoundTripStatistics(
             count: count, last: MediaTime(nanoseconds: last), minimum: MediaTime(nanoseconds: quantiles[0]),
             mean: MediaTime(nanoseconds: Int64(mean.rounded())), p99: MediaTime(nanoseconds: quantiles[1]))

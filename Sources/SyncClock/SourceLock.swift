@@ -96,7 +96,8 @@ extension ClockEstimate {
     func errorBound(of mapping: ClockMapping, atLocal local: Int64, guaranteed: Bool = false)
         -> (bound: Double, growth: Double)
     {
-        let mapped = Double(mapping.masterNanoseconds(atLocalNanoseconds: local) - local - referenceOffset)
+        // In floating point: local times and offsets each within ±2^62 can sum past Int64.
+        let mapped = Double(mapping.masterNanoseconds(atLocalNanoseconds: local)) - Double(local) - Double(referenceOffset)
         let allowed = offsetRange(atLocal: local, guaranteed: guaranteed)
         let bound = max(mapped - allowed.lowerBound, allowed.upperBound - mapped, 0)
         let mappingRate = (mapping.rate - 1) * 1e9

@@ -1,4 +1,5 @@
 import Foundation
+import LockstepFuzzing
 import LockstepTime
 import WallTimeline
 import XCTest
@@ -168,28 +169,11 @@ final class TimelinePropertyTests: XCTestCase {
         }
     }
 
+    /// The node's own arithmetic on it (`TimelineExercise`, which the fuzzer runs too), at two host
+    /// times of the generator's beside the extremes.
     private func exercise(_ timeline: Timeline, _ random: inout Generator) {
-        let hostTimes: [MediaTime] = [
-            .zero, timeline.start, MediaTime(nanoseconds: .max), MediaTime(nanoseconds: .min), .positiveInfinity,
-            .negativeInfinity, .invalid, MediaTime(nanoseconds: TimelineLimits.largestHostTime),
-            MediaTime(nanoseconds: -TimelineLimits.largestHostTime), MediaTime(nanoseconds: random.int64()),
-            MediaTime(value: random.int64(), timescale: random.timescale()),
-        ]
-        for hostTime in hostTimes {
-            let position = timeline.position(at: hostTime)
-            _ = position.passEnd.map { timeline.position(at: $0) }
-            _ = timeline.position(at: position.passStart)
-            for edit in [
-                TimelineEdit.pause, .resume, .next, .previous, .goTo(entry: 0), .stop, .rate(PlaybackRate(2)),
-                .seek(entry: 0, itemTime: position.entry.inPoint),
-                .identify(duration: MediaTime(value: 5, timescale: 1)),
-            ] {
-                if let edited = try? timeline.applying(edit, at: hostTime) {
-                    _ = edited.position(at: hostTime)
-                    _ = edited.position(at: MediaTime(nanoseconds: TimelineLimits.largestHostTime))
-                    _ = try? edited.reanchored(onto: 2).position(at: hostTime)
-                }
-            }
-        }
+        TimelineExercise.exercise(
+            timeline,
+            at: [MediaTime(nanoseconds: random.int64()), MediaTime(value: random.int64(), timescale: random.timescale())])
     }
 }

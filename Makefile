@@ -15,7 +15,7 @@ RELEASE_INPUTS := $(shell find Sources -type f -o -type d) $(wildcard Package*.s
 PREFIX ?= /usr/local
 DESTDIR ?=
 
-.PHONY: setup build test fuzz bench-fuzz release check-release check-boot check-package check-runtime-list install deb demo clean format bench-clock bench-wall bench-timeline bench-failover bench-memory bench-chaos
+.PHONY: setup build test fuzz bench-fuzz sanitize release check-release check-boot check-package check-runtime-list install deb demo clean format bench-clock bench-wall bench-timeline bench-failover bench-memory bench-chaos
 
 setup:
 	@scripts/setup.sh
@@ -25,6 +25,7 @@ build: setup
 
 test: build
 	scripts/check-links.sh
+	scripts/check-alerts.sh
 	$(SWIFT) test $(BUILD_FLAGS)
 	FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/fuzz.sh
 	bench/chaos --quick --keep --bin "$$($(SWIFT) build $(BUILD_FLAGS) --show-bin-path)"
@@ -33,6 +34,12 @@ test: build
 FUZZ_SECONDS ?= 60
 fuzz: setup
 	FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/fuzz.sh
+
+# The integration suite built with ThreadSanitizer, then with AddressSanitizer (each about 30 minutes;
+# not in make test); see docs/BENCHMARKS.md, "Sanitizers".
+sanitize: setup
+	scripts/sanitize.sh thread
+	scripts/sanitize.sh address
 
 # The same for an hour; see docs/BENCHMARKS.md.
 bench-fuzz: setup

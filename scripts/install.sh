@@ -37,6 +37,9 @@ install -D -m 0644 "$checkout/README.md" "$destdir$docdir/README.md"
 for file in "$checkout"/configs/*.yaml "$checkout"/docs/*.md; do
     install -D -m 0644 "$file" "$destdir$docdir/$(basename "$(dirname "$file")")/$(basename "$file")"
 done
+# The example Prometheus alert rules (docs/OPERATIONS.md, "Logs and metrics").
+install -D -m 0644 "$checkout/packaging/prometheus/lockstep-alerts.yml" \
+    "$destdir$prefix/share/lockstep/prometheus/lockstep-alerts.yml"
 # wallctl(1) and wallnode(1), from the binaries' own help.
 "$checkout/scripts/make-manpages.sh" "$bin" "$destdir$prefix/share/man/man1"
 chmod 0644 "$destdir$prefix/share/man/man1/wallctl.1" "$destdir$prefix/share/man/man1/wallnode.1"

@@ -57,6 +57,8 @@ packages=(
     jq
     # test: the package test's lint of the .deb (lintian: no error, no warning; docs/PACKAGING.md)
     lintian
+    # test: the example alert rules checked and unit-tested (promtool, in Debian's prometheus package)
+    prometheus
 )
 
 missing=()

@@ -21,13 +21,49 @@ struct lockstep_x11_window {
 
 static pthread_once_t threads_once = PTHREAD_ONCE_INIT;
 
+/// The X errors ignored since they were last taken, by kind (error, request, minor request).
+#define ERROR_KINDS 16
+static pthread_mutex_t errors_lock = PTHREAD_MUTEX_INITIALIZER;
+static lockstep_x11_error errors[ERROR_KINDS];
+
 /// Xlib's default error handler ends the process; one video sink's stale request (ximagesink
-/// detaching shared memory the server already dropped) must not take the node down with it.
+/// detaching shared memory the server already dropped) must not take the node down with it. Each
+/// is counted by kind, for the node to log in its own format (lockstep_x11_take_errors), instead
+/// of a line per error on standard error.
 static int report_error(Display *display, XErrorEvent *event) {
-    char text[160] = "";
+    char text[sizeof errors[0].text] = "";
     XGetErrorText(display, event->error_code, text, sizeof text);
-    fprintf(stderr, "wallnode: X error ignored: %s (request %d.%d)\n", text, event->request_code, event->minor_code);
+    pthread_mutex_lock(&errors_lock);
+    int slot = ERROR_KINDS - 1;
+    for (int i = 0; i < ERROR_KINDS; i++) {
+        lockstep_x11_error *kind = &errors[i];
+        if (kind->count == 0 || (kind->code == event->error_code && kind->request == event->request_code &&
+                                 kind->minor == event->minor_code)) {
+            slot = i;
+            break;
+        }
+    }
+    lockstep_x11_error *kind = &errors[slot];
+    if (kind->count == 0) {
+        kind->code = event->error_code;
+        kind->request = event->request_code;
+        kind->minor = event->minor_code;
+        snprintf(kind->text, sizeof kind->text, "%s", text);
+    }
+    kind->count++;
+    pthread_mutex_unlock(&errors_lock);
     return 0;
+}
+
+int lockstep_x11_take_errors(lockstep_x11_error *taken, int capacity) {
+    pthread_mutex_lock(&errors_lock);
+    int count = 0;
+    for (int i = 0; i < ERROR_KINDS && errors[i].count > 0; i++) {
+        if (count < capacity) taken[count++] = errors[i];
+        errors[i].count = 0;
+    }
+    pthread_mutex_unlock(&errors_lock);
+    return count;
 }
 
 static void init_threads(void) {

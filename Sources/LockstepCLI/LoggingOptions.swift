@@ -68,7 +68,33 @@ public struct StructuredLogHandler: LogHandler {
             .iso8601.year().month().day().timeZone(separator: .omitted).time(includingFractionalSeconds: true))
         let line = Self.line(
             format: format, time: time, level: event.level, label: label, message: "\(event.message)", metadata: all)
-        FileHandle.standardError.write(Data((line + "\n").utf8))
+        let prefix = Self.toJournal ? "<\(Self.syslogPriority(event.level))>" : ""
+        FileHandle.standardError.write(Data((prefix + line + "\n").utf8))
+    }
+
+    /// Whether standard error is journald's stream (`JOURNAL_STREAM` names its device and inode, as
+    /// systemd sets it for a unit's output): then each line starts with its syslog priority
+    /// (`<4>` for a warning), which journald strips and keeps, so `journalctl -p warning` filters.
+    static let toJournal: Bool = {
+        guard let stream = ProcessInfo.processInfo.environment["JOURNAL_STREAM"] else { return false }
+        let parts = stream.split(separator: ":")
+        var information = stat()
+        guard parts.count == 2, let device = UInt64(parts[0]), let inode = UInt64(parts[1]),
+            fstat(STDERR_FILENO, &information) == 0
+        else { return false }
+        return UInt64(information.st_dev) == device && UInt64(information.st_ino) == inode
+    }()
+
+    /// The syslog priority journald files a record under.
+    static func syslogPriority(_ level: Logger.Level) -> Int {
+        switch level {
+        case .trace, .debug: return 7
+        case .info: return 6
+        case .notice: return 5
+        case .warning: return 4
+        case .error: return 3
+        case .critical: return 2
+        }
     }
 
     /// One record as `format` writes it, metadata sorted by key.

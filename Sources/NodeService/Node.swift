@@ -148,6 +148,29 @@ public final class Node: Sendable {
         }
     }
 
+    /// The files `timeline` names that are not in the media roots (each name as the node reads it,
+    /// `{id}` filled in), in order, once each.
+    func missingMedia(of timeline: Timeline) -> [String] {
+        var names: [String] = []
+        for segment in timeline.segments {
+            names += segment.playlist.entries.map(\.media)
+            if case .still(let image) = segment.show { names.append(image) }
+        }
+        var missing: [String] = []
+        for name in names {
+            let path = name.replacingOccurrences(of: "{id}", with: settings.id)
+            guard !missing.contains(path) else { continue }
+            do {
+                _ = try settings.mediaRoots.resolve(path)
+            } catch where error.reason.hasSuffix(": no such file") {
+                missing.append(path)
+            } catch {
+                continue
+            }
+        }
+        return missing
+    }
+
     /// Follows `timeline`, found on a peer, if it is this wall's and newer than the one held.
     func offer(_ timeline: Timeline, from peer: String) async {
         guard timeline.wall == settings.wallName else { return }
@@ -275,6 +298,7 @@ public final class Node: Sendable {
         if let digest = await follower.timeline?.configSHA256, digest != settings.wall.digest {
             timelineReport.configDiffers = true
         }
+        if let timeline = await follower.timeline { timelineReport.missingMedia = missingMedia(of: timeline) }
         return timelineReport
     }
 }

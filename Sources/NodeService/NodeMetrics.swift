@@ -30,6 +30,8 @@ public final class NodeMetrics: Sendable {
     private let processStart: Gauge
     private let playerRate: Gauge
     private let pipelinesAbandoned: Gauge
+    private let clockHoldover: Gauge
+    private let contentMissing: Gauge
     private let playing: Gauge
     private let position: Gauge
     private let presented: Counter
@@ -101,6 +103,14 @@ public final class NodeMetrics: Sendable {
         dropped = registry.makeCounter(
             descriptor: Self.metric("frames_dropped_total", "Frames the video sink dropped as too late"), labels: labels
         )
+        clockHoldover = registry.makeGauge(
+            descriptor: Self.metric(
+                "clock_holdover", "1 while the node's clock runs on its last estimate, no source answering"),
+            labels: labels)
+        contentMissing = registry.makeGauge(
+            descriptor: Self.metric(
+                "content_missing", "Files the timeline names that are not in the node's media roots"),
+            labels: labels)
         pipelinesAbandoned = registry.makeGauge(
             descriptor: Self.metric(
                 "player_pipelines_abandoned", "Pipelines that wedged when replaced and were left on their own threads"),
@@ -147,6 +157,8 @@ public final class NodeMetrics: Sendable {
         realtimeGranted.set(to: status.player.renderThread.hasPrefix("SCHED_FIFO") ? 1 : 0)
         playerRate.set(to: Double(status.player.rate))
         pipelinesAbandoned.set(to: Double(status.player.pipelinesAbandoned ?? 0))
+        clockHoldover.set(to: status.clock.state == "holdover" ? 1 : 0)
+        contentMissing.set(to: Double(status.timeline?.missingMedia?.count ?? 0))
         playing.set(to: status.player.timeControlStatus == "playing" ? 1 : 0)
         position.set(to: status.player.position.seconds)
         let timeline = status.timeline

@@ -189,6 +189,30 @@ public final class OutputWindow: Sendable {
     }
 
     deinit { close() }
+
+    /// X errors of one kind that were ignored: its text, request and count.
+    public struct IgnoredXError: Sendable, Hashable, CustomStringConvertible {
+        public let text: String
+        public let request: Int
+        public let minorRequest: Int
+        public let count: Int
+        public var description: String { "\(text) (request \(request).\(minorRequest)) ×\(count)" }
+    }
+
+    /// The X errors ignored since the last call, by kind. A video sink's stale request (ximagesink
+    /// detaching shared memory the server already dropped) is not worth ending the node for; the
+    /// node logs these in its own format instead of Xlib's line per error.
+    public static func takeIgnoredErrors() -> [IgnoredXError] {
+        var taken = [lockstep_x11_error](repeating: lockstep_x11_error(), count: 16)
+        let count = Int(lockstep_x11_take_errors(&taken, Int32(taken.count)))
+        return taken.prefix(count).map { error in
+            let text = withUnsafeBytes(of: error.text) { bytes in
+                String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            return IgnoredXError(
+                text: text, request: Int(error.request), minorRequest: Int(error.minor), count: Int(error.count))
+        }
+    }
 }
 
 private final class Flag: Sendable {

@@ -24,6 +24,18 @@ struct NodeDaemon {
     let settings: NodeSettings
     let logger: Logger
 
+    /// The X errors ignored, logged once every 10 s at most, by kind and count.
+    private func logIgnoredXErrors() async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: .seconds(10))
+            let errors = OutputWindow.takeIgnoredErrors()
+            guard !errors.isEmpty else { continue }
+            logger.warning(
+                "X errors ignored in the last 10 s",
+                metadata: ["x.errors": .array(errors.map { .string($0.description) })])
+        }
+    }
+
     func run() async throws {
         Termination.exitAfterSignal(within: Self.shutdownLimit, program: "wallnode")
         // The config is read at start; a SIGHUP (a terminal closed, a reload by habit) changes nothing.
@@ -102,6 +114,7 @@ struct NodeDaemon {
                 .init(service: TaskService("frames") { await frames.record(from: player) }),
                 .init(service: TaskService("timeline") { await node.run() }),
                 .init(service: TaskService("peers") { await node.askPeers(peers.clients) }),
+                .init(service: TaskService("x-errors") { await logIgnoredXErrors() }),
                 .init(
                     service: TaskService("watchdog") {
                         for await _ in serving {}

@@ -113,9 +113,12 @@ public struct TimelineReport: Sendable, Hashable, Codable {
     public var show: String?
     /// Whether the timeline was made with a config other than the node's (`configSHA256`).
     public var configDiffers: Bool?
+    /// The files the timeline names (media and stills) that are not in this node's media roots:
+    /// content not yet copied, or deleted. Nil from nodes that do not say.
+    public var missingMedia: [String]?
 
     enum CodingKeys: String, CodingKey {
-        case version, state, entry, pass, inStep, rejoins, problem, settled, show, configDiffers
+        case version, state, entry, pass, inStep, rejoins, problem, settled, show, configDiffers, missingMedia
         case itemTime = "itemTimeNs", offset = "offsetNs"
     }
 

@@ -16,9 +16,19 @@ public final class ChildProcess {
     /// Starts `executable` with `arguments`; its standard input is a pipe that closes when this object
     /// goes, and the child is terminated then if it still runs, so it cannot outlive the test.
     /// `environment` is added to this process's environment.
-    public init(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws {
+    /// With `underJournald`, `JOURNAL_STREAM` names the standard-error pipe, as systemd names a
+    /// unit's journal stream.
+    public init(
+        _ executable: String, _ arguments: [String], environment: [String: String] = [:], underJournald: Bool = false
+    ) throws {
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
+        var environment = environment
+        if underJournald {
+            var information = stat()
+            fstat(errors.fileHandleForWriting.fileDescriptor, &information)
+            environment["JOURNAL_STREAM"] = "\(information.st_dev):\(information.st_ino)"
+        }
         if !environment.isEmpty {
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         }

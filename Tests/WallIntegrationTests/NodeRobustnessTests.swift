@@ -132,8 +132,26 @@ final class NodeRobustnessTests: XCTestCase {
         }
     }
 
-    func testSIGHUP_isLoggedAndIgnored() async throws {
+    /// A timeline may name content not copied yet: the node says which files it lacks, in its
+    /// status and its metrics, until they arrive.
+    func testContentNotYetCopied_isListedUntilItArrives() async throws {
         let wallnode = try startNode(localClock: true)
+        defer { wallnode.signal(SIGTERM) }
+        try await node.waitUntilAnswering()
+        let later = folder.appendingPathComponent("later.mp4")
+        let timeline = try TestTimelines.json(wall: "robustness", media: later.path, start: 10_000_000_000)
+        XCTAssertEqual(try node.request("PUT", "/timeline", body: timeline).status, 200)
+        XCTAssertEqual(try node.timeline()?["missingMedia"] as? [String], [later.path])
+        XCTAssertTrue(try node.get("/metrics").body.contains(#"lockstep_content_missing{wall="robustness",node="only"} 1"#))
+        try FileManager.default.copyItem(at: try TestMedia.frameCode(seconds: 1), to: later)
+        XCTAssertEqual(try node.timeline()?["missingMedia"] as? [String], [])
+        XCTAssertTrue(try node.get("/metrics").body.contains(#"lockstep_content_missing{wall="robustness",node="only"} 0"#))
+    }
+
+    /// Under journald (`JOURNAL_STREAM` naming its standard error) every line starts with its syslog
+    /// priority, so `journalctl -p` filters; the SIGHUP notice is `<5>`.
+    func testSIGHUP_isLoggedAndIgnored() async throws {
+        let wallnode = try startNode(localClock: true, underJournald: true)
         defer { wallnode.signal(SIGTERM) }
         try await node.waitUntilAnswering()
         wallnode.signal(SIGHUP)
@@ -144,12 +162,15 @@ final class NodeRobustnessTests: XCTestCase {
         wallnode.signal(SIGTERM)
         let finished = wallnode.finish()
         XCTAssertTrue(finished.errors.contains("SIGHUP ignored"), finished.errors)
+        let lines = finished.errors.split(separator: "\n")
+        XCTAssertTrue(lines.contains { $0.hasPrefix("<5>{") && $0.contains("SIGHUP ignored") }, finished.errors)
+        XCTAssertTrue(lines.allSatisfy { $0.range(of: #"^<[0-7]>\{"#, options: .regularExpression) != nil }, finished.errors)
     }
 
     // MARK: Helpers
 
     /// A node of a one-node wall whose media roots are this test's folder (and `roots`).
-    private func startNode(localClock: Bool, roots: [String] = []) throws -> ChildProcess {
+    private func startNode(localClock: Bool, roots: [String] = [], underJournald: Bool = false) throws -> ChildProcess {
         let media = try TestMedia.frameCode(seconds: 1)
         let allRoots = [folder.path, media.deletingLastPathComponent().path] + roots
         let config = try TestWall(
@@ -160,7 +181,8 @@ final class NodeRobustnessTests: XCTestCase {
         ).write(to: folder.appendingPathComponent("wall.yaml"))
         return try ChildProcess(
             ChildProcess.product("wallnode"),
-            ["run", "--config", config.path, "--id", "only"] + (localClock ? ["--use-local-clock"] : []))
+            ["run", "--config", config.path, "--id", "only"] + (localClock ? ["--use-local-clock"] : []),
+            underJournald: underJournald)
     }
 
     /// A FIFO nobody writes to: opening it for reading blocks until a writer comes.

@@ -44,6 +44,18 @@ void lockstep_x11_window_clear(lockstep_x11_window *window);
 /// display connection is gone.
 int lockstep_x11_window_pump(lockstep_x11_window *window, int timeout_ms);
 
+/// X errors of one kind that were ignored (the process's Xlib error handler, installed with the
+/// first window: Xlib's default one would end the process).
+typedef struct {
+    int code, request, minor;
+    unsigned long count;
+    char text[96];
+} lockstep_x11_error;
+
+/// Copies the kinds of X error ignored since the last call (at most `capacity`) and starts counting
+/// anew; how many kinds were copied.
+int lockstep_x11_take_errors(lockstep_x11_error *taken, int capacity);
+
 /// Unmaps and destroys the window and closes the display connection.
 void lockstep_x11_window_close(lockstep_x11_window *window);
 

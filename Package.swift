@@ -58,19 +58,27 @@ let package = Package(
 
         // MARK: Libraries
 
-        .target(name: "LockstepTime", dependencies: [.product(name: "Logging", package: "swift-log")]),
-        .target(name: "LockstepNet", dependencies: ["CLockstepNetShims", "LockstepTime"]),
+        .target(name: "LockstepLocks"),
+        .target(
+            name: "LockstepTime", dependencies: ["LockstepLocks", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "LockstepNet", dependencies: ["LockstepLocks", "CLockstepNetShims", "LockstepTime"]),
         .target(
             name: "SyncClock",
-            dependencies: ["CCrypto", "LockstepNet", "LockstepTime", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "LockstepLocks", "CCrypto", "LockstepNet", "LockstepTime",
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .target(
             name: "NetImpair",
-            dependencies: ["LockstepNet", "LockstepTime", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "LockstepLocks", "LockstepNet", "LockstepTime", .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .target(
             name: "LockstepCLI",
             dependencies: [
+                "LockstepLocks",
                 "LockstepTime", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -78,6 +86,7 @@ let package = Package(
         .target(
             name: "WallPlayer",
             dependencies: [
+                "LockstepLocks",
                 "CGStreamer", "CFFmpeg", "CLockstepShims", "LockstepTime",
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -87,7 +96,7 @@ let package = Package(
             name: "WallFollower",
             dependencies: ["LockstepTime", "WallTimeline", .product(name: "Logging", package: "swift-log")]
         ),
-        .target(name: "WallDisplay", dependencies: ["CLockstepX11", "LockstepNet"]),
+        .target(name: "WallDisplay", dependencies: ["LockstepLocks", "CLockstepX11", "LockstepNet"]),
         .target(
             name: "WallControl",
             dependencies: [
@@ -102,6 +111,7 @@ let package = Package(
         .target(
             name: "NodeService",
             dependencies: [
+                "LockstepLocks",
                 "WallFollower", "WallPlayer", "WallProtocol", "WallTimeline", "WallControl", "WallDisplay", "SyncClock",
                 "LockstepNet", "LockstepCLI", "LockstepTime",
                 .product(name: "Logging", package: "swift-log"),
@@ -115,7 +125,7 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
             ]
         ),
-        .target(name: "GroundTruth", dependencies: ["LockstepNet", "LockstepTime"]),
+        .target(name: "GroundTruth", dependencies: ["LockstepLocks", "LockstepNet", "LockstepTime"]),
         .target(
             name: "WallProtocol",
             dependencies: ["CCrypto", "LockstepNet", "LockstepTime", .product(name: "Yams", package: "Yams")]
@@ -138,6 +148,7 @@ let package = Package(
         .executableTarget(
             name: "WallNode",
             dependencies: [
+                "LockstepLocks",
                 "NodeService", "WallPlayer", "WallProtocol", "WallControl", "WallDisplay", "LockstepCLI",
                 "LockstepTime", "CLockstepNetShims",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -149,6 +160,7 @@ let package = Package(
         .executableTarget(
             name: "wallctl",
             dependencies: [
+                "LockstepLocks",
                 "LockstepCLI", "LockstepNet", "LockstepTime", "NetImpair", "SyncClock", "WallProtocol", "WallTimeline",
                 "WallControl", "WallAnalysis",
                 "GroundTruth",
@@ -166,8 +178,8 @@ let package = Package(
 
         // MARK: Tests
 
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
-        .testTarget(name: "LockstepTimeTests", dependencies: ["LockstepTime"]),
+        .target(name: "TestSupport", dependencies: ["LockstepLocks"], path: "Tests/TestSupport"),
+        .testTarget(name: "LockstepTimeTests", dependencies: ["LockstepLocks", "LockstepTime"]),
         .testTarget(name: "LockstepNetTests", dependencies: ["LockstepNet"]),
         .testTarget(name: "WallTimelineTests", dependencies: ["WallTimeline", "LockstepTime", "LockstepFuzzing"]),
         .testTarget(name: "WallFollowerTests", dependencies: ["WallFollower", "WallTimeline", "LockstepTime"]),
@@ -184,22 +196,26 @@ let package = Package(
         .testTarget(name: "WallDisplayTests", dependencies: ["WallDisplay"]),
         .testTarget(
             name: "SyncClockTests",
-            dependencies: ["SyncClock", "LockstepNet", "NetImpair", "TestSupport", "LockstepTime"]
+            dependencies: ["LockstepLocks", "SyncClock", "LockstepNet", "NetImpair", "TestSupport", "LockstepTime"]
         ),
         .testTarget(name: "NetImpairTests", dependencies: ["NetImpair", "LockstepNet", "LockstepTime"]),
         .testTarget(
             name: "LockstepCLITests",
             dependencies: ["LockstepCLI", "LockstepTime", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "WallCtlTests", dependencies: ["wallctl", "TestSupport"]),
+        .testTarget(name: "WallCtlTests", dependencies: ["LockstepLocks", "wallctl", "TestSupport"]),
         .testTarget(
             name: "WallPlayerTests",
-            dependencies: ["WallPlayer", "CGStreamer", "GroundTruth", "LockstepTime", "TestSupport", "LockstepNet"]
+            dependencies: [
+                "LockstepLocks", "WallPlayer", "CGStreamer", "GroundTruth", "LockstepTime", "TestSupport",
+                "LockstepNet",
+            ]
         ),
         .testTarget(name: "LockstepFuzzingTests", dependencies: ["LockstepFuzzing", "LockstepNet", "TestSupport"]),
         .testTarget(name: "WallProtocolTests", dependencies: ["WallProtocol", "LockstepTime", "TestSupport"]),
         .testTarget(
             name: "WallIntegrationTests",
             dependencies: [
+                "LockstepLocks",
                 "WallAnalysis", "GroundTruth", "LockstepTime", "TestSupport", "wallctl", "WallNode", "WallDisplay",
             ]
         ),

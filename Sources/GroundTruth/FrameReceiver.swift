@@ -1,6 +1,6 @@
+import LockstepLocks
 import LockstepNet
 import LockstepTime
-import Synchronization
 
 /// One datagram from a node's video sink: a tiny frame, with when it arrived.
 public struct FrameArrival: Sendable, Hashable {

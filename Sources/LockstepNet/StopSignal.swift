@@ -1,4 +1,4 @@
-import Synchronization
+import LockstepLocks
 
 /// A one-shot signal that a service's `run()` waits on: fired by `stop()`, by a failure on the
 /// service's thread, or by cancellation of the task running it.

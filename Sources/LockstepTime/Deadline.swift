@@ -1,5 +1,5 @@
 import Dispatch
-import Synchronization
+import LockstepLocks
 
 /// Waiting, for a bounded time, for the one answer of work that reports through a callback.
 ///

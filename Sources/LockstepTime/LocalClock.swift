@@ -1,4 +1,4 @@
-import Synchronization
+import LockstepLocks
 
 #if canImport(Glibc)
     import Glibc

@@ -1,7 +1,7 @@
+import LockstepLocks
 public import LockstepNet
 import LockstepTime
 public import Logging
-import Synchronization
 
 /// A user-space UDP proxy that impairs traffic in both directions: clients send to `listen`, the
 /// proxy forwards to `forward` and relays replies back, each datagram delayed, dropped, reordered or

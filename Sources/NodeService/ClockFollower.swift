@@ -1,8 +1,8 @@
+import LockstepLocks
 import LockstepNet
 import LockstepTime
 import Logging
 import SyncClock
-import Synchronization
 import WallPlayer
 import WallProtocol
 

@@ -1,7 +1,7 @@
 import HTTPTypes
+import LockstepLocks
 import NIOCore
 import NIOHTTPTypes
-import Synchronization
 
 /// Bounds what one client can hold of the control API: each request must arrive whole within
 /// `requestDeadline` of the connection opening (or of the previous response), so idle and
@@ -38,7 +38,10 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             let evicted = open.withLock { registry -> (any Channel)?? in
                 var evicted: (any Channel)?
                 if registry.connections.count >= maximumConnections {
-                    guard let oldest = registry.connections.filter({ $0.value.waiting }).min(by: { $0.value.order < $1.value.order })
+                    guard
+                        let oldest = registry.connections.filter({ $0.value.waiting }).min(by: {
+                            $0.value.order < $1.value.order
+                        })
                     else { return .none }
                     registry.connections[oldest.key] = nil
                     evicted = oldest.value.channel

@@ -1,9 +1,9 @@
 import Foundation
 import LockstepCLI
+import LockstepLocks
 import LockstepTime
 import Logging
 import SyncClock
-import Synchronization
 import WallControl
 import WallFollower
 import WallPlayer
@@ -162,7 +162,7 @@ public final class Node: Sendable {
             guard !missing.contains(path) else { continue }
             do {
                 _ = try settings.mediaRoots.resolve(path)
-            } catch where error.reason.hasSuffix(": no such file") {
+            } catch  where error.reason.hasSuffix(": no such file") {
                 missing.append(path)
             } catch {
                 continue

@@ -1,7 +1,7 @@
 import LockstepCLI
+import LockstepLocks
 import LockstepTime
 import Prometheus
-import Synchronization
 import WallProtocol
 
 /// The node's `/metrics` in Prometheus text format, from its status at each scrape, plus the

@@ -1,7 +1,7 @@
 import Foundation
+import LockstepLocks
 import LockstepTime
 import Logging
-import Synchronization
 import WallDisplay
 import WallFollower
 import WallPlayer

@@ -1,5 +1,5 @@
+import LockstepLocks
 public import LockstepTime
-import Synchronization
 
 /// The timeline a boundary clock serves: a `SyncClockServer` created with a relay answers with the
 /// time this box holds, the master's identity and epoch, and its distance from the master, so its

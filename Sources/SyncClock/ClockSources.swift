@@ -1,7 +1,7 @@
+import LockstepLocks
 public import LockstepNet
 public import LockstepTime
 public import Logging
-import Synchronization
 
 /// Follows the master's timeline through several clock sources in order of preference: the master,
 /// then boundary clocks (nodes relaying it). One `SyncClockClient` per source; `ClockSourceSelector`

@@ -1,5 +1,5 @@
+import LockstepLocks
 import LockstepTime
-import Synchronization
 
 /// The latest clock status and its subscribers: what `SyncClockClient` and `ClockSources` publish.
 final class StatusBroadcast: Sendable {

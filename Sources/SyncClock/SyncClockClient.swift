@@ -1,7 +1,7 @@
+import LockstepLocks
 public import LockstepNet
 public import LockstepTime
 public import Logging
-import Synchronization
 
 /// Follows one clock source: polls it, estimates the master's offset and rate relative to the local
 /// clock, and publishes the estimated line with an honest error bound and the source's state. It

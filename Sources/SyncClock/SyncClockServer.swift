@@ -1,7 +1,7 @@
+import LockstepLocks
 public import LockstepNet
 public import LockstepTime
 public import Logging
-import Synchronization
 
 /// A master clock server: answers time requests in Lockstep's and GStreamer's formats on any number
 /// of addresses, for any number of clients. Its only per-client state is the rate limit's token

@@ -1,6 +1,6 @@
 internal import CLockstepX11
+import LockstepLocks
 import LockstepNet
-import Synchronization
 
 /// A rectangle of display pixels (X screen coordinates: the origin is the top-left of the screen).
 public struct DisplayRect: Sendable, Hashable, CustomStringConvertible {
@@ -23,7 +23,9 @@ public struct DisplayRect: Sendable, Hashable, CustomStringConvertible {
     }
 
     fileprivate var x11: lockstep_x11_rect {
-        lockstep_x11_rect(x: Int32(clamping: x), y: Int32(clamping: y), width: Int32(clamping: width), height: Int32(clamping: height))
+        lockstep_x11_rect(
+            x: Int32(clamping: x), y: Int32(clamping: y), width: Int32(clamping: width), height: Int32(clamping: height)
+        )
     }
 }
 
@@ -44,7 +46,8 @@ public enum DisplayError: Error, Sendable, Hashable, CustomStringConvertible {
         switch self {
         case .cannotOpen(let message): return message
         case .unknownMonitor(let name, let available):
-            return "no monitor named \"\(name)\" (this display has \(available.map { "\"\($0)\"" }.joined(separator: ", ")))"
+            return
+                "no monitor named \"\(name)\" (this display has \(available.map { "\"\($0)\"" }.joined(separator: ", ")))"
         case .badWindow(let message): return message
         }
     }
@@ -97,7 +100,9 @@ public struct WindowPlacement: Sendable {
         guard local.width > 0, local.height > 0, local.width <= 32767, local.height <= 32767 else {
             throw .badWindow("a window of \(local.width)x\(local.height) pixels cannot be made")
         }
-        return (DisplayRect(x: origin.x + local.x, y: origin.y + local.y, width: local.width, height: local.height), index)
+        return (
+            DisplayRect(x: origin.x + local.x, y: origin.y + local.y, width: local.width, height: local.height), index
+        )
     }
 }
 
@@ -123,7 +128,9 @@ public final class OutputWindow: Sendable {
         guard count >= 0 else { throw .cannotOpen(Self.message(error)) }
         return list.prefix(Int(count)).map { monitor in
             var monitor = monitor
-            let name = withUnsafeBytes(of: &monitor.name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
+            let name = withUnsafeBytes(of: &monitor.name) {
+                String(cString: $0.bindMemory(to: CChar.self).baseAddress!)
+            }
             return Monitor(name: name, rect: DisplayRect(monitor.rect), isPrimary: monitor.primary != 0)
         }
     }

@@ -2,9 +2,9 @@ import ArgumentParser
 import Dispatch
 import Foundation
 import LockstepCLI
+import LockstepLocks
 import LockstepTime
 import NodeService
-import Synchronization
 import WallPlayer
 
 extension WallNode {

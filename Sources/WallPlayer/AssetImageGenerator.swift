@@ -2,8 +2,8 @@ internal import CGStreamer
 internal import CLockstepShims
 import Dispatch
 import Foundation
+import LockstepLocks
 import LockstepTime
-import Synchronization
 
 /// Images of an asset's video at requested times, without a player (`AVAssetImageGenerator`):
 /// thumbnails, scrubbing previews, a poster frame.

@@ -1,4 +1,4 @@
-import Synchronization
+import LockstepLocks
 
 /// An observable value whose changes are delivered, in order, to any number of async subscribers:
 /// WallPlayer's replacement for key-value observing.

@@ -1,7 +1,7 @@
 internal import CGStreamer
 internal import CLockstepShims
+import LockstepLocks
 import LockstepTime
-import Synchronization
 
 /// The clock a player's pipeline runs on and host times are given on (`AVPlayer.masterClock`).
 ///

@@ -2,9 +2,9 @@ internal import CGStreamer
 internal import CLockstepShims
 import Dispatch
 import Foundation
+import LockstepLocks
 import LockstepTime
 import Logging
-import Synchronization
 
 /// Plays one item at a time through a GStreamer pipeline (`AVPlayer`).
 ///

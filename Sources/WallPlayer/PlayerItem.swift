@@ -1,6 +1,6 @@
 import Foundation
+import LockstepLocks
 import LockstepTime
-import Synchronization
 
 /// The playback state of one asset in a player (`AVPlayerItem`).
 ///

@@ -1,5 +1,5 @@
+import LockstepLocks
 import LockstepTime
-import Synchronization
 
 /// Loops one item on a queue player, gaplessly (`AVPlayerLooper`).
 ///

@@ -1,7 +1,7 @@
 import Foundation
+import LockstepLocks
 import LockstepTime
 import Logging
-import Synchronization
 
 /// Plays a queue of items one after another (`AVQueuePlayer`).
 ///

@@ -1,6 +1,6 @@
 import Dispatch
+import LockstepLocks
 import LockstepTime
-import Synchronization
 
 /// What `addPeriodicTimeObserver` and `addBoundaryTimeObserver` return; pass it to
 /// `removeTimeObserver(_:)` to stop the callbacks.

@@ -1,9 +1,9 @@
 import ArgumentParser
 import Foundation
 import GroundTruth
+import LockstepLocks
 import LockstepNet
 import LockstepTime
-import Synchronization
 import WallAnalysis
 import WallControl
 import WallProtocol

@@ -1,5 +1,5 @@
 import Dispatch
-import Synchronization
+import LockstepLocks
 import XCTest
 
 @testable import LockstepTime

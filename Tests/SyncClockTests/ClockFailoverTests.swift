@@ -1,7 +1,7 @@
 import Foundation
+import LockstepLocks
 import LockstepNet
 import LockstepTime
-import Synchronization
 import TestSupport
 import XCTest
 

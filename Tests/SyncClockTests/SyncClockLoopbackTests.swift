@@ -1,6 +1,6 @@
+import LockstepLocks
 import LockstepNet
 import LockstepTime
-import Synchronization
 import XCTest
 
 @testable import SyncClock

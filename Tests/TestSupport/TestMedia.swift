@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import LockstepLocks
 
 /// Media generated at test time by `scripts/make-media.sh`, once per script version: nothing is
 /// downloaded, and the files live in the system's temporary folder.

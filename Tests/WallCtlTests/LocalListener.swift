@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import LockstepLocks
 
 #if canImport(Glibc)
     import Glibc

@@ -1,7 +1,7 @@
 import Foundation
 import GroundTruth
+import LockstepLocks
 import LockstepTime
-import Synchronization
 import TestSupport
 import XCTest
 

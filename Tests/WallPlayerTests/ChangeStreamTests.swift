@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import Synchronization
+import LockstepLocks
 import XCTest
 
 @testable import WallPlayer

@@ -1,6 +1,6 @@
 import CGStreamer
+import LockstepLocks
 import LockstepTime
-import Synchronization
 import TestSupport
 import XCTest
 

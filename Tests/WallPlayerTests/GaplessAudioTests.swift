@@ -1,7 +1,7 @@
 import Foundation
 import GroundTruth
+import LockstepLocks
 import LockstepTime
-import Synchronization
 import TestSupport
 import XCTest
 
@@ -43,7 +43,9 @@ final class GaplessAudioTests: XCTestCase {
         receiver.stop()
         await counting.value
         let bytes = received.withLock { $0 }
-        let samples = stride(from: 0, to: bytes.count - 1, by: 2).map { Int(Int16(bitPattern: UInt16(bytes[$0]) | UInt16(bytes[$0 + 1]) << 8)) }
+        let samples = stride(from: 0, to: bytes.count - 1, by: 2).map {
+            Int(Int16(bitPattern: UInt16(bytes[$0]) | UInt16(bytes[$0 + 1]) << 8))
+        }
         // Three passes of 2 s at 48 kHz; a sample or two of rounding at each change.
         XCTAssertEqual(samples.count, 3 * 96_000, accuracy: 6, "samples played; a lost last packet is 768 a pass")
         // The clip's 440 Hz tone has the same phase at the end of a pass as at its start, so the
@@ -75,6 +77,7 @@ final class GaplessAudioTests: XCTestCase {
         XCTAssertEqual(packets.map { $0.timestamp.convertScale(48_000, method: .default).value }, [95_232, 96_256])
         XCTAssertEqual(packets.last?.duration, MediaTime(value: 768, timescale: 48_000), "the last packet is short")
         XCTAssertFalse(packets.contains { $0.data.isEmpty })
-        XCTAssertEqual(MediaInspector.audioPackets(path: url.path, ordinal: 1, in: ms(0)..<ms(100)), [], "no second track")
+        XCTAssertEqual(
+            MediaInspector.audioPackets(path: url.path, ordinal: 1, in: ms(0)..<ms(100)), [], "no second track")
     }
 }

@@ -1,6 +1,6 @@
 import CGStreamer
+import LockstepLocks
 import LockstepTime
-import Synchronization
 import TestSupport
 import XCTest
 
@@ -109,13 +109,14 @@ final class ItemEndTests: XCTestCase {
     /// Records each item that becomes current, in order, until `stop()`.
     private func recordCurrentItems(of player: Player) -> CurrentItems {
         let updates = player.currentItemUpdates
-        return CurrentItems(Task {
-            var seen: [PlayerItem] = []
-            for await item in updates {
-                if let item, seen.last !== item { seen.append(item) }
-            }
-            return seen
-        })
+        return CurrentItems(
+            Task {
+                var seen: [PlayerItem] = []
+                for await item in updates {
+                    if let item, seen.last !== item { seen.append(item) }
+                }
+                return seen
+            })
     }
 
     func testQueuePlayer_replaceCurrentItem_replacesTheHeadOfTheQueue() throws {

@@ -1,6 +1,6 @@
 import Foundation
+import LockstepLocks
 import LockstepTime
-import Synchronization
 import TestSupport
 import WallPlayer
 import XCTest

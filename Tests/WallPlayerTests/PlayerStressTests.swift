@@ -1,7 +1,7 @@
 import Foundation
+import LockstepLocks
 import LockstepNet
 import LockstepTime
-import Synchronization
 import TestSupport
 import WallPlayer
 import XCTest
@@ -49,7 +49,9 @@ final class PlayerStressTests: XCTestCase {
                 outstanding.withLock { $0 += 1 }
                 player.preroll(atRate: 1, completionHandler: done)
             case 7, 8:
-                let at = MasterClock.host.now() + MediaTime(nanoseconds: Int64.random(in: 0..<200, using: &random) * 1_000_000)
+                let at =
+                    MasterClock.host.now()
+                    + MediaTime(nanoseconds: Int64.random(in: 0..<200, using: &random) * 1_000_000)
                 try? player.setRate(1, time: time, atHostTime: at)
             case 9: player.replaceCurrentItem(with: PlayerItem(url: clips[Int.random(in: 0..<2, using: &random)]))
             case 10:
@@ -84,8 +86,8 @@ final class PlayerStressTests: XCTestCase {
                 + "then played on in \(String(format: "%.2f", Date().timeIntervalSince(burstEnded) - settled)) s")
     }
 
-    private func withTimeoutOrFalse(_ seconds: Double, _ operation: @escaping @Sendable () async -> Bool) async -> Bool {
+    private func withTimeoutOrFalse(_ seconds: Double, _ operation: @escaping @Sendable () async -> Bool) async -> Bool
+    {
         (try? await withTimeout(seconds, "the operation") { await operation() }) ?? false
     }
 }
-

@@ -1,5 +1,5 @@
+import LockstepLocks
 import LockstepTime
-import Synchronization
 import TestSupport
 import WallPlayer
 import XCTest

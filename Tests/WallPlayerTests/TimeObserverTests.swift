@@ -1,6 +1,6 @@
 import Dispatch
+import LockstepLocks
 import LockstepTime
-import Synchronization
 import TestSupport
 import WallPlayer
 import XCTest

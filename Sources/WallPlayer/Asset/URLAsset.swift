@@ -1,6 +1,6 @@
 import Foundation
+import LockstepLocks
 import LockstepTime
-import Synchronization
 
 /// A media file or stream at a URL (`AVURLAsset`), inspected with libavformat.
 ///

@@ -1,8 +1,8 @@
 internal import CGStreamer
 internal import CLockstepShims
 import Foundation
+import LockstepLocks
 import LockstepTime
-import Synchronization
 
 /// Puts back the audio that GStreamer 1.22's MP4 demuxer leaves out at the end of a file.
 ///

@@ -1,8 +1,8 @@
 internal import CGStreamer
 internal import CLockstepShims
 import Dispatch
+import LockstepLocks
 import LockstepTime
-import Synchronization
 
 /// Ends the streams of an item whose end decodebin3 received and then lost.
 ///

@@ -1,8 +1,8 @@
 internal import CGStreamer
 internal import CLockstepShims
 import Foundation
+import LockstepLocks
 import LockstepTime
-import Synchronization
 
 #if canImport(Glibc)
     import Glibc

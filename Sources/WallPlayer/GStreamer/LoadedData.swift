@@ -1,7 +1,7 @@
 internal import CGStreamer
 internal import CLockstepShims
+import LockstepLocks
 import LockstepTime
-import Synchronization
 
 /// What of an item has arrived: the span of stream time that every audio and video stream has
 /// brought, demuxed, to decodebin3's multiqueue since the last load or flushing seek.
@@ -49,8 +49,10 @@ final class LoadedData: @unchecked Sendable {
         let stream = Stream(pad: UInt(bitPattern: pad))
         streams.withLock { $0.append(stream) }
         gst_pad_add_probe(
-            pad, GstPadProbeType(GST_PAD_PROBE_TYPE_BUFFER.rawValue | GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM.rawValue
-                | GST_PAD_PROBE_TYPE_EVENT_FLUSH.rawValue),
+            pad,
+            GstPadProbeType(
+                GST_PAD_PROBE_TYPE_BUFFER.rawValue | GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM.rawValue
+                    | GST_PAD_PROBE_TYPE_EVENT_FLUSH.rawValue),
             loadedProbe, Unmanaged.passRetained(stream).toOpaque(), releaseStream)
     }
 
@@ -112,7 +114,8 @@ private let loadedProbe: GstPadProbeCallback = { _, info, data in
             values.apply(to: &segment)
             let start = gst_segment_to_stream_time(&segment, GST_FORMAT_TIME, timestamp)
             guard start != GStreamer.clockTimeNone, let first = Int64(exactly: start) else { return }
-            let duration = buffer.pointee.duration == GStreamer.clockTimeNone ? 0 : Int64(clamping: buffer.pointee.duration)
+            let duration =
+                buffer.pointee.duration == GStreamer.clockTimeNone ? 0 : Int64(clamping: buffer.pointee.duration)
             state.first = state.first ?? first
             state.last = max(state.last ?? first, first + duration)
         }
@@ -127,7 +130,8 @@ private let loadedProbe: GstPadProbeCallback = { _, info, data in
     case GST_EVENT_CAPS:
         var caps: UnsafeMutablePointer<GstCaps>?
         gst_event_parse_caps(event, &caps)
-        let name = caps.flatMap { gst_caps_get_structure($0, 0) }.flatMap { gst_structure_get_name($0) }
+        let name =
+            caps.flatMap { gst_caps_get_structure($0, 0) }.flatMap { gst_structure_get_name($0) }
             .map { String(cString: $0) } ?? ""
         stream.state.withLock { $0.isMedia = name.hasPrefix("video/") || name.hasPrefix("audio/") }
     case GST_EVENT_FLUSH_STOP, GST_EVENT_STREAM_START:

@@ -2,7 +2,7 @@ internal import CGStreamer
 internal import CLockstepShims
 import Foundation
 import LockstepTime
-import Synchronization
+import LockstepLocks
 
 #if canImport(Glibc)
     import Glibc

@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import Synchronization
+import LockstepLocks
 
 /// Carries presented frames off the render thread without a lock.
 ///

@@ -1,6 +1,6 @@
 internal import CGStreamer
 internal import CLockstepShims
-import Synchronization
+import LockstepLocks
 
 /// Which of an item's streams a pipeline plays, as playbin3 numbers them: each kind's streams in
 /// the order of the stream collection, which is the container's track order, as libavformat's.

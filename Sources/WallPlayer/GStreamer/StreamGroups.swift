@@ -1,7 +1,7 @@
 internal import CGStreamer
 internal import CLockstepShims
+import LockstepLocks
 import LockstepTime
-import Synchronization
 
 /// The stream groups a pipeline plays since its last load or flushing seek, and how each is timed.
 ///

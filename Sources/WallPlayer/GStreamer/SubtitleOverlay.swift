@@ -1,7 +1,7 @@
 internal import CGStreamer
 internal import CLockstepShims
+import LockstepLocks
 import LockstepTime
-import Synchronization
 
 /// Draws the chosen subtitle track over the picture: a `textoverlay` in the video output, before
 /// the crop (a wall's tiles are cut from the picture with its subtitles), whose text is set for

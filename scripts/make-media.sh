@@ -23,6 +23,9 @@
 #                                                          line all along: SubRip in Matroska (SSA/ASS for
 #                                                          OUT.ass.mkv), mov_text in MP4
 #   scripts/make-media.sh framecode-av1 OUT.mp4 [SECONDS] [WxH] the frame-code video alone, as AV1 (libaom)
+#   scripts/make-media.sh barcode OUT.mp4 [SECONDS] [WxH]   H.264 whose frame number is written in black and
+#                                                          white bars, repeated in each quarter of the
+#                                                          picture: readable from a screenshot of a 2x2 wall
 #   scripts/make-media.sh captions OUT.mp4 [SECONDS] [WxH]  black H.264 carrying a CEA-608 closed caption
 #                                                          (ATSC A/53 SEI, channel CC1): "CAPTION ON" shown
 #                                                          from 1 s to SECONDS - 1 s (SECONDS at least 3)
@@ -32,9 +35,14 @@
 # readable from any crop of the picture at any scale. 30 fps, a keyframe every 30 frames (1 s), and no
 # B-frames: decode order is presentation order, so keyframe times are exact (with B-frames, qtdemux snaps a
 # seek that lands exactly on a keyframe to its decode time, one frame early).
+#
+# Bar code (read by TestSupport's BarCode): the frame code's colours leave the RGB gamut (V = 24 is
+# far below any displayable red), so a screen cannot show them back. A bar code survives any sink's
+# colour conversion: each quarter of the picture holds 14 vertical bars, black (Y 16), white
+# (Y 235), then bit i of the frame number in bar 2 + i (white for 1): 12 bits, n mod 4096.
 set -euo pipefail
 
-kind=${1:?usage: make-media.sh av|framecode|framecode-ts|framecode-av1|rotated|hap|interlaced|languages|captions OUT [SECONDS] [WxH]}
+kind=${1:?usage: make-media.sh av|framecode|barcode|framecode-ts|framecode-av1|rotated|hap|interlaced|languages|captions OUT [SECONDS] [WxH]}
 out=${2:?output file}
 seconds=${3:-10}
 size=${4:-320x180}
@@ -73,6 +81,11 @@ case "$kind" in
         ;;
     framecode)
         video="color=c=black:size=${size}:rate=${fps}:duration=${seconds},format=yuv420p,geq=lum='24+13*mod(N,16)':cb='24+13*mod(floor(N/16),16)':cr='24+13*mod(floor(N/256),16)'"
+        bframes=(-bf 0)
+        ;;
+    barcode)
+        # q: the bar under the pixel, counted across its quarter of the picture.
+        video="color=c=black:size=${size}:rate=${fps}:duration=${seconds},format=yuv420p,geq=lum='st(0,floor(mod(X,W/2)*14/(W/2)));if(eq(ld(0),0),16,if(eq(ld(0),1),235,if(mod(floor(N/pow(2,ld(0)-2)),2),235,16)))':cb=128:cr=128"
         bframes=(-bf 0)
         ;;
     rotated)
@@ -140,7 +153,7 @@ case "$kind" in
         exit 0
         ;;
     *)
-        echo "make-media.sh: unknown kind '$kind' (expected av, framecode, framecode-ts, framecode-av1, rotated, hap, interlaced, languages or captions)" >&2
+        echo "make-media.sh: unknown kind '$kind' (expected av, framecode, barcode, framecode-ts, framecode-av1, rotated, hap, interlaced, languages or captions)" >&2
         exit 2
         ;;
 esac

@@ -49,6 +49,8 @@ packages=(
     openbox
     x11-xserver-utils
     x11-utils
+    # test: the glass test unmaps, maps and moves a node's window as a window manager would
+    xdotool
     # test: a node fullscreen on Wayland (weston, headless, and its screenshooter)
     weston
     # test: the power-cut test, the .deb booted under systemd in a container (systemd-nspawn), its

@@ -209,6 +209,12 @@ public struct NodeSettings: Sendable {
             properties += screen.plane.map { ["plane-id=\($0)"] } ?? []
         }
         if element == "waylandsink", screen.fullscreen { properties.append("fullscreen=true") }
+        // The display the window is on is the sink's too: it opens its own connection, by default
+        // to $DISPLAY (glimagesink and autovideosink's choice get it from the environment, which the
+        // node sets from screen.display at start).
+        if let display = screen.display, element == "ximagesink" || element == "xvimagesink" {
+            properties.append("display=\"\(display)\"")
+        }
         guard !properties.isEmpty else { return sink }
         let head = sink.drop { $0 == " " }
         let rest = head.drop { !$0.isWhitespace && $0 != "!" }

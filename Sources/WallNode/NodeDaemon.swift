@@ -45,6 +45,9 @@ struct NodeDaemon {
             )
         }
         let fileLimit = FileLimit.raise()
+        // screen.display is the display of every X connection the node makes: its window's, and the
+        // video sink's and GStreamer's GL context's, which read $DISPLAY. Set before the player exists.
+        if let display = settings.window?.display { setenv("DISPLAY", display, 1) }
         // The node's own window, before the player: the sink draws into it from its first frame.
         var video = settings.video
         let window: OutputWindow?

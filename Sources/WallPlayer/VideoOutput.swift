@@ -1,3 +1,5 @@
+internal import CGStreamer
+internal import CLockstepShims
 import LockstepTime
 
 /// How the picture fills the output (`AVLayerVideoGravity`).
@@ -98,13 +100,29 @@ public struct VideoOutputSettings: Sendable, Hashable {
 }
 
 /// Checks a sink description before a player needs it (`wallctl check`): nil when GStreamer can build
-/// it, otherwise why not ("no element \"kmssink\"", a bad property). The sink is built and dropped,
-/// never started: a node playing on its display keeps it.
+/// the sink and the sink can open its output, otherwise why not ("no element \"kmssink\"", a bad
+/// property, "Could not open display :91"), in the sink's own words.
+///
+/// The sink is taken to READY, where it opens its display, compositor or device, and then dropped;
+/// it never receives a frame. kmssink is only built: a node playing keeps the DRM device, and a
+/// second opening would fail for that reason alone.
 public func sinkProblem(_ description: String, role: String) -> String? {
+    let bin: Element
     do {
-        _ = try Element.parseBin(description, role: role)
-        return nil
+        bin = try Element.parseBin(description, role: role)
     } catch {
         return "\(error)"
     }
+    let holdsADevice = description.split(whereSeparator: { $0 == " " || $0 == "!" }).contains("kmssink")
+    guard !holdsADevice else { return nil }
+    let pipeline = Element(sinking: gst_pipeline_new("sink-check"))
+    pipeline.add(bin)
+    defer { pipeline.setState(GST_STATE_NULL) }
+    guard pipeline.setState(GST_STATE_READY) == GST_STATE_CHANGE_FAILURE else { return nil }
+    guard let bus = pipeline.bus,
+        let popped = gst_bus_pop_filtered(bus.pointer, GST_MESSAGE_ERROR)
+    else { return "it did not open its output (no reason given)" }
+    let message = Message(owning: popped)
+    let error = GStreamer.errorText(of: message.pointer)
+    return "it cannot open its output: \(error.reason)"
 }

@@ -64,10 +64,10 @@ public final class ChildProcess {
     }
 
     /// Runs `executable` to completion.
-    public static func run(_ executable: String, _ arguments: [String]) throws -> (
+    public static func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws -> (
         status: Int32, output: String, errors: String
     ) {
-        try ChildProcess(executable, arguments).finish()
+        try ChildProcess(executable, arguments, environment: environment).finish()
     }
 
     /// The next line of output, or nil at its end.

@@ -33,6 +33,12 @@ public enum TestMedia {
         return url
     }
 
+    /// A clip whose frame number is written in bars in each quarter of the picture
+    /// (`make-media.sh barcode`), read back from screenshots by `BarCode`.
+    public static func barCode(seconds: Int = 4, size: String = "640x360") throws -> URL {
+        try generate(kind: "barcode", seconds: seconds, size: size)
+    }
+
     /// An H.264 + AAC test pattern with a tone.
     public static func audioVideo(seconds: Int = 3, size: String = "160x90") throws -> URL {
         try generate(kind: "av", seconds: seconds, size: size)

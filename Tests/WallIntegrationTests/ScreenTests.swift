@@ -1,4 +1,5 @@
 import Foundation
+import GroundTruth
 import TestSupport
 import WallDisplay
 import XCTest
@@ -308,6 +309,196 @@ final class ScreenTests: XCTestCase {
             }
         }
         try assertStills(in: try grabRGB(), "after the test card")
+    }
+
+    /// What is on the glass is what the nodes report, after every verb: the screen is captured after
+    /// each, every tile's frame number read from the frame-code pixels, and compared across the wall
+    /// and, while paused, with the frame each node's /status says it shows. Between verbs the window
+    /// manager's doings (a window over a tile and gone, a node's window unmapped and mapped again) must
+    /// leave the paused frame in place. Four 320x180 windows, each node's `screen.display` naming the
+    /// display while the node's own DISPLAY names none.
+    func testEveryVerb_theGlassShowsWhatTheNodesReport() async throws {
+        try await startDisplay()
+        // Bar codes, not frame-code colours: those leave the RGB gamut and cannot be read back.
+        let size = "\(Self.screen.width)x\(Self.screen.height)"
+        let first = try TestMedia.barCode(seconds: 8, size: size).path
+        let second = try TestMedia.barCode(seconds: 4, size: size).path
+        let (w, h) = (Self.screen.width / 2, Self.screen.height / 2)
+        // A still: frame 100 of the first clip, so the tiles read 100 while it shows.
+        let still = folder.appendingPathComponent("code-100.png").path
+        try TestMedia.run(
+            "/usr/bin/ffmpeg",
+            ["-nostdin", "-loglevel", "error", "-y", "-i", first, "-vf", "select=eq(n\\,100)", "-frames:v", "1", still])
+        let ids = ["tl", "tr", "bl", "br"]
+        let origins = [(0, 0), (w, 0), (0, h), (w, h)]
+        let config = folder.appendingPathComponent("glass.yaml").path
+        try TestWall(
+            name: "glass", clockPort: 15699, media: first, canvas: (Self.screen.width, Self.screen.height),
+            extra: [
+                "playlist: [{media: \(first)}, {media: \(second)}]",
+                "media-roots: [\(folder.path), \(URL(fileURLWithPath: first).deletingLastPathComponent().path)]",
+                "start-margin: 300ms",
+            ],
+            nodes: ids.enumerated().map { index, id in
+                TestWall.Node(
+                    id: id, controlPort: 17961 + index, tile: (origins[index].0, origins[index].1, w, h),
+                    videoSink: "ximagesink",
+                    extra: [
+                        "screen: {display: \"\(Self.display)\", window: {x: \(origins[index].0), y: \(origins[index].1), "
+                            + "width: \(w), height: \(h)}}"
+                    ])
+            }
+        ).write(to: URL(fileURLWithPath: config))
+
+        let wallctl = ChildProcess.product("wallctl")
+        processes.append(try ChildProcess(wallctl, ["clock", "serve", "--listen", "127.0.0.1:15699"]))
+        func startNode(_ id: String) throws {
+            let node = try ChildProcess(
+                ChildProcess.product("wallnode"),
+                [
+                    "run", "--config", config, "--id", id, "--state-directory", folder.appendingPathComponent(id).path,
+                    "--log-format", "text",
+                ],
+                // screen.display alone must bring the sink to the display, not only the window.
+                environment: ["DISPLAY": ""])
+            processes.append(node)
+            nodes[id] = node
+        }
+        for id in ids { try startNode(id) }
+        let clients = ids.indices.map { TestNode(port: 17961 + $0, wall: "glass") }
+        func run(_ arguments: String...) throws {
+            let result = try ChildProcess.run(wallctl, arguments + ["--config", config, "--timeout", "30"])
+            XCTAssertEqual(result.status, 0, "wallctl \(arguments.joined(separator: " ")): \(result.output)\(result.errors)")
+        }
+        var step = 0
+        /// The frame on each tile of one screenshot (nil: not a frame code there).
+        func tiles(_ label: String) throws -> [Int?] {
+            step += 1
+            let rgb = try grabRGB()
+            try FileManager.default.createDirectory(at: Self.shots, withIntermediateDirectories: true)
+            try Data(rgb).write(to: Self.shots.appendingPathComponent(String(format: "glass-%02d-%@.rgb", step, label)))
+            return origins.map { x, y in BarCode.read(rgb: rgb, stride: Self.screen.width, region: (x, y, w, h)) }
+        }
+        /// The frame each node's status says it shows (its position at 30 frames a second).
+        func reported() throws -> [Int] {
+            try clients.map { client in
+                let position = try XCTUnwrap(client.status()["player"] as? [String: Any])["positionNs"] as? Int ?? -1
+                // The frame shown at a position is the last one that began at or before it.
+                return Int((Double(position) * 30 / 1e9 + 1e-6).rounded(.down))
+            }
+        }
+        func assertPaused(_ label: String, at expected: Int? = nil) async throws {
+            var last: ([Int?], [Int]) = ([], [])
+            do {
+                try await eventually(within: 3, "the glass \(label)") {
+                    last = (try tiles(label), try reported())
+                    let shown = last.0
+                    return shown.allSatisfy { $0 != nil && $0 == shown[0] } && last.1.allSatisfy { $0 == shown[0] }
+                        && (expected == nil || shown[0] == expected)
+                }
+            } catch {
+                XCTFail("\(label): the tiles show \(last.0), the nodes report \(last.1), expected \(expected.map(String.init) ?? "one frame")")
+            }
+        }
+        func assertPlaying(_ label: String, below limit: Int = 4096) async throws {
+            var last: [Int?] = []
+            do {
+                try await eventually(within: 3, "the glass \(label)") {
+                    last = try tiles(label)
+                    let codes = last.compactMap { $0 }
+                    return codes.count == 4 && codes.max()! - codes.min()! <= 1 && codes.max()! < limit
+                }
+            } catch {
+                XCTFail("\(label): the tiles show \(last) while playing")
+            }
+            // Moving: a second later every tile shows a later frame.
+            try await Task.sleep(for: .milliseconds(500))
+            let later = try tiles(label + "-later")
+            XCTAssertTrue(zip(later, last).allSatisfy { ($0 ?? -1) > ($1 ?? 4096) || ($0 ?? 4096) < 30 }, "\(label): \(last) then \(later)")
+        }
+
+        try run("play")
+        try await assertPlaying("play")
+        try run("pause")
+        try await assertPaused("pause")
+        try run("seek", "2.5")
+        try await assertPaused("seek 2.5 while paused", at: 75)
+        try run("seek", "6")
+        try await assertPaused("seek 6 while paused", at: 180)
+        try run("resume")
+        try await assertPlaying("resume")
+        try run("next")
+        try await assertPlaying("next (the 4 s clip)", below: 120)
+        try run("pause")
+        try await assertPaused("pause in the second entry")
+
+        // A window over every tile, then gone: each node's window exposed must show its frame again.
+        let xdotool = try Self.tool("xdotool")
+        let environment = ["DISPLAY": Self.display]
+        var covers: [ChildProcess] = []
+        for (index, (x, y)) in origins.enumerated() {
+            // xmessage sets no _NET_WM_PID: each cover is found by its own title.
+            let title = "lockstep-cover-\(index)"
+            let cover = try ChildProcess(
+                "/usr/bin/xmessage",
+                ["-display", Self.display, "-title", title, "-geometry", "\(w)x\(h)", "-center", "covering the tile"])
+            covers.append(cover)
+            // Where the window manager put it, moved over the tile.
+            var found: [Substring] = []
+            try await eventually(within: 5, "\(title) mapped") {
+                found = try ChildProcess.run(xdotool, ["search", "--name", "^\(title)$"], environment: environment)
+                    .output.split(separator: "\n")
+                return !found.isEmpty
+            }
+            for window in found {
+                _ = try ChildProcess.run(
+                    xdotool, ["windowmove", "--sync", String(window), "\(x)", "\(y)"], environment: environment)
+            }
+        }
+        try await eventually(within: 3, "every tile covered") { try tiles("covered").allSatisfy { $0 == nil } }
+        // Children inherit the tests' blocked SIGTERM: killed outright, and waited for.
+        for cover in covers {
+            cover.signal(SIGKILL)
+            _ = cover.finish()
+        }
+        try await assertPaused("after an expose")
+        // The window manager unmaps a node's window and maps it again (as on a workspace switch).
+        let found = try ChildProcess.run(xdotool, ["search", "--name", "^glass .* tr$"], environment: environment)
+        let window = try XCTUnwrap(found.output.split(separator: "\n").first, "the node's window: \(found)")
+        _ = try ChildProcess.run(xdotool, ["windowunmap", "--sync", String(window)], environment: environment)
+        _ = try ChildProcess.run(xdotool, ["windowmap", "--sync", String(window)], environment: environment)
+        try await assertPaused("after an unmap and a map")
+
+        try run("still", still)
+        try await eventually(within: 3, "the still on every tile") { try tiles("still").allSatisfy { $0 == 100 } }
+        try run("stop")
+        try await eventually(within: 3, "black after stop") {
+            let rgb = try grabRGB()
+            return rgb.max() ?? 255 < 16
+        }
+        try run("play")
+        try await assertPlaying("play after stop")
+        // A node killed and started again rejoins; paused, its frame is the wall's.
+        nodes["tr"]?.signal(SIGKILL)
+        _ = nodes["tr"]?.finish()
+        try startNode("tr")
+        try await eventually(within: 20, "tr back in step") {
+            (try? clients[1].timeline()?["inStep"] as? Bool) == true
+        }
+        try await assertPlaying("after tr rejoined")
+        try run("pause")
+        try await assertPaused("pause after the rejoin")
+
+        // Through all of it, no X request failed (ximagesink's pool once outlived its connection:
+        // BadShmSeg on every frame put and every buffer freed after a rebuilt video chain).
+        for (id, node) in nodes {
+            node.signal(SIGTERM)
+            let result = node.finish()
+            let log = result.output + result.errors
+            try? log.write(to: Self.shots.appendingPathComponent("\(id).log"), atomically: true, encoding: .utf8)
+            XCTAssertFalse(log.contains("X errors ignored"), "\(id): \(log.split(separator: "\n").filter { $0.contains("X error") })")
+        }
+        nodes = [:]
     }
 
     /// On Wayland the compositor places windows; a node asks only for fullscreen (waylandsink's

@@ -1,8 +1,8 @@
 internal import CGStreamer
 internal import CLockstepShims
 import Foundation
-import LockstepTime
 import LockstepLocks
+import LockstepTime
 
 #if canImport(Glibc)
     import Glibc
@@ -132,10 +132,21 @@ final class PlaybackPipeline: @unchecked Sendable {
             self.stamp = stamp
             let sink = try Element.parseBin(settings.sinkDescription, role: "video")
             videoSink = sink
+            // ximagesink and xvimagesink keep their shared-memory pool through NULL, while the
+            // segments in it belong to the X connection closed there. playsink takes the sink to
+            // NULL and back when it rebuilds its video chain (a load, a seek while paused), and
+            // upstream goes on filling the old pool: every frame is then put from a dead segment
+            // (BadShmSeg, nothing drawn, a black or stale screen) and every later free detaches
+            // one. Without the allocation query upstream writes to its own memory, and the sink
+            // copies each frame into the pool of its current connection.
+            let poolBarrier =
+                try Self.usesXSharedMemory(settings.sinkDescription)
+                ? Element.make("identity", name: "x-pool-barrier") : nil
+            poolBarrier?.set("drop-allocation", true)
             let bin = Element(sinking: gst_bin_new("video-output"))
             for element in [
                 deinterlace, orient, overlay.element, crop!, scale!, convert, sizeFilter!, queue, stamp, sink,
-            ] {
+            ] + (poolBarrier.map { [$0] } ?? []) {
                 bin.add(element)
             }
             try deinterlace.link(to: orient)
@@ -146,7 +157,12 @@ final class PlaybackPipeline: @unchecked Sendable {
             try convert.link(to: sizeFilter!)
             try sizeFilter!.link(to: queue)
             try queue.link(to: stamp)
-            try stamp.link(to: sink)
+            if let poolBarrier {
+                try stamp.link(to: poolBarrier)
+                try poolBarrier.link(to: sink)
+            } else {
+                try stamp.link(to: sink)
+            }
             guard let target = crop!.staticPad("sink"), let entry = deinterlace.staticPad("sink"),
                 let ghost = gst_ghost_pad_new("sink", entry.pointer)
             else { throw .pipelineConstruction("cannot expose the video output's sink pad") }
@@ -223,6 +239,12 @@ final class PlaybackPipeline: @unchecked Sendable {
         thread.name = "wallplayer.teardown"
         thread.start()
         return stopped
+    }
+
+    /// Whether a sink description draws through X shared memory (ximagesink, xvimagesink).
+    static func usesXSharedMemory(_ description: String) -> Bool {
+        description.split(whereSeparator: { $0 == " " || $0 == "!" || $0 == "\n" || $0 == "\t" })
+            .contains { $0 == "ximagesink" || $0 == "xvimagesink" }
     }
 
     /// Stops every thread and drops the bus hook; the pipeline cannot be used afterwards.

@@ -60,6 +60,30 @@ public struct DriftVerdict: Sendable, Hashable, Codable {
         self.sentence = sentence
     }
 
+    /// Why a node is far from the wall, as far as its records tell: a node that presents its frames
+    /// late by its own clock is held back by its machine or sink (decoding, rendering, a busy CPU);
+    /// one that presents them on time by its own clock and is still apart from the others disagrees
+    /// with them about when frames are due, which is the clocks or the timeline, not the machine.
+    static func cause(of node: NodeDrift, clocks: MediaTime?, threshold: MediaTime) -> String {
+        let late = node.lateness.p99
+        var share = ""
+        if let lateFrames = node.lateFrames, node.framesPresented > 0 {
+            let percent = Double(lateFrames) / Double(node.framesPresented) * 100
+            share = ", \((percent * 10).rounded() / 10) % of them counted late by its sink"
+        }
+        let clockText =
+            clocks.map { "the pair's clocks may be up to \($0.millisecondsText) ms apart" }
+            ?? "the pair's clocks reported no error bound"
+        if late * 2 > threshold {
+            return "Why: \(node.node) presents its frames late by its own clock (p99 \(late.millisecondsText) ms after "
+                + "they were due\(share)): its machine or its sink cannot keep up (decoding, rendering, a busy CPU), "
+                + "not the sync; \(clockText)."
+        }
+        return "Why: \(node.node) presents its frames on time by its own clock (p99 \(late.millisecondsText) ms late"
+            + "\(share)), so it disagrees with the others about when frames are due: the clocks or the timeline, "
+            + "not the machine; \(clockText)."
+    }
+
     /// Judges the per-pair and per-node statistics of a run against `threshold`.
     static func judge(nodes: [NodeDrift], pairs: [PairDrift], threshold: MediaTime) -> DriftVerdict {
         let limit = threshold.millisecondsText
@@ -93,6 +117,9 @@ public struct DriftVerdict: Sendable, Hashable, Codable {
                 sentence += " (more than their clocks' uncertainty, up to \(clocks.millisecondsText) ms, explains)"
             }
             sentence += "; \(node) is furthest from the wall (p99 |skew| \(skewOf(node).millisecondsText) ms)."
+            if let drift = nodes.first(where: { $0.node == node }) {
+                sentence += " " + Self.cause(of: drift, clocks: over.clockUncertainty?.total, threshold: threshold)
+            }
             return verdict(.fail, over, sentence)
         }
         // A pair whose clocks' error is unknown for some of its frames cannot be vouched for.

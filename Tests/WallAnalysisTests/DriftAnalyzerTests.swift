@@ -408,7 +408,26 @@ final class DriftAnalyzerTests: XCTestCase {
         XCTAssertEqual(
             verdict.sentence,
             "FAIL: a–c differ by 1.700 ms at p99, 0.700 ms over the 1.000 ms threshold; c is furthest from the wall "
-                + "(p99 |skew| 1.700 ms).")
+                + "(p99 |skew| 1.700 ms). Why: c presents its frames late by its own clock (p99 1.800 ms after they "
+                + "were due): its machine or its sink cannot keep up (decoding, rendering, a busy CPU), not the sync; "
+                + "the pair's clocks reported no error bound.")
+    }
+
+    /// A node on time by its own clock and still apart: what stands in the way is when it thinks
+    /// frames are due (its clock, or its timeline), and the verdict says so rather than blaming the machine.
+    func testVerdict_whenANodeIsOnTimeByItsOwnClock_blamesTheClocksNotTheMachine() throws {
+        var wall = SyntheticWall(nodes: ["a", "b", "c"])
+        wall.clockError = ["c": 2_000_000]
+        var analyzer = try DriftAnalyzer(nodes: wall.nodes)
+        try bound(&analyzer, 0.05, wall.nodes)
+        try wall.feed(0..<100, to: &analyzer)
+        let verdict = analyzer.report().verdict
+        XCTAssertEqual(verdict.outcome, .fail)
+        XCTAssertTrue(
+            verdict.sentence.hasSuffix(
+                "Why: c presents its frames on time by its own clock (p99 0.100 ms late), so it disagrees with the "
+                    + "others about when frames are due: the clocks or the timeline, not the machine; the pair's "
+                    + "clocks may be up to 0.100 ms apart."), verdict.sentence)
     }
 
     func testVerdict_whenOnlyOnePercentOfFramesAreOff_judgesByP99() throws {

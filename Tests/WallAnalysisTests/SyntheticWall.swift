@@ -14,6 +14,9 @@ struct SyntheticWall {
     var lateness: Int64 = 100_000
     /// Per node, an extra delay for frame k.
     var skew: [String: (Int) -> Int64] = [:]
+    /// Per node, how far its clock is off: it presents each frame on time by its own clock, this
+    /// much away from the others on the master's.
+    var clockError: [String: Int64] = [:]
     /// Per node, an error in its running time (nodes' running times of one frame differ slightly).
     var runningTimeError: [String: Int64] = [:]
     /// Per node, frames it never presents.
@@ -33,7 +36,7 @@ struct SyntheticWall {
 
     /// When `node` really presented `frame`, on the master clock.
     func presentedAt(_ node: String, _ frame: Int) -> Int64 {
-        base + runningTime(frame) + lateness + (skew[node]?(frame) ?? 0)
+        base + runningTime(frame) + lateness + (skew[node]?(frame) ?? 0) + (clockError[node] ?? 0)
     }
 
     /// The node's records of `frames`, numbered as the node numbers them (from 1, skipping none of
@@ -48,7 +51,7 @@ struct SyntheticWall {
                 sequence: sequence, presentationTimestamp: timestamp(frame),
                 runningTime: MediaTime(nanoseconds: runningTime(frame) + (runningTimeError[node] ?? 0)),
                 presentedAt: MediaTime(nanoseconds: presentedAt(node, frame)),
-                dueAt: MediaTime(nanoseconds: base + runningTime(frame)))
+                dueAt: MediaTime(nanoseconds: base + runningTime(frame) + (clockError[node] ?? 0)))
         }
     }
 

@@ -17,9 +17,10 @@ scratch="$root/.build-$sanitizer"
 cd "$root"
 echo "sanitize: building with -sanitize=$sanitizer in $scratch"
 # ThreadSanitizer cannot see Synchronization's Mutex on Linux (futexes inside the uninstrumented
-# standard library): LOCKSTEP_TSAN swaps in LockstepLocks' pthread Mutex, which it can.
+# standard library): LOCKSTEP_TSAN swaps in LockstepLocks' pthread Mutex, which it can, and turns
+# the hand-off annotations on where objects pass through GStreamer (CLockstepShims, Handoff.swift).
 defines=()
-[ "$sanitizer" = thread ] && defines=(-Xswiftc -DLOCKSTEP_TSAN)
+[ "$sanitizer" = thread ] && defines=(-Xswiftc -DLOCKSTEP_TSAN -Xcc -DLOCKSTEP_TSAN)
 swift build --build-tests --sanitize="$sanitizer" --scratch-path "$scratch" "${defines[@]}" 2>&1 | grep -E 'error|Build' | grep -v '^\[' || true
 export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 ${TSAN_OPTIONS:-}"
 # Swift's runtime keeps some allocations for the process's life on purpose: leaks are not errors here.

@@ -1,5 +1,24 @@
 #include "CLockstepShims.h"
 
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define LOCKSTEP_THREAD_SANITIZER 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__) || defined(LOCKSTEP_TSAN)
+#define LOCKSTEP_THREAD_SANITIZER 1
+#endif
+
+#ifdef LOCKSTEP_THREAD_SANITIZER
+void __tsan_acquire(void *address);
+void __tsan_release(void *address);
+void lockstep_handoff_release(const void *address) { __tsan_release((void *)address); }
+void lockstep_handoff_acquire(const void *address) { __tsan_acquire((void *)address); }
+#else
+void lockstep_handoff_release(const void *address) { (void)address; }
+void lockstep_handoff_acquire(const void *address) { (void)address; }
+#endif
+
 #define LOCKSTEP_SETTER(type, suffix)                                               \
     void lockstep_object_set_##suffix(gpointer object, const char *name, type value) { \
         g_object_set(object, name, value, NULL);                                    \

@@ -101,6 +101,18 @@ static inline gboolean lockstep_video_overlay_prepare(GstMessage *message, guint
     return TRUE;
 }
 
+/* MARK: Hand-offs ThreadSanitizer cannot see */
+
+/*
+ * GStreamer and GLib are not instrumented, and their locks wait on futexes: what one thread writes
+ * before handing an object to them (a probe's context, a buffer pushed downstream) and another
+ * thread reads in a callback looks like a race to ThreadSanitizer. The thread that hands over
+ * calls release on the object's address; the callback calls acquire on it before reading. In a
+ * ThreadSanitizer build these are __tsan_release and __tsan_acquire; in any other, nothing.
+ */
+void lockstep_handoff_release(const void *address);
+void lockstep_handoff_acquire(const void *address);
+
 /* MARK: FFmpeg macros */
 
 static inline int64_t lockstep_av_nopts_value(void) { return AV_NOPTS_VALUE; }

@@ -77,7 +77,7 @@ private let padAdded: @convention(c) (gpointer?, gpointer?, gpointer?) -> Void =
         GstPadProbeType(
             GST_PAD_PROBE_TYPE_BUFFER.rawValue | GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM.rawValue
                 | GST_PAD_PROBE_TYPE_EVENT_FLUSH.rawValue),
-        audioTailProbe, Unmanaged.passRetained(context).toOpaque(), releaseAudioTailContext)
+        audioTailProbe, handOff(context), releaseAudioTailContext)
 }
 
 private let releaseAudioTailContext: GDestroyNotify = { pointer in
@@ -92,9 +92,9 @@ private func nanoseconds(_ value: guint64) -> MediaTime? {
 
 private let audioTailProbe: GstPadProbeCallback = { pad, info, data in
     guard let pad, let info, let data, let object = info.pointee.data else { return GST_PAD_PROBE_OK }
-    let context = Unmanaged<AudioTailContext>.fromOpaque(data).takeUnretainedValue()
+    let context = handedOver(data, as: AudioTailContext.self)
     if info.pointee.type.rawValue & GST_PAD_PROBE_TYPE_BUFFER.rawValue != 0 {
-        let buffer = object.assumingMemoryBound(to: GstBuffer.self)
+        let buffer = probedBuffer(object)
         if let pts = nanoseconds(buffer.pointee.pts), let duration = nanoseconds(buffer.pointee.duration) {
             context.state.withLock { $0.sentUntil = pts + duration }
         }
@@ -126,6 +126,8 @@ private let audioTailProbe: GstPadProbeCallback = { pad, info, data in
             buffer.pointee.pts = guint64(pts)
             buffer.pointee.dts = guint64(pts)
             buffer.pointee.duration = packet.duration.nanoseconds.map { guint64(max(0, $0)) } ?? guint64.max
+            // Read downstream by probes on other threads, through GStreamer's queues.
+            lockstep_handoff_release(buffer)
             guard gst_pad_chain(peer, buffer) == GST_FLOW_OK else { break }
         }
     default:

@@ -14,7 +14,7 @@ final class ClockAlarm: @unchecked Sendable {
             let id = gst_clock_new_single_shot_id(clock.clock.pointer, target)
         else { return nil }
         self.id = id
-        let box = Unmanaged.passRetained(ActionBox(action)).toOpaque()
+        let box = handOff(ActionBox(action))
         let result = gst_clock_id_wait_async(id, alarmFired, box, releaseAction)
         guard result == GST_CLOCK_OK || result == GST_CLOCK_EARLY else {
             gst_clock_id_unref(id)
@@ -40,7 +40,7 @@ private final class ActionBox {
 
 private let alarmFired: GstClockCallback = { _, _, _, data in
     guard let data else { return 0 }
-    Unmanaged<ActionBox>.fromOpaque(data).takeUnretainedValue().action()
+    handedOver(data, as: ActionBox.self).action()
     return 1
 }
 

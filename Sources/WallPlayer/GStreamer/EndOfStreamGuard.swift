@@ -45,7 +45,7 @@ final class EndOfStreamGuard: @unchecked Sendable {
             gst_pad_add_probe(
                 output.pad.pointer,
                 GstPadProbeType(GST_PAD_PROBE_TYPE_BUFFER.rawValue | GST_PAD_PROBE_TYPE_EVENT_FLUSH.rawValue),
-                outputProbe, Unmanaged.passRetained(output).toOpaque(), releaseOutput)
+                outputProbe, handOff(output), releaseOutput)
         }
         timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "lockstep.end-of-stream-guard"))
         timer.schedule(deadline: .now() + Self.interval, repeating: Self.interval)
@@ -124,7 +124,7 @@ private final class EndOfStreamGuardOutput: @unchecked Sendable {
 
 private let outputProbe: GstPadProbeCallback = { _, info, data in
     guard let info, let data else { return GST_PAD_PROBE_OK }
-    let output = Unmanaged<EndOfStreamGuardOutput>.fromOpaque(data).takeUnretainedValue()
+    let output = handedOver(data, as: EndOfStreamGuardOutput.self)
     if info.pointee.type.rawValue & GST_PAD_PROBE_TYPE_BUFFER.rawValue != 0 {
         let now = LocalClock.monotonic.now()
         output.lastBuffer.withLock { $0 = now }

@@ -105,7 +105,7 @@ final class GaplessHandover: @unchecked Sendable {
         let handover = GaplessHandover()
         lockstep_signal_connect(
             pipeline.raw, "deep-element-added", unsafeBitCast(elementAdded, to: GCallback.self),
-            Unmanaged.passRetained(handover).toOpaque(), releaseHandover)
+            handOff(handover), releaseHandover)
         return handover
     }
 
@@ -158,12 +158,12 @@ private let elementAdded: @convention(c) (gpointer?, gpointer?, gpointer?, gpoin
     guard let element, let data,
         GStreamer.factoryName(of: element.assumingMemoryBound(to: GstElement.self)) == "urisourcebin"
     else { return }
-    let handover = Unmanaged<GaplessHandover>.fromOpaque(data).takeUnretainedValue()
+    let handover = handedOver(data, as: GaplessHandover.self)
     let source = GaplessHandover.Source(handover: handover)
     handover.added(source)
     lockstep_signal_connect(
         element, "pad-added", unsafeBitCast(outputAdded, to: GCallback.self),
-        Unmanaged.passRetained(source).toOpaque(), releaseSource)
+        handOff(source), releaseSource)
 }
 
 /// Whether the urisourcebin that `output` (one of its pads) belongs to reads an http(s) URI.
@@ -192,7 +192,7 @@ private let outputAdded: @convention(c) (gpointer?, gpointer?, gpointer?) -> Voi
         let target = gst_ghost_pad_get_target(pad.assumingMemoryBound(to: GstGhostPad.self))
     else { return }
     defer { gst_object_unref(UnsafeMutableRawPointer(target)) }
-    let source = Unmanaged<GaplessHandover.Source>.fromOpaque(data).takeUnretainedValue()
+    let source = handedOver(data, as: GaplessHandover.Source.self)
     source.state.withLock { state in
         state.outputs += 1
         state.parkedAt = nil
@@ -203,7 +203,7 @@ private let outputAdded: @convention(c) (gpointer?, gpointer?, gpointer?) -> Voi
         GstPadProbeType(
             GST_PAD_PROBE_TYPE_BUFFER.rawValue | GST_PAD_PROBE_TYPE_BUFFER_LIST.rawValue
                 | GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM.rawValue),
-        handoverProbe, Unmanaged.passRetained(output).toOpaque(), releaseProbeOutput)
+        handoverProbe, handOff(output), releaseProbeOutput)
 }
 
 private func isFlushing(_ pad: UnsafeMutablePointer<GstPad>) -> Bool {
@@ -212,7 +212,7 @@ private func isFlushing(_ pad: UnsafeMutablePointer<GstPad>) -> Bool {
 
 private let handoverProbe: GstPadProbeCallback = { pad, info, data in
     guard let pad, let info, let data else { return GST_PAD_PROBE_OK }
-    let output = Unmanaged<GaplessHandoverOutput>.fromOpaque(data).takeUnretainedValue()
+    let output = handedOver(data, as: GaplessHandoverOutput.self)
     var isEnd = false
     if info.pointee.type.rawValue & GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM.rawValue != 0 {
         guard let event = info.pointee.data?.assumingMemoryBound(to: GstEvent.self) else { return GST_PAD_PROBE_OK }

@@ -35,12 +35,12 @@ final class LoadedData: @unchecked Sendable {
         guard let decodebin = GStreamer.descendant(of: playbin, factory: "decodebin3"),
             let multiqueue = GStreamer.descendant(of: decodebin, factory: "multiqueue")
         else { return nil }
-        let context = Unmanaged.passRetained(self).toOpaque()
+        let context = handOff(self)
         lockstep_signal_connect(
             multiqueue.raw, "pad-added", unsafeBitCast(loadedPadAdded, to: GCallback.self), context, releaseLoaded)
         lockstep_signal_connect(
             multiqueue.raw, "pad-removed", unsafeBitCast(loadedPadRemoved, to: GCallback.self),
-            Unmanaged.passRetained(self).toOpaque(), releaseLoaded)
+            handOff(self), releaseLoaded)
         GStreamer.forEachPad(of: multiqueue, direction: GST_PAD_SINK) { watch($0) }
     }
 
@@ -53,7 +53,7 @@ final class LoadedData: @unchecked Sendable {
             GstPadProbeType(
                 GST_PAD_PROBE_TYPE_BUFFER.rawValue | GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM.rawValue
                     | GST_PAD_PROBE_TYPE_EVENT_FLUSH.rawValue),
-            loadedProbe, Unmanaged.passRetained(stream).toOpaque(), releaseStream)
+            loadedProbe, handOff(stream), releaseStream)
     }
 
     fileprivate func forget(_ pad: UnsafeMutablePointer<GstPad>) {
@@ -92,19 +92,19 @@ private let releaseStream: GDestroyNotify = { pointer in
 
 private let loadedPadAdded: @convention(c) (gpointer?, gpointer?, gpointer?) -> Void = { _, pad, data in
     guard let pad, let data else { return }
-    Unmanaged<LoadedData>.fromOpaque(data).takeUnretainedValue().watch(pad.assumingMemoryBound(to: GstPad.self))
+    handedOver(data, as: LoadedData.self).watch(pad.assumingMemoryBound(to: GstPad.self))
 }
 
 private let loadedPadRemoved: @convention(c) (gpointer?, gpointer?, gpointer?) -> Void = { _, pad, data in
     guard let pad, let data else { return }
-    Unmanaged<LoadedData>.fromOpaque(data).takeUnretainedValue().forget(pad.assumingMemoryBound(to: GstPad.self))
+    handedOver(data, as: LoadedData.self).forget(pad.assumingMemoryBound(to: GstPad.self))
 }
 
 private let loadedProbe: GstPadProbeCallback = { _, info, data in
     guard let info, let data, let object = info.pointee.data else { return GST_PAD_PROBE_OK }
-    let stream = Unmanaged<LoadedData.Stream>.fromOpaque(data).takeUnretainedValue()
+    let stream = handedOver(data, as: LoadedData.Stream.self)
     if info.pointee.type.rawValue & GST_PAD_PROBE_TYPE_BUFFER.rawValue != 0 {
-        let buffer = object.assumingMemoryBound(to: GstBuffer.self)
+        let buffer = probedBuffer(object)
         let timestamp = buffer.pointee.pts != GStreamer.clockTimeNone ? buffer.pointee.pts : buffer.pointee.dts
         guard timestamp != GStreamer.clockTimeNone else { return GST_PAD_PROBE_OK }
         stream.state.withLock { state in

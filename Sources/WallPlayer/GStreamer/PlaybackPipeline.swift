@@ -128,7 +128,7 @@ final class PlaybackPipeline: @unchecked Sendable {
             renderQueue = queue
             let stamp = Element(
                 sinking: lockstep_presentation_stamp_new(
-                    "stamp", presentedTrampoline, Unmanaged.passRetained(box).toOpaque(), releaseBox))
+                    "stamp", presentedTrampoline, handOff(box), releaseBox))
             self.stamp = stamp
             let sink = try Element.parseBin(settings.sinkDescription, role: "video")
             videoSink = sink
@@ -199,16 +199,16 @@ final class PlaybackPipeline: @unchecked Sendable {
         if let cropTarget, let settings {
             cropProbeID = gst_pad_add_probe(
                 cropTarget.pointer, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, cropProbe,
-                Unmanaged.passUnretained(self).toOpaque(), nil)
+                lend(self), nil)
             configureScaling(settings)
         }
         if let cropTarget { addGroupProbe(on: cropTarget, kind: .video) }
         if let pad = self.audioSink?.staticPad("sink") { addGroupProbe(on: pad, kind: .audio) }
 
-        gst_bus_set_sync_handler(bus.pointer, syncHandler, Unmanaged.passRetained(box).toOpaque(), releaseBox)
+        gst_bus_set_sync_handler(bus.pointer, syncHandler, handOff(box), releaseBox)
         lockstep_signal_connect(
             playbin.raw, "about-to-finish", unsafeBitCast(aboutToFinishTrampoline, to: GCallback.self),
-            Unmanaged.passRetained(box).toOpaque(), releaseClosureBox)
+            handOff(box), releaseClosureBox)
         AudioTail.watch(playbin)
         handover = GaplessHandover.watch(playbin)
         loaded = LoadedData(playbin: playbin)
@@ -270,7 +270,7 @@ final class PlaybackPipeline: @unchecked Sendable {
             GstPadProbeType(
                 GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM.rawValue | GST_PAD_PROBE_TYPE_EVENT_UPSTREAM.rawValue
                     | GST_PAD_PROBE_TYPE_BUFFER.rawValue),
-            groupProbe, Unmanaged.passRetained(context).toOpaque(),
+            groupProbe, handOff(context),
             releaseGroupProbeContext)
         if id != 0 { groupProbes.append((pad, id)) }
     }
@@ -473,7 +473,7 @@ private let syncHandler: GstBusSyncHandler = { _, message, data in
     guard let message else { return GST_BUS_DROP }
     let owned = Message(owning: message)
     guard let data else { return GST_BUS_DROP }
-    let box = Unmanaged<CallbackBox>.fromOpaque(data).takeUnretainedValue()
+    let box = handedOver(data, as: CallbackBox.self)
     if message.pointee.type == GST_MESSAGE_STREAM_STATUS {
         var type = GST_STREAM_STATUS_TYPE_CREATE
         var owner: UnsafeMutablePointer<GstElement>?
@@ -496,7 +496,7 @@ private let syncHandler: GstBusSyncHandler = { _, message, data in
 
 private let presentedTrampoline: LockstepPresentedFunc = { data, pts, duration, runningTime, clockTime, baseTime in
     guard let data else { return }
-    let box = Unmanaged<CallbackBox>.fromOpaque(data).takeUnretainedValue()
+    let box = handedOver(data, as: CallbackBox.self)
     let running = MediaTime(clockTime: runningTime)
     let base = MediaTime(clockTime: baseTime)
     box.presented.push(
@@ -508,7 +508,7 @@ private let presentedTrampoline: LockstepPresentedFunc = { data, pts, duration, 
 
 private let aboutToFinishTrampoline: @convention(c) (gpointer?, gpointer?) -> Void = { playbin, data in
     guard let playbin, let data else { return }
-    let box = Unmanaged<CallbackBox>.fromOpaque(data).takeUnretainedValue()
+    let box = handedOver(data, as: CallbackBox.self)
     if let next = box.callbacks.aboutToFinish() {
         lockstep_object_set_string(playbin, "uri", next)
     }
@@ -522,7 +522,7 @@ private let cropProbe: GstPadProbeCallback = { _, info, data in
     var caps: UnsafeMutablePointer<GstCaps>?
     gst_event_parse_caps(event, &caps)
     guard let size = GStreamer.pictureSize(of: caps) else { return GST_PAD_PROBE_OK }
-    let pipeline = Unmanaged<PlaybackPipeline>.fromOpaque(data).takeUnretainedValue()
+    let pipeline = handedOver(data, as: PlaybackPipeline.self)
     pipeline.sourceSizeChanged(size)
     return GST_PAD_PROBE_OK
 }

@@ -66,7 +66,7 @@ final class StreamChooser: @unchecked Sendable {
         GStreamer.forEachDescendant(of: playbin, factory: "decodebin3") { element in
             lockstep_signal_connect(
                 element, "select-stream", unsafeBitCast(selectStream, to: GCallback.self),
-                Unmanaged.passRetained(self).toOpaque(), releaseChooser)
+                handOff(self), releaseChooser)
         }
     }
 
@@ -193,7 +193,7 @@ private let selectStream:
         UnsafeMutableRawPointer?
     ) -> Int32 = { _, collection, stream, data in
         guard let collection, let stream, let data else { return -1 }
-        return Unmanaged<StreamChooser>.fromOpaque(data).takeUnretainedValue().answer(collection, stream)
+        return handedOver(data, as: StreamChooser.self).answer(collection, stream)
     }
 
 private let releaseChooser: GClosureNotify = { pointer, _ in

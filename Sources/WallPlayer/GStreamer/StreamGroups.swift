@@ -156,9 +156,9 @@ let groupProbe: GstPadProbeCallback = { _, info, data in
     guard let info, let data, let event = info.pointee.data?.assumingMemoryBound(to: GstEvent.self) else {
         return GST_PAD_PROBE_OK
     }
-    let context = Unmanaged<GroupProbeContext>.fromOpaque(data).takeUnretainedValue()
+    let context = handedOver(data, as: GroupProbeContext.self)
     if info.pointee.type.rawValue & GST_PAD_PROBE_TYPE_BUFFER.rawValue != 0 {
-        let buffer = UnsafeMutableRawPointer(event).assumingMemoryBound(to: GstBuffer.self)
+        let buffer = probedBuffer(UnsafeMutableRawPointer(event))
         let timestamp = buffer.pointee.pts
         guard timestamp != guint64.max, let start = Int64(exactly: timestamp) else { return GST_PAD_PROBE_OK }
         let duration = buffer.pointee.duration == guint64.max ? nil : Int64(exactly: buffer.pointee.duration)

@@ -46,7 +46,7 @@ final class SubtitleOverlay: @unchecked Sendable {
         probe = (pad, 0)
         // The probe holds this object until `detach()` removes it.
         let id = gst_pad_add_probe(
-            pad.pointer, GST_PAD_PROBE_TYPE_BUFFER, subtitleProbe, Unmanaged.passRetained(self).toOpaque(),
+            pad.pointer, GST_PAD_PROBE_TYPE_BUFFER, subtitleProbe, handOff(self),
             releaseOverlay)
         probe.id = id
     }
@@ -115,9 +115,10 @@ final class SubtitleOverlay: @unchecked Sendable {
 
 /// Runs on the video streaming thread before textoverlay draws each frame.
 private let subtitleProbe: GstPadProbeCallback = { pad, info, data in
-    guard let pad, let info, let data, let buffer = info.pointee.data?.assumingMemoryBound(to: GstBuffer.self)
+    guard let pad, let info, let data, let object = info.pointee.data
     else { return GST_PAD_PROBE_OK }
-    let overlay = Unmanaged<SubtitleOverlay>.fromOpaque(data).takeUnretainedValue()
+    let overlay = handedOver(data, as: SubtitleOverlay.self)
+    let buffer = probedBuffer(object)
     guard overlay.isShowing || lockstep_buffer_has_captions(buffer) != 0,
         let event = gst_pad_get_sticky_event(pad, GST_EVENT_SEGMENT, 0)
     else {

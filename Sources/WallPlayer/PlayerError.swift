@@ -55,6 +55,8 @@ public enum PlayerError: Error, Hashable, CustomStringConvertible {
     case timePastEnd(MediaTime, duration: MediaTime)
     /// The request was cancelled before it was served (`cancelAllImageGeneration()`).
     case cancelled(String)
+    /// A key `statusOfValue(forKey:error:)` or `loadValuesAsynchronously(forKeys:)` does not know.
+    case unknownAssetKey(String, known: [String])
 
     public var description: String {
         switch self {
@@ -100,6 +102,8 @@ public enum PlayerError: Error, Hashable, CustomStringConvertible {
             return "\(time) is past the end of the media, which lasts \(duration)"
         case .cancelled(let request):
             return "\(request) was cancelled before it was made"
+        case .unknownAssetKey(let key, let known):
+            return "\"\(key)\" is not a property an asset loads (it loads \(known.joined(separator: ", ")))"
         case .itemNotReady(let operation):
             return "\(operation) needs a current item that is ready to play"
         case .invalidTime(let argument, let time):

@@ -66,9 +66,28 @@ public final class PlayerItem: Sendable, CustomStringConvertible {
     /// loaded.
     public init(asset: URLAsset) {
         self.asset = asset
+        automaticallyLoadedAssetKeys = []
         if asset.isFileBased { _ = asset.inspectNow() }
         adoptLoadedTracks()
     }
+
+    /// An item that starts loading `automaticallyLoadedAssetKeys` of its asset at once
+    /// (`AVPlayerItem(asset:automaticallyLoadedAssetKeys:)`), so that a network asset is read while
+    /// the item waits for a player, not when a player takes it. The item is ready to play only once
+    /// they have loaded; a local file's are read now, as any item's.
+    public init(asset: URLAsset, automaticallyLoadedAssetKeys keys: [String]) {
+        self.asset = asset
+        automaticallyLoadedAssetKeys = keys
+        if asset.isFileBased {
+            _ = asset.inspectNow()
+        } else if !keys.isEmpty {
+            asset.loadValuesAsynchronously(forKeys: keys) { [weak self] in self?.adoptLoadedTracks() }
+        }
+        adoptLoadedTracks()
+    }
+
+    /// The asset's keys this item loaded as it was made (`automaticallyLoadedAssetKeys`).
+    public let automaticallyLoadedAssetKeys: [String]
 
     public convenience init(url: URL) {
         self.init(asset: URLAsset(url: url))

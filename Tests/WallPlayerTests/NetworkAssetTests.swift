@@ -115,6 +115,41 @@ extension NetworkAssetTests {
         XCTAssertEqual(player.currentItem?.tracks.count, 2)
     }
 
+    /// AVAsynchronousKeyValueLoading over a slow server: unknown, loading while the playlist is
+    /// on its way, loaded once it came; a load cancelled before it came reads cancelled, and its
+    /// completion handler is called anyway.
+    func testKeyValueLoading_isLoadingUntilTheServerAnswers_andCancelledWhenCancelled() async throws {
+        let server = try HTTPFileServer(root: try servedMedia()) { path in
+            if path == "/vod.m3u8" { Thread.sleep(forTimeInterval: 1.5) }
+            return nil
+        }
+        defer { server.stop() }
+        let asset = URLAsset(url: server.url("vod.m3u8"))
+        var error: PlayerError?
+        XCTAssertEqual(asset.statusOfValue(forKey: "duration", error: &error), .unknown)
+        let loaded = expectation(description: "the keys loaded")
+        asset.loadValuesAsynchronously(forKeys: ["duration", "tracks"]) { loaded.fulfill() }
+        XCTAssertEqual(asset.statusOfValue(forKey: "tracks", error: &error), .loading)
+        await fulfillment(of: [loaded], timeout: 15)
+        XCTAssertEqual(asset.statusOfValue(forKey: "duration", error: &error), .loaded)
+        XCTAssertNil(error)
+        let duration = try await asset.duration
+        XCTAssertGreaterThan(duration, .zero)
+
+        let cancelled = URLAsset(url: server.url("vod.m3u8"))
+        let ended = expectation(description: "the cancelled load's handler")
+        cancelled.loadValuesAsynchronously(forKeys: ["duration"]) { ended.fulfill() }
+        cancelled.cancelLoading()
+        await fulfillment(of: [ended], timeout: 1)
+        XCTAssertEqual(cancelled.statusOfValue(forKey: "duration", error: &error), .cancelled)
+        // An item made with keys to load reads its network asset before any player takes it.
+        let item = PlayerItem(
+            asset: URLAsset(url: server.url("vod.m3u8")), automaticallyLoadedAssetKeys: ["duration", "tracks"])
+        XCTAssertEqual(item.automaticallyLoadedAssetKeys, ["duration", "tracks"])
+        let tracks = try await first(in: item.trackUpdates, within: 15, "the tracks, with no player") { !$0.isEmpty }
+        XCTAssertEqual(tracks.map(\.assetTrack.mediaType), [.video, .audio])
+    }
+
     func testMissingFile_failsNamingTheURLAndTheServersAnswer() async throws {
         let server = try HTTPFileServer(root: try servedMedia())
         defer { server.stop() }

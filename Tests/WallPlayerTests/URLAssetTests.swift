@@ -37,6 +37,29 @@ final class URLAssetTests: XCTestCase {
         XCTAssertTrue(playable)
     }
 
+    func testStatusOfValue_saysLoadedFailedOrWhichKeysItKnows() async throws {
+        let clip = URLAsset(url: try TestMedia.frameCode(seconds: 1))
+        var error: PlayerError?
+        try await clip.load()
+        for key in URLAsset.loadableKeys {
+            XCTAssertEqual(clip.statusOfValue(forKey: key, error: &error), .loaded, key)
+        }
+        XCTAssertEqual(clip.statusOfValue(forKey: "colour", error: &error), .failed)
+        XCTAssertEqual(
+            error.map { "\($0)" },
+            "\"colour\" is not a property an asset loads (it loads "
+                + "availableMediaCharacteristicsWithMediaSelectionOptions, commonMetadata, duration, formatName, "
+                + "metadata, playable, tracks)")
+
+        let missing = URLAsset(url: URL(fileURLWithPath: "/nonexistent/lockstep-\(getpid()).mp4"))
+        let done = expectation(description: "the load ended")
+        missing.loadValuesAsynchronously(forKeys: ["duration"]) { done.fulfill() }
+        await fulfillment(of: [done], timeout: 10)
+        error = nil
+        XCTAssertEqual(missing.statusOfValue(forKey: "duration", error: &error), .failed)
+        XCTAssertEqual(error, .fileNotFound(path: "/nonexistent/lockstep-\(getpid()).mp4"))
+    }
+
     func testLoad_whenFileMissing_throwsFileNotFound() async {
         await assertLoadFails(URL(fileURLWithPath: "/nonexistent/clip.mp4")) {
             guard case .fileNotFound(let path) = $0 else { return false }

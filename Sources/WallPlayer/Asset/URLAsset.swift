@@ -13,6 +13,16 @@ public final class URLAsset: Sendable {
     let subtitleCues = Mutex<[Int: Result<SubtitleCues, PlayerError>]>([:])
     /// Subtitle tracks whose cues a caller is reading now (`claimSubtitleRead`).
     let subtitleReads = Mutex<Set<Int>>([])
+    /// Loads started by `loadValuesAsynchronously(forKeys:completionHandler:)`, for its statuses.
+    let keyLoading = Mutex(KeyLoading())
+
+    struct KeyLoading {
+        /// The loads under way, to cancel.
+        var tasks: [UInt64: Task<Void, Never>] = [:]
+        var nextTask: UInt64 = 0
+        /// Whether the last load ended by `cancelLoading()` (until another starts).
+        var cancelled = false
+    }
 
     public init(url: URL) {
         self.url = url

@@ -118,7 +118,7 @@ bench-failover: setup
 # hostile requests), judged by ground truth, release build; see docs/BENCHMARKS.md.
 bench-chaos: setup
 	$(SWIFT) build $(RELEASE_FLAGS)
-	bench/chaos --minutes 60 --bin "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)"
+	bench/chaos --minutes 60 --keep --bin "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)"
 
 # One node looping a 4 s clip for an hour, release build: resident memory and descriptors must stay
 # flat after the first minute; see docs/BENCHMARKS.md.

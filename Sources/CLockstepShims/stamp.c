@@ -1,5 +1,7 @@
 #include "CLockstepShims.h"
 
+#include <pthread.h>
+
 /*
  * lockstep presentation stamp: one sink pad, one src pad, buffers pass through unchanged.
  *
@@ -13,7 +15,9 @@ typedef struct {
     GstElement parent;
     GstPad *sinkpad;
     GstPad *srcpad;
-    GMutex lock;
+    /* A pthread mutex rather than a GMutex: the same on Linux, and one ThreadSanitizer can see (GLib's
+     * waits on futexes in uninstrumented code). The render thread and snapshot readers share it. */
+    pthread_mutex_t lock;
     GstSegment segment;
     GstCaps *caps;
     GstSample *last_sample;
@@ -38,7 +42,7 @@ static GstFlowReturn lockstep_stamp_chain(GstPad *pad, GstObject *parent, GstBuf
     GstClockTime pts = GST_BUFFER_PTS(buffer);
     GstClockTime duration = GST_BUFFER_DURATION(buffer);
 
-    g_mutex_lock(&self->lock);
+    pthread_mutex_lock(&self->lock);
     GstClockTime running_time = gst_segment_to_running_time(&self->segment, GST_FORMAT_TIME, pts);
     /* The item time of the frame: its stream time. The buffer's own timestamp is not, for media whose
      * first frame is not at zero (an MP4 edit list shifting B-frame reordering delay, an MPEG-TS
@@ -48,7 +52,7 @@ static GstFlowReturn lockstep_stamp_chain(GstPad *pad, GstObject *parent, GstBuf
     GstSample *sample = gst_sample_new(buffer, self->caps, &self->segment, NULL);
     GstSample *old = self->last_sample;
     self->last_sample = sample;
-    g_mutex_unlock(&self->lock);
+    pthread_mutex_unlock(&self->lock);
     if (old != NULL) gst_sample_unref(old);
 
     GstFlowReturn result = gst_pad_push(self->srcpad, buffer);
@@ -70,20 +74,20 @@ static gboolean lockstep_stamp_sink_event(GstPad *pad, GstObject *parent, GstEve
     case GST_EVENT_CAPS: {
         GstCaps *caps = NULL;
         gst_event_parse_caps(event, &caps);
-        g_mutex_lock(&self->lock);
+        pthread_mutex_lock(&self->lock);
         gst_caps_replace(&self->caps, caps);
-        g_mutex_unlock(&self->lock);
+        pthread_mutex_unlock(&self->lock);
         break;
     }
     case GST_EVENT_SEGMENT:
-        g_mutex_lock(&self->lock);
+        pthread_mutex_lock(&self->lock);
         gst_event_copy_segment(event, &self->segment);
-        g_mutex_unlock(&self->lock);
+        pthread_mutex_unlock(&self->lock);
         break;
     case GST_EVENT_FLUSH_STOP:
-        g_mutex_lock(&self->lock);
+        pthread_mutex_lock(&self->lock);
         gst_segment_init(&self->segment, GST_FORMAT_TIME);
-        g_mutex_unlock(&self->lock);
+        pthread_mutex_unlock(&self->lock);
         break;
     default:
         break;
@@ -96,7 +100,7 @@ static void lockstep_stamp_finalize(GObject *object) {
     if (self->last_sample != NULL) gst_sample_unref(self->last_sample);
     gst_caps_replace(&self->caps, NULL);
     if (self->destroy != NULL) self->destroy(self->user_data);
-    g_mutex_clear(&self->lock);
+    pthread_mutex_destroy(&self->lock);
     G_OBJECT_CLASS(lockstep_stamp_parent_class)->finalize(object);
 }
 
@@ -112,7 +116,7 @@ static void lockstep_stamp_class_init(LockstepStampClass *klass) {
 }
 
 static void lockstep_stamp_init(LockstepStamp *self) {
-    g_mutex_init(&self->lock);
+    pthread_mutex_init(&self->lock, NULL);
     gst_segment_init(&self->segment, GST_FORMAT_TIME);
     self->sinkpad = gst_pad_new_from_static_template(&sink_template, "sink");
     gst_pad_set_chain_function(self->sinkpad, lockstep_stamp_chain);
@@ -140,8 +144,8 @@ GstElement *lockstep_presentation_stamp_new(const char *name, LockstepPresentedF
 
 GstSample *lockstep_presentation_stamp_last_sample(GstElement *stamp) {
     LockstepStamp *self = (LockstepStamp *)stamp;
-    g_mutex_lock(&self->lock);
+    pthread_mutex_lock(&self->lock);
     GstSample *sample = self->last_sample != NULL ? gst_sample_ref(self->last_sample) : NULL;
-    g_mutex_unlock(&self->lock);
+    pthread_mutex_unlock(&self->lock);
     return sample;
 }

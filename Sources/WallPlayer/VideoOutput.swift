@@ -113,8 +113,7 @@ public func sinkProblem(_ description: String, role: String) -> String? {
     } catch {
         return "\(error)"
     }
-    let holdsADevice = description.split(whereSeparator: { $0 == " " || $0 == "!" }).contains("kmssink")
-    guard !holdsADevice else { return nil }
+    guard !describes(description, anyOf: ["kmssink"]) else { return nil }
     let pipeline = Element(sinking: gst_pipeline_new("sink-check"))
     pipeline.add(bin)
     defer { pipeline.setState(GST_STATE_NULL) }
@@ -125,4 +124,10 @@ public func sinkProblem(_ description: String, role: String) -> String? {
     let message = Message(owning: popped)
     let error = GStreamer.errorText(of: message.pointer)
     return "it cannot open its output: \(error.reason)"
+}
+
+/// Whether a gst-launch description has an element made by one of `factories` (a word of its own
+/// between spaces, tabs, newlines and links).
+func describes(_ description: String, anyOf factories: Set<String>) -> Bool {
+    description.split(whereSeparator: { $0.isWhitespace || $0 == "!" }).contains { factories.contains(String($0)) }
 }

@@ -140,7 +140,7 @@ final class PlaybackPipeline: @unchecked Sendable {
             // one. Without the allocation query upstream writes to its own memory, and the sink
             // copies each frame into the pool of its current connection.
             let poolBarrier =
-                try Self.usesXSharedMemory(settings.sinkDescription)
+                try describes(settings.sinkDescription, anyOf: ["ximagesink", "xvimagesink"])
                 ? Element.make("identity", name: "x-pool-barrier") : nil
             poolBarrier?.set("drop-allocation", true)
             let bin = Element(sinking: gst_bin_new("video-output"))
@@ -239,12 +239,6 @@ final class PlaybackPipeline: @unchecked Sendable {
         thread.name = "wallplayer.teardown"
         thread.start()
         return stopped
-    }
-
-    /// Whether a sink description draws through X shared memory (ximagesink, xvimagesink).
-    static func usesXSharedMemory(_ description: String) -> Bool {
-        description.split(whereSeparator: { $0 == " " || $0 == "!" || $0 == "\n" || $0 == "\t" })
-            .contains { $0 == "ximagesink" || $0 == "xvimagesink" }
     }
 
     /// Stops every thread and drops the bus hook; the pipeline cannot be used afterwards.

@@ -700,9 +700,9 @@ extension Player {
     }
 
     /// Turning `automaticallyWaitsToMinimizeStalling` off while waiting for data plays at once.
-    func stopWaitingForData() {
+    func stopWaitingForData(rate: Float) {
         guard timeControlStatus == .waitingToPlayAtSpecifiedRate, reasonForWaitingToPlay == .toMinimizeStalls,
-            rate != 0, engine.pendingStart == nil, let pipeline = engine.pipeline
+            rate != 0, self.rate == rate, engine.pendingStart == nil, let pipeline = engine.pipeline
         else { return }
         pipeline.playbin.setState(GST_STATE_PLAYING)
     }

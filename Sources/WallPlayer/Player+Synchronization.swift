@@ -98,7 +98,9 @@ extension Player {
         engine.nextStartID += 1
         engine.pendingStart = ScheduledStart(
             id: engine.nextStartID, rate: newRate, itemTime: target, hostTime: hostTime)
-        if engine.pipelineState == GST_STATE_PLAYING {
+        // Also when PLAYING was asked for and is not reached yet (a wait for data that ended just
+        // now): the start's base time takes effect only from PAUSED.
+        if engine.pipelineState == GST_STATE_PLAYING || pipeline.playbin.isPlayingOrGoingTo {
             pipeline.playbin.setState(GST_STATE_PAUSED)
             engine.runningTimeZero = nil
         }

@@ -270,7 +270,11 @@ public class Player: @unchecked Sendable {
         get { settings.withLock { $0.automaticallyWaitsToMinimizeStalling } }
         set {
             settings.withLock { $0.automaticallyWaitsToMinimizeStalling = newValue }
-            if !newValue { queue.async { self.stopWaitingForData() } }
+            // The rate asked for when the waiting ends, not by the time the queue gets to it: the
+            // documented pattern sets this to false and calls setRate(_:time:atHostTime:) at once,
+            // whose start must not begin early as if a wait for data had ended.
+            let rate = self.rate
+            if !newValue { queue.async { self.stopWaitingForData(rate: rate) } }
         }
     }
 

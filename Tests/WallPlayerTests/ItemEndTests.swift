@@ -269,3 +269,43 @@ private struct CurrentItems {
         return await task.value
     }
 }
+
+/// A start a few milliseconds before an item's end, as a node anchors after a seek there: the
+/// next item follows at exactly the host time the remaining media takes.
+final class StartNearItemEndTests: XCTestCase {
+    func testStartJustBeforeTheEnd_theNextItemIsDueWhenTheFirstRunsOut() async throws {
+        let a = try TestMedia.frameCode(seconds: 4)
+        let b = try TestMedia.frameCode(seconds: 3)
+        for remainingMs in [23, 40, 1, 33, 50] {
+            let start = MediaTime(value: Int64(4000 - remainingMs), timescale: 1000)
+            let first = PlayerItem(url: a)
+            first.playbackStartTime = start
+            first.forwardPlaybackEndTime = MediaTime(value: 4, timescale: 1)
+            let second = PlayerItem(url: b)
+            second.playbackStartTime = .zero
+            second.forwardPlaybackEndTime = MediaTime(value: 3, timescale: 1)
+            let player = QueuePlayer(items: [first, second], video: Headless.video, audioSinkDescription: nil)
+            player.automaticallyWaitsToMinimizeStalling = false
+            try await first.waitUntilReady()
+            let prerolled = Mutex<Bool?>(nil)
+            player.preroll(atRate: 1) { done in prerolled.withLock { $0 = done } }
+            try await withTimeout(10, "preroll") {
+                while prerolled.withLock({ $0 }) == nil { try await Task.sleep(for: .milliseconds(10)) }
+            }
+            let presented = player.presentedFrames
+            let at = MasterClock.host.now() + MediaTime(value: 1, timescale: 2)
+            try player.setRate(1, time: start, atHostTime: at)
+            let frames = try await collect(8, from: presented, within: 10, "frames from \(start.seconds) s")
+            let lines = frames.map {
+                "pts \($0.presentationTimestamp.seconds) due +\(($0.dueAt - at).seconds) shown +\(($0.presentedAt - at).seconds)"
+            }
+            print("remaining \(remainingMs) ms:\n  " + lines.joined(separator: "\n  "))
+            let next = try XCTUnwrap(frames.first { $0.presentationTimestamp < MediaTime(value: 1, timescale: 1) })
+            XCTAssertEqual(
+                (next.dueAt - at).seconds, Double(remainingMs) / 1000, accuracy: 0.002,
+                "remaining \(remainingMs) ms: the next item's first frame")
+            player.pause()
+            player.removeAllItems()
+        }
+    }
+}

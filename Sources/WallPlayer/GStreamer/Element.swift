@@ -51,6 +51,14 @@ extension GObjectRef where Pointee == GstElement {
         settle()
     }
 
+    /// Whether the element is in PLAYING or on its way there (a change asked for, not yet done).
+    var isPlayingOrGoingTo: Bool {
+        var current = GST_STATE_VOID_PENDING
+        var pending = GST_STATE_VOID_PENDING
+        gst_element_get_state(pointer, &current, &pending, 0)
+        return current == GST_STATE_PLAYING || pending == GST_STATE_PLAYING
+    }
+
     /// Whether an asynchronous state change is under way (a preroll to come).
     var isChangingState: Bool {
         gst_element_get_state(pointer, nil, nil, 0) == GST_STATE_CHANGE_ASYNC

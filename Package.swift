@@ -128,7 +128,9 @@ let package = Package(
         .target(name: "GroundTruth", dependencies: ["LockstepLocks", "LockstepNet", "LockstepTime"]),
         .target(
             name: "WallProtocol",
-            dependencies: ["CCrypto", "LockstepNet", "LockstepTime", .product(name: "Yams", package: "Yams")]
+            dependencies: [
+                "CCrypto", "LockstepNet", "LockstepTime", "WallTimeline", .product(name: "Yams", package: "Yams"),
+            ]
         ),
         .target(
             name: "WallAnalysis",

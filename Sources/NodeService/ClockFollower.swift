@@ -154,6 +154,8 @@ public final class ClockFollower: Sendable {
 
     /// The master's timeline (epoch) the node follows, when the master says (Lockstep format).
     public var masterEpoch: UInt64? { sources?.status.master?.epoch }
+    /// Whether the master serves real time (UTC): what a schedule needs.
+    public var masterIsRealtime: Bool? { sources?.status.master?.isRealtime }
 
     /// How the node follows its master, for status reports.
     public func report() -> ClockReport {
@@ -173,7 +175,7 @@ public final class ClockFollower: Sendable {
                 ? status.guaranteedErrorBound(atLocal: now) : nil,
             roundTrip: status.roundTrip.count > 0 ? status.roundTrip.minimum : nil,
             ratePPM: status.state == .unsynced ? nil : status.ratePPM, serving: server != nil,
-            epoch: status.master?.epoch, stratum: status.path?.stratum, relaying: relayAddress?.description,
+            epoch: status.master?.epoch, realtime: status.master?.isRealtime, stratum: status.path?.stratum, relaying: relayAddress?.description,
             sources: sources.reports().map { report in
                 ClockSourceReport(
                     source: report.source.description, state: report.status.state.rawValue, standing: report.standing,

@@ -81,18 +81,30 @@ public final class Node: Sendable {
     }
 
     /// A wall that plays by itself: with no timeline once the clock is usable, every node computes
-    /// the same one from the config, from master time zero.
+    /// the same one from the config: its schedule on the master's UTC, or its playlist from master
+    /// time zero.
     private func autoplay() async {
+        var refused: String?
         while !Task.isCancelled {
             if await follower.timeline != nil { return }
-            if case .usable(_, let epoch) = NodeClock(clock).reading(),
-                let timeline = autoplayTimeline(epoch: epoch ?? 0)
-            {
+            if case .usable(let now, let epoch) = NodeClock(clock).reading() {
+                let timeline: Timeline?
                 do {
-                    try await follower.adopt(timeline)
-                    return
+                    timeline = try autoplayTimeline(epoch: epoch ?? 0, now: now, realtime: clock.masterIsRealtime)
                 } catch {
-                    logger.error("the config's playlist cannot be played by itself", metadata: ["error": "\(error)"])
+                    // Said once; the master may yet change to one serving real time.
+                    if refused != "\(error)" {
+                        refused = "\(error)"
+                        logger.error("the config's schedule cannot be played yet", metadata: ["error": "\(error)"])
+                    }
+                    timeline = nil
+                }
+                if let timeline {
+                    do {
+                        try await follower.adopt(timeline)
+                    } catch {
+                        logger.error("the config's show cannot be played by itself", metadata: ["error": "\(error)"])
+                    }
                     return
                 }
             }
@@ -100,7 +112,19 @@ public final class Node: Sendable {
         }
     }
 
-    func autoplayTimeline(epoch: UInt64) -> Timeline? {
+    /// The timeline a node computes from the config alone: the schedule from `now` (which needs a
+    /// master serving real time), else the playlist from master time zero; nil when an entry has no
+    /// out point.
+    func autoplayTimeline(epoch: UInt64, now: MediaTime = .zero, realtime: Bool? = nil) throws(TimelineError)
+        -> Timeline?
+    {
+        if let config = settings.wall.schedule {
+            guard realtime == true else { throw .scheduleNeedsRealTime }
+            guard let schedule = config.schedule() else { return nil }
+            return try Timeline(
+                wall: settings.wallName, version: 1, epoch: epoch, configSHA256: settings.wall.digest,
+                schedule: schedule, now: now)
+        }
         var entries: [TimelineEntry] = []
         for item in settings.playlist {
             guard let outPoint = item.outPoint else { return nil }

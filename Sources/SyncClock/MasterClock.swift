@@ -23,12 +23,14 @@ public enum MasterTimescale: String, Sendable, Hashable, CaseIterable, Codable, 
 struct MasterClock: Sendable {
     let timescale: MasterTimescale
     let local: LocalClock
+    /// For a real-time master on trial: UTC this many nanoseconds ahead.
+    var realtimeShift: Int64 = 0
 
     /// The master time now, in nanoseconds.
     func now() -> Int64 {
         switch timescale {
         case .localClock: return local.nowNanoseconds()
-        case .realtime: return lockstep_net_realtime_ns()
+        case .realtime: return lockstep_net_realtime_ns() &+ realtimeShift
         }
     }
 
@@ -38,7 +40,7 @@ struct MasterClock: Sendable {
         case .localClock:
             return local.localNanoseconds(atMonotonic: datagram.monotonicNanoseconds)
         case .realtime:
-            return datagram.realtimeNanoseconds ?? lockstep_net_realtime_ns()
+            return (datagram.realtimeNanoseconds ?? lockstep_net_realtime_ns()) &+ realtimeShift
         }
     }
 
@@ -47,6 +49,7 @@ struct MasterClock: Sendable {
         var flags: LockstepTimePacket.Flags = []
         if timescale == .realtime { flags.insert(.realtimeTimescale) }
         if timescale == .localClock && local.isSimulated { flags.insert(.simulatedClock) }
+        if timescale == .realtime && realtimeShift != 0 { flags.insert(.simulatedClock) }
         return flags
     }
 
@@ -59,7 +62,7 @@ struct MasterClock: Sendable {
     var epoch: UInt64 {
         switch timescale {
         case .realtime:
-            return Self.hash("CLOCK_REALTIME")
+            return Self.hash(realtimeShift == 0 ? "CLOCK_REALTIME" : "CLOCK_REALTIME shifted \(realtimeShift)")
         case .localClock:
             let bootID = Self.bootID() ?? String(UInt64.random(in: .min ... .max))
             return Self.hash("CLOCK_MONOTONIC \(bootID) \(local.offset) \(local.driftPPM)")

@@ -37,6 +37,9 @@ public final class SyncClockServer: Sendable {
         public var key: ClockKey?
         /// Whether GStreamer's 16-byte format is answered (it has no room for authentication).
         public var answersGStreamer: Bool
+        /// Test option: a real-time master serves UTC this far ahead (negative: behind), so that a
+        /// schedule's dates can be tried today. It names its own epoch and flags itself simulated.
+        public var realtimeShift: MediaTime = .zero
 
         /// - Parameter listen: defaults to every IPv4 and IPv6 interface on port 5637.
         public init(
@@ -108,7 +111,9 @@ public final class SyncClockServer: Sendable {
     ) {
         self.relay = relay
         self.configuration = configuration
-        self.clock = MasterClock(timescale: relay == nil ? configuration.timescale : .localClock, local: clock)
+        self.clock = MasterClock(
+            timescale: relay == nil ? configuration.timescale : .localClock, local: clock,
+            realtimeShift: configuration.realtimeShift.nanoseconds ?? 0)
         self.identity = configuration.identity ?? UInt64.random(in: 1 ... .max)
         self.epoch = configuration.epoch ?? self.clock.epoch
         self.limiter = Mutex(LimiterState(limiter: configuration.rateLimit.map { ReplyRateLimiter(limit: $0) }))

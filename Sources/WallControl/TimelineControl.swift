@@ -57,15 +57,7 @@ public struct TimelineControl: Sendable {
     /// resolved to the shortest of the nodes' files for it, so no screen runs out of picture before
     /// the others change entry.
     public func entries(_ items: [PlaylistItemConfig]) async throws -> [TimelineEntry] {
-        // Every node answering with its clock first: a node that is not up yet is waited for once.
-        _ = try await wall.waitForClocks()
-        let media = Array(Set(items.map(\.media))).sorted()
-        let durations = try await wall.waitForMedia(media)
-        var lengths: [String: MediaTime] = [:]
-        for (index, name) in media.enumerated() {
-            let each = durations.values.map { $0[index] }
-            if let shortest = each.filter(\.isNumeric).min(), each.allSatisfy(\.isNumeric) { lengths[name] = shortest }
-        }
+        let lengths = try await lengths(of: items.map(\.media))
         return try items.map { item in
             guard let outPoint = item.outPoint ?? lengths[item.media] else {
                 throw ControlError.timeline(
@@ -79,6 +71,49 @@ public struct TimelineControl: Sendable {
         }
     }
 
+    /// The length of each of `media` once every node holds it: the shortest of the nodes' files,
+    /// so no screen runs out of picture before the others change entry (absent when a node cannot
+    /// tell).
+    func lengths(of media: [String]) async throws -> [String: MediaTime] {
+        // Every node answering with its clock first: a node that is not up yet is waited for once.
+        _ = try await wall.waitForClocks()
+        let media = Array(Set(media)).sorted()
+        let durations = try await wall.waitForMedia(media)
+        var lengths: [String: MediaTime] = [:]
+        for (index, name) in media.enumerated() {
+            let each = durations.values.map { $0[index] }
+            if let shortest = each.filter(\.isNumeric).min(), each.allSatisfy(\.isNumeric) { lengths[name] = shortest }
+        }
+        return lengths
+    }
+
+    /// A new timeline that plays `config` by the calendar from one master time `lead` ahead: every
+    /// node computes its transitions from then on by itself. Needs a master serving real time.
+    @discardableResult
+    public func play(_ what: String, schedule config: ScheduleConfig, lead: MediaTime) async throws -> Timeline {
+        let statuses = try await wall.waitForClocks()
+        let notRealtime = statuses.filter { $0.value.clock.realtime != true }.keys.sorted()
+        guard notRealtime.isEmpty else {
+            throw ControlError.timeline(
+                "\(TimelineError.scheduleNeedsRealTime) (nodes \(notRealtime.joined(separator: ", ")) follow one that "
+                    + "does not)")
+        }
+        let lengths = try await lengths(of: config.media)
+        guard let schedule = config.schedule(lengths: lengths) else {
+            throw ControlError.timeline("a node does not know the length of a scheduled file; give its entry an out point")
+        }
+        return try await publish(what, statuses: statuses, lead: lead) { version, epoch, at throws(TimelineError) in
+            let timeline = try Timeline(
+                wall: wall.config.name, version: version, epoch: epoch, configSHA256: wall.config.digest,
+                schedule: schedule, now: at)
+            describe(timeline, at: at, what: what)
+            for change in schedule.changes(from: at, days: 2).dropFirst().prefix(4) {
+                wall.say("  \(ScheduleListing.line(change))")
+            }
+            return timeline
+        }
+    }
+
     /// A new timeline: `playlist` from `origin` at `rate`, on every screen from one master time
     /// `lead` ahead. Returns it once every node carries it out.
     @discardableResult
@@ -86,20 +121,32 @@ public struct TimelineControl: Sendable {
         _ what: String, playlist: Playlist, origin: PlaylistPoint = PlaylistPoint(entry: 0),
         rate: PlaybackRate = .normal, lead: MediaTime
     ) async throws -> Timeline {
-        let statuses = try await wall.waitForClocks()
+        try await publish(what, statuses: try await wall.waitForClocks(), lead: lead) {
+            version, epoch, at throws(TimelineError) in
+            let timeline = try Timeline(
+                wall: wall.config.name, version: version, epoch: epoch, configSHA256: wall.config.digest,
+                playlist: playlist, start: at, origin: origin, rate: rate)
+            describe(timeline, at: at, what: what)
+            return timeline
+        }
+    }
+
+    /// Makes the wall's next timeline version on the nodes' master epoch, from a master time `lead`
+    /// ahead, sends it, and returns it once every node carries it out.
+    private func publish(
+        _ what: String, statuses: [String: NodeStatus], lead: MediaTime,
+        _ make: (_ version: UInt64, _ epoch: UInt64, _ at: MediaTime) throws(TimelineError) -> Timeline
+    ) async throws -> Timeline {
         let epoch = try Self.epoch(statuses)
         let version = try (try await current().timeline)?.nextVersion ?? 1
         let at = try await effectiveTime(lead: lead)
         let timeline: Timeline
         do {
-            timeline = try Timeline(
-                wall: wall.config.name, version: version, epoch: epoch, configSHA256: wall.config.digest,
-                playlist: playlist, start: at, origin: origin, rate: rate)
+            timeline = try make(version, epoch, at)
         } catch {
             throw ControlError.timeline("\(error)")
         }
         try await send(timeline)
-        describe(timeline, at: at, what: what)
         try await confirm(timeline, at: at)
         return timeline
     }
@@ -205,14 +252,5 @@ public struct TimelineControl: Sendable {
             "  then: \(position.state.rawValue), entry \(position.entryIndex), pass \(position.pass), item time "
                 + "\(position.itemTime.seconds) s, rate \(position.rate)"
                 + (segment.playlist.loops ? ", the playlist loops" : ", the playlist ends on its last frame"))
-    }
-}
-
-extension PlaylistItemConfig {
-    /// The timeline entry this config entry plays, ending at `outPoint` (its own, or the media's
-    /// length the nodes reported).
-    public func entry(outPoint: MediaTime) -> TimelineEntry {
-        TimelineEntry(
-            media: media, inPoint: inPoint, outPoint: outPoint, repeats: repeats.map { .times($0) } ?? .forever)
     }
 }

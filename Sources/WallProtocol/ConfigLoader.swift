@@ -157,7 +157,7 @@ struct ConfigReader {
         "name", "clock", "clock-lock-timeout", "media", "canvas", "latency", "start-margin", "loop",
         "realtime-priority", "control-token-file", "metrics-open", "control-tls", "media-roots", "start-horizon",
         "clock-key-file", "playlist", "autoplay", "state-directory", "still", "audio-languages", "subtitles",
-        "nodes",
+        "schedule", "nodes",
     ]
     static let nodeKeys = [
         "id", "control", "tile", "output", "gravity", "video-sink", "audio", "audio-sink", "display-latency",
@@ -250,6 +250,9 @@ struct ConfigReader {
         wall.subtitleLanguages = try value(map, "subtitles", or: []) { node throws(ConfigError) in
             try languages(node, key: "subtitles")
         }
+        wall.schedule = try value(map, "schedule", or: nil) { node throws(ConfigError) in
+            try schedule(node, baseDirectory: baseDirectory)
+        }
         var relays: [String: String] = [:]
         for (index, node) in nodes.enumerated() {
             guard let relay = node.serveClock else { continue }
@@ -266,12 +269,14 @@ struct ConfigReader {
         return wall
     }
 
-    private func playlist(_ node: Node, baseDirectory: String?) throws(ConfigError) -> [PlaylistItemConfig] {
-        let list = try sequence(node, key: "playlist")
-        guard !list.isEmpty else { throw invalid(node, "playlist", "must list at least one entry") }
+    func playlist(_ node: Node, key name: String = "playlist", baseDirectory: String?) throws(ConfigError)
+        -> [PlaylistItemConfig]
+    {
+        let list = try sequence(node, key: name)
+        guard !list.isEmpty else { throw invalid(node, name, "must list at least one entry") }
         var items: [PlaylistItemConfig] = []
         for (index, item) in list.enumerated() {
-            let key = "playlist[\(index)]"
+            let key = "\(name)[\(index)]"
             let map = try mapping(item, key: key)
             try checkKeys(map, allowed: ["media", "in", "out", "repeat"], path: key + ".")
             let media = try path(
@@ -401,7 +406,14 @@ struct ConfigReader {
     /// Checks what no single value shows: unique ids and control addresses, tiles on the canvas, a
     /// playlist a wall can play by itself.
     func check(_ config: WallConfig, root: Node) throws(ConfigError) {
-        if config.autoplay, let node = root["autoplay"] {
+        if config.autoplay, let node = root["autoplay"], let schedule = config.schedule {
+            if schedule.playlists.values.contains(where: { $0.items.contains { $0.outPoint == nil } }) {
+                throw invalid(
+                    node, "autoplay",
+                    "needs an out point on every entry of the schedule's playlists: nodes playing by themselves "
+                        + "must agree on every entry's length without asking each other")
+            }
+        } else if config.autoplay, let node = root["autoplay"] {
             guard !config.playlist.isEmpty else {
                 throw invalid(node, "autoplay", "needs a playlist: the entries every node plays by itself")
             }
@@ -454,17 +466,17 @@ struct ConfigReader {
 
     // MARK: Structure
 
-    private func mapping(_ node: Node, key: String) throws(ConfigError) -> Node.Mapping {
+    func mapping(_ node: Node, key: String) throws(ConfigError) -> Node.Mapping {
         guard case .mapping(let map) = node else { throw invalid(node, key, "must be a mapping of keys to values") }
         return map
     }
 
-    private func sequence(_ node: Node, key: String) throws(ConfigError) -> [Node] {
+    func sequence(_ node: Node, key: String) throws(ConfigError) -> [Node] {
         guard case .sequence(let list) = node else { throw invalid(node, key, "must be a list") }
         return Array(list)
     }
 
-    private func required(_ map: Node.Mapping, _ key: String, in parent: Node, path: String? = nil) throws(ConfigError)
+    func required(_ map: Node.Mapping, _ key: String, in parent: Node, path: String? = nil) throws(ConfigError)
         -> Node
     {
         guard let value = map[Node(key)] else {
@@ -474,20 +486,20 @@ struct ConfigReader {
     }
 
     /// The value of an optional key read by `read`, or `fallback` when the key is absent or null.
-    private func value<T>(
+    func value<T>(
         _ map: Node.Mapping, _ key: String, or fallback: T, _ read: (Node) throws(ConfigError) -> T
     ) throws(ConfigError) -> T {
         guard let node = optional(map, key) else { return fallback }
         return try read(node)
     }
 
-    private func optional(_ map: Node.Mapping, _ key: String) -> Node? {
+    func optional(_ map: Node.Mapping, _ key: String) -> Node? {
         guard let value = map[Node(key)] else { return nil }
         if value.null != nil { return nil }
         return value
     }
 
-    private func checkKeys(_ map: Node.Mapping, allowed: [String], path: String) throws(ConfigError) {
+    func checkKeys(_ map: Node.Mapping, allowed: [String], path: String) throws(ConfigError) {
         for (keyNode, _) in map {
             let key = keyNode.string ?? "\(keyNode)"
             guard !allowed.contains(key) else { continue }
@@ -499,7 +511,7 @@ struct ConfigReader {
 
     // MARK: Values
 
-    private func string(_ node: Node, key: String) throws(ConfigError) -> String {
+    func string(_ node: Node, key: String) throws(ConfigError) -> String {
         guard case .scalar(let scalar) = node else { throw invalid(node, key, "must be text") }
         return scalar.string
     }
@@ -519,12 +531,12 @@ struct ConfigReader {
         return tags
     }
 
-    private func bool(_ node: Node, key: String) throws(ConfigError) -> Bool {
+    func bool(_ node: Node, key: String) throws(ConfigError) -> Bool {
         guard let value = node.bool else { throw invalid(node, key, "must be true or false, got \(describe(node))") }
         return value
     }
 
-    private func integer(_ node: Node, key: String, minimum: Int) throws(ConfigError) -> Int {
+    func integer(_ node: Node, key: String, minimum: Int) throws(ConfigError) -> Int {
         guard case .scalar = node, let value = node.int else {
             throw invalid(node, key, "must be a whole number, got \(describe(node))")
         }
@@ -567,7 +579,7 @@ struct ConfigReader {
     }
 
     /// A file or folder path, resolved against the config's folder when relative.
-    private func path(_ node: Node, key: String, baseDirectory: String?) throws(ConfigError) -> String {
+    func path(_ node: Node, key: String, baseDirectory: String?) throws(ConfigError) -> String {
         let text = try string(node, key: key)
         guard !text.isEmpty else { throw invalid(node, key, "must name a file or folder") }
         return resolve(text, against: baseDirectory)
@@ -579,7 +591,7 @@ struct ConfigReader {
     }
 
     /// A file, or `{per-node: template}` with `{id}` in it: the media, and the still.
-    private func media(_ node: Node, key: String, baseDirectory: String?) throws(ConfigError) -> MediaSource {
+    func media(_ node: Node, key: String, baseDirectory: String?) throws(ConfigError) -> MediaSource {
         func resolve(_ path: String) -> String { self.resolve(path, against: baseDirectory) }
         if case .mapping(let map) = node {
             try checkKeys(map, allowed: ["per-node"], path: "\(key).")
@@ -616,11 +628,11 @@ struct ConfigReader {
         return time
     }
 
-    private func invalid(_ node: Node, _ key: String, _ message: String) -> ConfigError {
+    func invalid(_ node: Node, _ key: String, _ message: String) -> ConfigError {
         .invalid(file: file, line: node.mark?.line, key: key, message: message)
     }
 
-    private func describe(_ node: Node) -> String {
+    func describe(_ node: Node) -> String {
         switch node {
         case .scalar(let scalar): return "\"\(scalar.string)\""
         case .mapping: return "a mapping"

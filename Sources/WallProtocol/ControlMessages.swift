@@ -213,6 +213,8 @@ public struct ClockReport: Sendable, Hashable, Codable {
     public var serving: Bool
     /// The master's timeline (epoch) the node follows, when the master names it.
     public var epoch: UInt64?
+    /// Whether the master serves real time (UTC), which a schedule needs; nil when unknown.
+    public var realtime: Bool?
     /// The followed source's distance from the master: 0 when it is the master.
     public var stratum: Int?
     /// Where the node relays the time it follows, if it does (the config's `serve-clock`).
@@ -225,7 +227,7 @@ public struct ClockReport: Sendable, Hashable, Codable {
     @OptionalNanosecondsCoded public var inheritedErrorBound: MediaTime?
 
     enum CodingKeys: String, CodingKey {
-        case state, usable, server, ratePPM, serving, epoch, stratum, relaying, sources
+        case state, usable, server, ratePPM, serving, epoch, realtime, stratum, relaying, sources
         case offset = "offsetNs", errorBound = "errorBoundNs", guaranteedErrorBound = "guaranteedErrorBoundNs"
         case roundTrip = "roundTripNs", inheritedErrorBound = "inheritedErrorBoundNs"
     }
@@ -233,9 +235,10 @@ public struct ClockReport: Sendable, Hashable, Codable {
     public init(
         state: String, usable: Bool, server: String, offset: MediaTime? = nil, errorBound: MediaTime? = nil,
         guaranteedErrorBound: MediaTime? = nil, roundTrip: MediaTime? = nil, ratePPM: Double? = nil,
-        serving: Bool = false, epoch: UInt64? = nil, stratum: Int? = nil, relaying: String? = nil,
-        sources: [ClockSourceReport]? = nil, inheritedErrorBound: MediaTime? = nil
+        serving: Bool = false, epoch: UInt64? = nil, realtime: Bool? = nil, stratum: Int? = nil,
+        relaying: String? = nil, sources: [ClockSourceReport]? = nil, inheritedErrorBound: MediaTime? = nil
     ) {
+        self.realtime = realtime
         self.inheritedErrorBound = inheritedErrorBound
         self.stratum = stratum
         self.relaying = relaying

@@ -44,6 +44,8 @@ public struct WallConfig: Sendable, Hashable {
     /// Whether every node plays the playlist by itself, with no controller: from master time zero
     /// of the master's timeline, so every node computes the same timeline from the config alone.
     public var autoplay: Bool
+    /// What the wall plays by the calendar, if it plays by one (`schedule:`).
+    public var schedule: ScheduleConfig?
     /// Where a node keeps its timeline across restarts; nil for the default (`$STATE_DIRECTORY`,
     /// `$XDG_STATE_HOME/lockstep`, `~/.local/state/lockstep`, or /var/lib/lockstep for root).
     public var stateDirectory: String?

@@ -12,6 +12,7 @@ extension Timeline {
             throw .versionOutOfBounds(version)
         }
         guard !segments.isEmpty else { throw .noSegments }
+        try schedule?.validate()
         guard segments.count <= TimelineLimits.mostSegments else {
             throw .tooMany(what: "segments", count: segments.count, limit: TimelineLimits.mostSegments)
         }
@@ -57,6 +58,7 @@ extension Timeline {
             segment.origin.offset = TimelineLimits.nanoseconds(segment.origin.offset)
             return segment
         }
+        timeline.schedule = schedule?.normalized()
         return timeline
     }
 
@@ -70,6 +72,7 @@ extension Timeline {
     /// from the same one, with the next version number; a node that comes up later joins it where
     /// it has got to.
     public func reanchored(onto epoch: UInt64) throws(TimelineError) -> Timeline {
+        guard schedule == nil else { throw .scheduleNeedsRealTime }
         var moved = self
         var last = segments[segments.count - 1]
         last.from = .zero

@@ -23,8 +23,13 @@ public struct Timeline: Hashable, Sendable, Codable {
     /// SHA-256 of the config the controller made it with, when it says: a node whose config differs
     /// reports it.
     public var configSHA256: String?
-    /// In order of `from`, the first starting the timeline; each holds until the next.
+    /// In order of `from`, the first starting the timeline; each holds until the next (or, with a
+    /// schedule, until the schedule's next change).
     public internal(set) var segments: [TimelineSegment]
+    /// The calendar the wall plays by, if it has one: its changes take over from the segments in
+    /// force before them (`segment(at:)`). Host times are then UTC: it needs a master serving real
+    /// time.
+    public internal(set) var schedule: Schedule?
 
     /// A timeline that starts `playlist` at host time `start` from `origin`, playing at `rate`.
     public init(
@@ -45,17 +50,51 @@ public struct Timeline: Hashable, Sendable, Codable {
         try validate()
     }
 
+    /// A timeline that plays `schedule` from host time (UTC) `now` on: every node computes the same
+    /// segments from it.
+    public init(
+        wall: String, version: UInt64 = 1, epoch: UInt64, configSHA256: String? = nil, schedule: Schedule,
+        now: MediaTime
+    ) throws(TimelineError) {
+        try schedule.validate()
+        guard now.isNumeric else { throw .notNumeric(field: "now") }
+        let schedule = schedule.normalized()
+        let first =
+            schedule.segment(at: now)
+            ?? TimelineSegment(
+                from: TimelineLimits.nanoseconds(now), show: schedule.outside,
+                playlist: schedule.playlists.keys.min().flatMap { schedule.playlists[$0] }!,
+                origin: PlaylistPoint(entry: 0), rate: .normal, isPlaying: false)
+        self.wall = wall
+        self.version = version
+        self.epoch = epoch
+        self.configSHA256 = configSHA256
+        self.schedule = schedule
+        segments = [first]
+        self = normalized()
+        try validate()
+    }
+
     /// When the timeline starts.
     public var start: MediaTime { segments[0].from }
 
-    /// The segment in force at `hostTime` (the first one before the start).
+    /// The segment in force at `hostTime` (the first one before the start): the last one begun, of
+    /// the timeline's own and (from the start on) the schedule's changes; an edit at the instant of a
+    /// change wins.
     public func segment(at hostTime: MediaTime) -> TimelineSegment {
-        segments.last { $0.from <= hostTime } ?? segments[0]
+        let own = segments.last { $0.from <= hostTime } ?? segments[0]
+        guard let schedule, hostTime >= start, let scheduled = schedule.segment(at: hostTime),
+            scheduled.from > own.from
+        else { return own }
+        return scheduled
     }
 
     /// The first segment that takes effect after `hostTime`, if one is scheduled.
     public func segment(after hostTime: MediaTime) -> TimelineSegment? {
-        segments.first { $0.from > hostTime }
+        let own = segments.first { $0.from > hostTime }
+        guard let schedule, let scheduled = schedule.segment(after: max(hostTime, start)) else { return own }
+        guard let own, own.from <= scheduled.from else { return scheduled }
+        return own
     }
 
     /// Whether `other` may replace this timeline on a node: same wall, newer version, and not so far
@@ -101,7 +140,7 @@ public struct Timeline: Hashable, Sendable, Codable {
         segments = segments.filter { $0.from < segment.from } + [segment]
     }
 
-    private enum CodingKeys: String, CodingKey { case wall, version, epoch, configSHA256, segments }
+    private enum CodingKeys: String, CodingKey { case wall, version, epoch, configSHA256, segments, schedule }
 
     /// Decodes a timeline with every time in nanoseconds; `validate()` checks it.
     public init(from decoder: Decoder) throws {
@@ -111,6 +150,7 @@ public struct Timeline: Hashable, Sendable, Codable {
         epoch = try container.decode(UInt64.self, forKey: .epoch)
         configSHA256 = try container.decodeIfPresent(String.self, forKey: .configSHA256)
         segments = try container.decode([TimelineSegment].self, forKey: .segments)
+        schedule = try container.decodeIfPresent(Schedule.self, forKey: .schedule)
         self = normalized()
     }
 }

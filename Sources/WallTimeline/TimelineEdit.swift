@@ -112,7 +112,8 @@ extension Timeline {
             next.isPlaying = false
             // Afterwards, what was on before the card (a card shown over a card restores what was
             // on before the first), from where it was.
-            let restored = before.segments.last { $0.show != .testCard } ?? current
+            let restored =
+                current.show != .testCard ? current : before.segments.last { $0.show != .testCard } ?? current
             after = TimelineSegment(
                 from: hostTime + TimelineLimits.nanoseconds(duration), show: restored.show,
                 playlist: current.playlist, origin: here, rate: current.rate,

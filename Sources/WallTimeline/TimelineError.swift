@@ -21,6 +21,8 @@ public enum TimelineError: Error, Hashable, CustomStringConvertible {
     case playlistEnded
     case noSegments
     case segmentsOutOfOrder(at: MediaTime)
+    case invalidSchedule(String)
+    case scheduleNeedsRealTime
 
     public var description: String {
         switch self {
@@ -67,6 +69,12 @@ public enum TimelineError: Error, Hashable, CustomStringConvertible {
             return "the playlist has ended and does not loop: there is no next entry"
         case .noSegments:
             return "the timeline has no segments"
+        case .invalidSchedule(let reason):
+            return "the schedule is not one a wall can play: \(reason)"
+        case .scheduleNeedsRealTime:
+            return
+                "a schedule needs a master serving disciplined real time (`wallctl clock serve --realtime` on a machine "
+                + "synchronized by NTP or PTP): on this master's time its dates and hours mean nothing"
         case .segmentsOutOfOrder(let from):
             return "the timeline's segment from \(from.seconds) s is not after the one before it"
         }

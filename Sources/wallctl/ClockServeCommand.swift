@@ -43,6 +43,13 @@ struct ClockServeCommand: AsyncParsableCommand {
     var realtime = false
 
     @Option(
+        name: .customLong("simulate-realtime-shift"), parsing: .unconditional,
+        help: ArgumentHelp(
+            "Test option, with --realtime: serve UTC this many seconds ahead (negative: behind), to try a schedule's "
+                + "dates today.", valueName: "seconds"))
+    var realtimeShift: Double = 0
+
+    @Option(
         name: .customLong("rate-limit"),
         help: ArgumentHelp(
             "Replies per second to one source address, port ignored (0: no limit; default 1000). Raise it for many clients behind one address.",
@@ -96,6 +103,9 @@ struct ClockServeCommand: AsyncParsableCommand {
         guard joinTimeout.isFinite, (0.1...600).contains(joinTimeout) else {
             throw ValidationError("--join-timeout must be from 0.1 to 600 seconds; got \(joinTimeout)")
         }
+        guard realtimeShift.isFinite, realtimeShift.magnitude < 3e9, realtimeShift == 0 || realtime else {
+            throw ValidationError("--simulate-realtime-shift needs --realtime and a finite number of seconds (under 3e9)")
+        }
         if realtime, !join.isEmpty {
             throw ValidationError("--join and --realtime: a realtime master serves CLOCK_REALTIME, it joins no one")
         }
@@ -109,6 +119,7 @@ struct ClockServeCommand: AsyncParsableCommand {
             timescale: realtime ? .realtime : .localClock,
             rateLimit: rateLimit > 0 ? ReplyRateLimit(repliesPerSecond: rateLimit, burst: rateBurst) : nil, key: key,
             answersGStreamer: !noGStreamer)
+        configuration.realtimeShift = MediaTime(seconds: realtimeShift, preferredTimescale: MediaTime.nanosecondTimescale)
         if !listen.isEmpty { configuration.listen = listen }
         let logger = Logger(label: "lockstep.clock")
         let joined = await rejoin(configuration: configuration, clock: clock, logger: logger)

@@ -9,14 +9,17 @@ import WallTimeline
 struct PlayCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "play",
-        abstract: "Play the config's playlist (or the given media) on every node, as a timeline they keep.",
+        abstract:
+            "Play the config's schedule or playlist (or the given media) on every node, as a timeline they keep.",
         discussion: """
             Waits (up to --timeout) until every node answers with its clock locked and holds every file, then \
             builds a new timeline version from the config's playlist (or its media, or --media files in order), \
             starting at one master time --lead seconds ahead, and sends it to every node. Each node stores it, \
             prepares the entry it calls for and presents its first frame at that time; it follows the timeline \
             from then on (loops, entries, rejoining after a restart) with no controller. An entry without an out \
-            point plays for the shortest of the nodes' files for it. Exits 0 once every screen is in step.
+            point plays for the shortest of the nodes' files for it. With a schedule: section (and no --media), the \
+            wall plays the schedule: every node computes its transitions on the master's UTC by itself, which needs \
+            a master serving real time (wallctl clock serve --realtime). Exits 0 once every screen is in step.
             """)
 
     @OptionGroup var options: WallOptions
@@ -35,10 +38,14 @@ struct PlayCommand: AsyncParsableCommand {
     func run() async throws {
         try await options.withWall { wall in
             let control = TimelineControl(wall: wall)
+            let lead = MediaTime.maximum(edit.leadTime, wall.config.startMargin)
+            if media.isEmpty, let schedule = wall.config.schedule {
+                try await control.play("play", schedule: schedule, lead: lead)
+                return
+            }
             let playlist = Playlist(
                 entries: try await control.entries(items(wall.config)), loops: loop ?? wall.config.loop)
-            try await control.play(
-                "play", playlist: playlist, lead: MediaTime.maximum(edit.leadTime, wall.config.startMargin))
+            try await control.play("play", playlist: playlist, lead: lead)
         }
     }
 

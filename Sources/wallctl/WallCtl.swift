@@ -12,7 +12,7 @@ struct WallCtl: AsyncParsableCommand {
             PlayCommand.self, StartCommand.self, PauseCommand.self, ResumeCommand.self, SeekCommand.self,
             NextCommand.self, PreviousCommand.self, GoToCommand.self, RateCommand.self, LoadCommand.self,
             StopCommand.self, StillCommand.self, BlackCommand.self, IdentifyCommand.self, StatusCommand.self,
-            CheckCommand.self, DriftCommand.self, SnapshotCommand.self, ClockCommand.self,
+            CheckCommand.self, ScheduleCommand.self, DriftCommand.self, SnapshotCommand.self, ClockCommand.self,
             ImpairCommand.self,
         ]
     )

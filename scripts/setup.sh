@@ -30,6 +30,8 @@ packages=(
     gstreamer1.0-alsa
     # run: the sans-serif font subtitles are drawn in
     fonts-dejavu-core
+    # run: the tz database schedules are written in
+    tzdata
     # test: media generation (ffmpeg with libx264) and stock GStreamer net clock interop (python3-gi)
     ffmpeg
     python3-gi

@@ -93,6 +93,16 @@ let package = Package(
         ),
         .target(name: "WallTimeline", dependencies: ["LockstepTime"]),
         .target(
+            name: "WallContent",
+            dependencies: [
+                "LockstepLocks", "WallTimeline", "CCrypto",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
+        .target(
             name: "WallFollower",
             dependencies: ["LockstepTime", "WallTimeline", .product(name: "Logging", package: "swift-log")]
         ),
@@ -113,6 +123,7 @@ let package = Package(
             dependencies: [
                 "LockstepLocks",
                 "WallFollower", "WallPlayer", "WallProtocol", "WallTimeline", "WallControl", "WallDisplay", "SyncClock",
+                "WallContent",
                 "LockstepNet", "LockstepCLI", "LockstepTime",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -164,8 +175,9 @@ let package = Package(
             dependencies: [
                 "LockstepLocks",
                 "LockstepCLI", "LockstepNet", "LockstepTime", "NetImpair", "SyncClock", "WallProtocol", "WallTimeline",
-                "WallControl", "WallAnalysis",
+                "WallControl", "WallAnalysis", "WallContent",
                 "GroundTruth",
+                .product(name: "Hummingbird", package: "hummingbird"),
                 "CZlib", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -183,6 +195,14 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["LockstepLocks"], path: "Tests/TestSupport"),
         .testTarget(name: "LockstepTimeTests", dependencies: ["LockstepLocks", "LockstepTime"]),
         .testTarget(name: "LockstepNetTests", dependencies: ["LockstepNet"]),
+        .testTarget(
+            name: "WallContentTests",
+            dependencies: [
+                "WallContent", "WallControl", "WallTimeline", "LockstepTime",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
         .testTarget(name: "WallTimelineTests", dependencies: ["WallTimeline", "LockstepTime", "LockstepFuzzing"]),
         .testTarget(name: "WallFollowerTests", dependencies: ["WallFollower", "WallTimeline", "LockstepTime"]),
         .testTarget(

@@ -73,7 +73,8 @@ public enum ControlServer {
         router.post(RouterPath(ControlPath.mediaDurations)) { request, context in
             let body = try await decode(MediaDurationsRequest.self, request, context)
             return await answer { () throws(NodeError) in
-                MediaDurationsReply(node: settings.id, durations: try await node.mediaDurations(body.media))
+                MediaDurationsReply(
+                    node: settings.id, durations: try await node.mediaDurations(body.media, content: body.content))
             }
         }
         for path in ControlPath.retired {
@@ -116,6 +117,20 @@ public enum ControlServer {
                         SinkCheck(role: $0.0, description: $0.1, problem: sinkProblem($0.1, role: $0.0))
                     },
                     still: settings.still?.path, stillProblem: node.screen.stillProblem))
+        }
+        router.get(RouterPath(ControlPath.content)) { _, _ in
+            json(node.content.report())
+        }
+        router.get(RouterPath(ControlPath.content + "/:sha256")) { request, context in
+            node.content.server.response(
+                sha256: context.parameters.get("sha256") ?? "", range: request.headers[.range])
+        }
+        router.post(RouterPath(ControlPath.contentFetch)) { request, context in
+            let body = try await decode(ContentFetchRequest.self, request, context)
+            return await answer { () throws(NodeError) in
+                try node.content.want(body)
+                return node.content.report()
+            }
         }
         router.get(RouterPath(ControlPath.metrics)) { _, _ in
             let text = metrics.render(status: await node.status())

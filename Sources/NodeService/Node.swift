@@ -4,6 +4,7 @@ import LockstepLocks
 import LockstepTime
 import Logging
 import SyncClock
+import WallContent
 import WallControl
 import WallFollower
 import WallPlayer
@@ -20,6 +21,8 @@ public final class Node: Sendable {
     public let screen: NodeScreen
     public let clock: ClockFollower
     public let frames: FrameLog
+    /// The content the wall distributes: this node's store, and what it fetches.
+    public let content: NodeContent
     let follower: Follower
     private let logger: Logger
     /// Why the stored timeline could not be used at start, until a timeline is followed.
@@ -30,6 +33,11 @@ public final class Node: Sendable {
         self.screen = screen
         self.clock = clock
         frames = screen.frames
+        let roots = settings.mediaRoots
+        let id = settings.id
+        content = NodeContent(
+            store: screen.content, nodeID: settings.id, bytesPerSecond: settings.wall.contentBandwidth,
+            handPlaced: { name in try? roots.resolve(name.replacingOccurrences(of: "{id}", with: id)) }, logger: logger)
         self.logger = logger
         storeProblem = Mutex(nil)
         let configuration = FollowerStateMachine.Configuration(displayLatency: settings.displayLatency)
@@ -160,27 +168,49 @@ public final class Node: Sendable {
         let forNode = { (name: String) in name.replacingOccurrences(of: "{id}", with: self.settings.id) }
         do throws(RequestRejection) {
             for (index, segment) in timeline.segments.enumerated() {
-                for (entry, item) in segment.playlist.entries.enumerated() {
+                // A file the wall distributes is played from the content store, whatever its name.
+                for (entry, item) in segment.playlist.entries.enumerated() where item.content(forNode: settings.id) == nil {
                     try roots.check(forNode(item.media), field: "segments[\(index)].playlist.entries[\(entry)].media")
                 }
                 if case .still(let image) = segment.show {
                     try roots.check(forNode(image), field: "segments[\(index)].show.image")
                 }
             }
+            for (name, playlist) in timeline.schedule?.playlists ?? [:] {
+                for (entry, item) in playlist.entries.enumerated() where item.content(forNode: settings.id) == nil {
+                    try roots.check(forNode(item.media), field: "schedule.playlists.\(name).entries[\(entry)].media")
+                }
+            }
+            if case .still(let image) = timeline.schedule?.outside {
+                try roots.check(forNode(image), field: "schedule.outside.image")
+            }
         } catch {
             throw .rejected(error)
         }
     }
 
-    /// The files `timeline` names that are not in the media roots (each name as the node reads it,
-    /// `{id}` filled in), in order, once each.
+    /// The files `timeline` names (its schedule's too) that this node does not hold: not in its
+    /// content store for content the wall distributes, not in the media roots for the rest (each
+    /// name as the node reads it, `{id}` filled in), in order, once each.
     func missingMedia(of timeline: Timeline) -> [String] {
         var names: [String] = []
+        var missing: [String] = []
+        let playlists =
+            timeline.segments.map(\.playlist)
+            + (timeline.schedule?.playlists.sorted { $0.key < $1.key }.map(\.value) ?? [])
+        for playlist in playlists {
+            for entry in playlist.entries {
+                if let id = entry.content(forNode: settings.id) {
+                    let name = entry.media(forNode: settings.id)
+                    if !content.store.holds(id), !missing.contains(name) { missing.append(name) }
+                } else {
+                    names.append(entry.media)
+                }
+            }
+        }
         for segment in timeline.segments {
-            names += segment.playlist.entries.map(\.media)
             if case .still(let image) = segment.show { names.append(image) }
         }
-        var missing: [String] = []
         for name in names {
             let path = name.replacingOccurrences(of: "{id}", with: settings.id)
             guard !missing.contains(path) else { continue }
@@ -208,6 +238,9 @@ public final class Node: Sendable {
             logger.warning("a peer's timeline refused", metadata: ["timeline.peer": "\(peer)", "error": "\(error)"])
         }
     }
+
+    /// The timeline the node follows, if any.
+    public var followedTimeline: Timeline? { get async { await follower.timeline } }
 
     /// The timeline the node follows.
     public func timeline() async throws(NodeError) -> Timeline {
@@ -246,18 +279,17 @@ public final class Node: Sendable {
     }
 
     /// The lengths of this node's files for `media` (paths or `{id}` templates).
-    public func mediaDurations(_ media: [String]) async throws(NodeError) -> [MediaTime] {
-        guard media.count <= 256 else {
-            throw .rejected(RequestRejection(field: "media", reason: "at most 256 entries, got \(media.count)"))
+    public func mediaDurations(_ media: [String], content: [ContentID?]? = nil) async throws(NodeError)
+        -> [MediaTime]
+    {
+        guard media.count <= 256, content.map({ $0.count == media.count }) ?? true else {
+            throw .rejected(
+                RequestRejection(
+                    field: "media", reason: "at most 256 entries, and as many content IDs if any, got \(media.count)"))
         }
         var durations: [MediaTime] = []
-        for name in media {
-            let path: String
-            do {
-                path = try settings.mediaRoots.resolve(name.replacingOccurrences(of: "{id}", with: settings.id))
-            } catch {
-                throw .rejected(error)
-            }
+        for (index, name) in media.enumerated() {
+            let path = try screen.path(of: name, content: content?[index])
             let asset = URLAsset(url: URL(fileURLWithPath: path))
             do {
                 // A wall node exists to show a picture: media without video is refused here, before

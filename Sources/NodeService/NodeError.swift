@@ -23,6 +23,8 @@ public enum NodeError: Error, CustomStringConvertible {
     case timeline(TimelineError)
     case timelineNotStored(TimelineStoreError)
     case noTimeline
+    /// A file the wall distributes, not (yet) in this node's content store.
+    case contentMissing(name: String, id: ContentID)
 
     public var description: String {
         switch self {
@@ -55,6 +57,8 @@ public enum NodeError: Error, CustomStringConvertible {
             return "this node has no timeline yet: start one with wallctl play or wallctl start"
         case .timedOut(let what, let after):
             return "\(what) did not happen within \(after.seconds) s"
+        case .contentMissing(let name, let id):
+            return "\(name) (\(id)) is not in this node's content store yet"
         }
     }
 
@@ -69,6 +73,7 @@ public enum NodeError: Error, CustomStringConvertible {
         case .timeline: return 422
         case .timelineNotStored: return 500
         case .noTimeline: return 404
+        case .contentMissing: return 409
         }
     }
 }

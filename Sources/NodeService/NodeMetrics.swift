@@ -109,7 +109,7 @@ public final class NodeMetrics: Sendable {
             labels: labels)
         contentMissing = registry.makeGauge(
             descriptor: Self.metric(
-                "content_missing", "Files the timeline names that are not in the node's media roots"),
+                "content_missing", "Files the timeline names that the node does not hold (content store or media roots)"),
             labels: labels)
         pipelinesAbandoned = registry.makeGauge(
             descriptor: Self.metric(

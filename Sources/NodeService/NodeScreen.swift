@@ -2,6 +2,7 @@ import Foundation
 import LockstepLocks
 import LockstepTime
 import Logging
+import WallContent
 import WallDisplay
 import WallFollower
 import WallPlayer
@@ -24,6 +25,8 @@ public final class NodeScreen: FollowerPlayer, Sendable {
     let settings: NodeSettings
     let player: QueuePlayer
     let frames: FrameLog
+    /// The content the wall distributes, as this node holds it.
+    public let content: ContentStore
     /// The node's own window, black between shows; nil when the sink has none of ours.
     let window: OutputWindow?
     private let logger: Logger
@@ -48,6 +51,7 @@ public final class NodeScreen: FollowerPlayer, Sendable {
         self.settings = settings
         self.player = player
         self.frames = frames
+        content = ContentStore(root: settings.contentDirectory)
         self.window = window
         self.logger = logger
         still = settings.still.map { still in
@@ -260,16 +264,25 @@ public final class NodeScreen: FollowerPlayer, Sendable {
 
     /// An item for one pass: its media (the node's own for a template), from `pass.start` to its end.
     private func item(for pass: Pass) throws(NodeError) -> (item: PlayerItem, path: String) {
-        let path: String
-        do {
-            path = try settings.mediaRoots.resolve(pass.media.replacingOccurrences(of: "{id}", with: settings.id))
-        } catch {
-            throw .rejected(error)
-        }
+        let path = try self.path(of: pass.media, content: pass.content(forNode: settings.id))
         let item = PlayerItem(url: URL(fileURLWithPath: path))
         item.playbackStartTime = pass.start
         item.forwardPlaybackEndTime = pass.end
         return (item, path)
+    }
+
+    /// The file this node plays for `media`: its own copy of `content` when the wall distributes
+    /// it, else the file the media roots hold under that name.
+    func path(of media: String, content: ContentID?) throws(NodeError) -> String {
+        if let content {
+            guard let path = self.content.path(of: content) else { throw .contentMissing(name: media, id: content) }
+            return path
+        }
+        do {
+            return try settings.mediaRoots.resolve(media.replacingOccurrences(of: "{id}", with: settings.id))
+        } catch {
+            throw .rejected(error)
+        }
     }
 
     private func waitUntilReady(_ item: PlayerItem) async throws(NodeError) {

@@ -50,6 +50,19 @@ public struct NodeClient: Sendable {
         self.configSHA256 = configSHA256
     }
 
+    /// A client for the control API at `base` (`http://HOST:PORT`): a node, or a content origin.
+    public init(
+        id: String, base: String, wall: String, http: HTTPClient, authorization: String? = nil, timeout: MediaTime
+    ) {
+        self.id = id
+        self.base = base
+        self.http = http
+        self.timeout = timeout
+        self.authorization = authorization
+        self.wall = wall
+        configSHA256 = nil
+    }
+
     /// `GET /status`, with the round trip it took on this machine's monotonic clock.
     public func status() async throws(ControlError) -> (status: NodeStatus, roundTrip: MediaTime, receivedAt: MediaTime)
     {
@@ -91,21 +104,97 @@ public struct NodeClient: Sendable {
         try await command(ControlPath.timeline, timeline, method: .PUT)
     }
 
-    /// `POST /media/durations`: the lengths of this node's files for `media`.
-    public func mediaDurations(_ media: [String]) async throws(ControlError) -> [MediaTime] {
-        let body: Data
+    /// `POST /media/durations`: the lengths of this node's files for `media` (its own copies of
+    /// `content`, where the wall distributes them).
+    public func mediaDurations(_ media: [String], content: [ContentID?]? = nil) async throws(ControlError)
+        -> [MediaTime]
+    {
+        let (data, code) = try await post(
+            ControlPath.mediaDurations, MediaDurationsRequest(media: media, content: content))
+        let reply: MediaDurationsReply = try decode(data, path: ControlPath.mediaDurations, code: code)
+        return reply.durations
+    }
+
+    /// `GET /content`: what the node holds and fetches.
+    public func content() async throws(ControlError) -> ContentReport {
+        try await get(ControlPath.content)
+    }
+
+    /// `POST /content/fetch`: the node fetches `request`'s files (from its peers, else the origins).
+    public func fetch(_ request: ContentFetchRequest) async throws(ControlError) {
+        _ = try await post(ControlPath.contentFetch, request)
+    }
+
+    /// POSTs `body` as JSON; the reply's bytes once it is a 200, else the refusal it says.
+    private func post(_ path: String, _ body: some Encodable) async throws(ControlError) -> (Data, Int) {
+        let encoded: Data
         do {
-            body = try JSONEncoder().encode(MediaDurationsRequest(media: media))
+            encoded = try JSONEncoder().encode(body)
         } catch {
             throw .protocolViolation(node: id, detail: "cannot encode the request: \(error)")
         }
-        let (data, code) = try await send(.POST, ControlPath.mediaDurations, body: body)
+        let (data, code) = try await send(.POST, path, body: encoded)
         guard code == 200 else {
             let reply = try? JSONDecoder().decode(ControlReply.self, from: data)
-            throw .refused(node: id, command: ControlPath.mediaDurations, reason: reply?.error ?? "HTTP \(code)")
+            throw .refused(node: id, command: path, reason: reply?.error ?? "HTTP \(code)")
         }
-        let reply: MediaDurationsReply = try decode(data, path: ControlPath.mediaDurations, code: code)
-        return reply.durations
+        return (data, code)
+    }
+
+    /// How a download ended.
+    public enum Download: Sendable, Hashable {
+        case complete
+        /// The node does not hold the file (404).
+        case notHeld
+        /// The node serves as many transfers as it will now (503): another source, or later.
+        case busy
+    }
+
+    /// `GET /content/<sha256>` from byte `offset` on, appended to `file` as it arrives, no faster
+    /// than `bytesPerSecond` (nil: as fast as it comes); `progress` hears each chunk's length. A
+    /// transfer that stalls for the client's read timeout fails: what arrived is kept.
+    public func download(
+        _ id: ContentID, from offset: UInt64, to file: FileHandle, bytesPerSecond: Double?,
+        progress: @Sendable (Int) -> Void
+    ) async throws(ControlError) -> Download {
+        var request = HTTPClientRequest(url: base + ControlPath.content + "/" + id.sha256)
+        if let authorization { request.headers.add(name: "Authorization", value: authorization) }
+        request.headers.add(name: WallHeader.wall, value: wall)
+        if offset > 0 { request.headers.add(name: "Range", value: "bytes=\(offset)-") }
+        let started = LocalClock.monotonic.now()
+        var received: UInt64 = 0
+        do {
+            let response = try await http.execute(request, deadline: .now() + .hours(48))
+            switch response.status.code {
+            case 404: return .notHeld
+            case 503: return .busy
+            case 401: throw ControlError.unauthorized(node: self.id, tokenSent: authorization != nil)
+            case 200 where offset == 0, 206:
+                break
+            default:
+                throw ControlError.refused(
+                    node: self.id, command: "GET /content", reason: "HTTP \(response.status.code) for \(id)")
+            }
+            for try await chunk in response.body {
+                let data = Data(chunk.readableBytesView)
+                try file.write(contentsOf: data)
+                received += UInt64(data.count)
+                progress(data.count)
+                guard offset + received <= id.size else {
+                    throw ControlError.protocolViolation(node: self.id, detail: "\(id) came longer than its size")
+                }
+                if let bytesPerSecond, bytesPerSecond > 0 {
+                    // Paced: no faster than the limit over the transfer so far.
+                    let due = Double(received) / bytesPerSecond - (LocalClock.monotonic.now() - started).seconds
+                    if due > 0.001 { try await Task.sleep(for: .milliseconds(Int(due * 1000))) }
+                }
+            }
+        } catch let error as ControlError {
+            throw error
+        } catch {
+            throw .unreachable(node: self.id, address: base, reason: Self.reason(error, timeout: timeout))
+        }
+        return .complete
     }
 
     /// `GET /check`: the node's version, config digest and sinks.

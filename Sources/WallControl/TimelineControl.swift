@@ -56,8 +56,13 @@ public struct TimelineControl: Sendable {
     /// Playlist entries for `items`, once every node has their media, with each missing out-point
     /// resolved to the shortest of the nodes' files for it, so no screen runs out of picture before
     /// the others change entry.
-    public func entries(_ items: [PlaylistItemConfig]) async throws -> [TimelineEntry] {
-        let lengths = try await lengths(of: items.map(\.media))
+    ///
+    /// - Parameter distributed: for media the wall distributes, each node's content ID by node id:
+    ///   the entry names it (one ID for every node, or each node's own for tiles).
+    public func entries(_ items: [PlaylistItemConfig], distributed: [String: [String: ContentID]] = [:]) async throws
+        -> [TimelineEntry]
+    {
+        let lengths = try await lengths(of: items.map(\.media), distributed: distributed)
         return try items.map { item in
             guard let outPoint = item.outPoint ?? lengths[item.media] else {
                 throw ControlError.timeline(
@@ -67,18 +72,28 @@ public struct TimelineControl: Sendable {
                 throw ControlError.timeline(
                     "\(item.media): it is not longer than its in point \(item.inPoint.seconds) s")
             }
-            return item.entry(outPoint: outPoint)
+            var entry = item.entry(outPoint: outPoint)
+            if let ids = distributed[item.media] {
+                if Set(ids.values).count == 1 { entry.content = ids.values.first } else { entry.tileContent = ids }
+            }
+            return entry
         }
     }
 
     /// The length of each of `media` once every node holds it: the shortest of the nodes' files,
     /// so no screen runs out of picture before the others change entry (absent when a node cannot
     /// tell).
-    func lengths(of media: [String]) async throws -> [String: MediaTime] {
+    func lengths(of media: [String], distributed: [String: [String: ContentID]] = [:]) async throws
+        -> [String: MediaTime]
+    {
         // Every node answering with its clock first: a node that is not up yet is waited for once.
         _ = try await wall.waitForClocks()
         let media = Array(Set(media)).sorted()
-        let durations = try await wall.waitForMedia(media)
+        var content: [String: [ContentID?]] = [:]
+        if !distributed.isEmpty {
+            for client in wall.clients { content[client.id] = media.map { distributed[$0]?[client.id] } }
+        }
+        let durations = try await wall.waitForMedia(media, content: content)
         var lengths: [String: MediaTime] = [:]
         for (index, name) in media.enumerated() {
             let each = durations.values.map { $0[index] }

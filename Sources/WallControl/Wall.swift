@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import LockstepTime
 import WallProtocol
+import WallTimeline
 
 /// The nodes of a wall, addressed together over one HTTP client: what `wallctl` drives.
 public struct Wall: Sendable {
@@ -136,15 +137,22 @@ public struct Wall: Sendable {
 
     /// Waits until every node has every file of `media` (paths or `{id}` templates); returns each
     /// node's lengths of them, in order.
-    public func waitForMedia(_ media: [String]) async throws -> [String: [MediaTime]] {
+    ///
+    /// - Parameter content: by node id, the content the wall distributes for each of `media` (nil
+    ///   for a file in the media roots): the node measures its own copy.
+    public func waitForMedia(_ media: [String], content: [String: [ContentID?]] = [:]) async throws
+        -> [String: [MediaTime]]
+    {
         guard !media.isEmpty else { return [:] }
         return try await waitFor("media") { client throws(ControlError) in
             do throws(ControlError) {
-                return (try await client.mediaDurations(media), nil)
+                return (try await client.mediaDurations(media, content: content[client.id]), nil)
             } catch .refused(let node, _, let reason) {
                 // A file not there yet may come (copied, or pushed); one outside the media roots, or
                 // not a playable video, will not by waiting.
-                guard reason.hasSuffix(": no such file") else { throw .unplayable(node: node, reason: reason) }
+                guard reason.hasSuffix(": no such file") || reason.hasSuffix("content store yet") else {
+                    throw .unplayable(node: node, reason: reason)
+                }
                 return ([], reason)
             }
         }

@@ -43,6 +43,11 @@ public struct Preparation: Hashable, Sendable {
     public let advanceAtItemEnd: Bool
 }
 
+extension Pass {
+    /// The content node `node` plays for this pass, when the wall distributes it.
+    public func content(forNode node: String) -> ContentID? { tileContent?[node] ?? content }
+}
+
 /// One pass of a playlist entry as the player plays it: its media (a template with `{id}` for
 /// pre-split tiles) from `start` to `end`.
 public struct Pass: Hashable, Sendable {
@@ -53,8 +58,13 @@ public struct Pass: Hashable, Sendable {
     public let end: MediaTime
     public let entryIndex: Int
     public let pass: Int
+    /// The content a node plays for it when the wall distributes it (each node's own for tiles).
+    let content: ContentID?
+    let tileContent: [String: ContentID]?
 
     init(_ position: TimelinePosition, from start: MediaTime) {
+        content = position.entry.content
+        tileContent = position.entry.tileContent
         media = position.entry.media
         self.start = start
         end = position.entry.outPoint

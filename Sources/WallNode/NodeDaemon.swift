@@ -117,6 +117,16 @@ struct NodeDaemon {
                 .init(service: TaskService("frames") { await frames.record(from: player) }),
                 .init(service: TaskService("timeline") { await node.run() }),
                 .init(service: TaskService("peers") { await node.askPeers(peers.clients) }),
+                .init(
+                    service: TaskService("content") {
+                        let origins = NodeClientFactory { base in
+                            NodeClient(
+                                id: base, base: base, wall: settings.wallName, http: peers.http,
+                                authorization: settings.controlToken?.authorization, timeout: Node.peerTimeout)
+                        }
+                        await node.content.run(
+                            timeline: { await node.followedTimeline }, peers: peers.clients, http: origins)
+                    }),
                 .init(service: TaskService("x-errors") { await logIgnoredXErrors() }),
                 .init(
                     service: TaskService("watchdog") {

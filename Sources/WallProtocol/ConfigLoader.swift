@@ -157,7 +157,7 @@ struct ConfigReader {
         "name", "clock", "clock-lock-timeout", "media", "canvas", "latency", "start-margin", "loop",
         "realtime-priority", "control-token-file", "metrics-open", "control-tls", "media-roots", "start-horizon",
         "clock-key-file", "playlist", "autoplay", "state-directory", "still", "audio-languages", "subtitles",
-        "schedule", "nodes",
+        "schedule", "content-bandwidth", "nodes",
     ]
     static let nodeKeys = [
         "id", "control", "tile", "output", "gravity", "video-sink", "audio", "audio-sink", "display-latency",
@@ -250,6 +250,14 @@ struct ConfigReader {
         wall.subtitleLanguages = try value(map, "subtitles", or: []) { node throws(ConfigError) in
             try languages(node, key: "subtitles")
         }
+        wall.contentBandwidth = try value(map, "content-bandwidth", or: nil) { node throws(ConfigError) in
+            let text = try string(node, key: "content-bandwidth")
+            guard let rate = Self.bandwidth(text) else {
+                throw invalid(
+                    node, "content-bandwidth", "must be a rate such as 20MB/s, 500kB/s or 1GB/s (bytes), got \"\(text)\"")
+            }
+            return rate
+        }
         wall.schedule = try value(map, "schedule", or: nil) { node throws(ConfigError) in
             try schedule(node, baseDirectory: baseDirectory)
         }
@@ -298,6 +306,17 @@ struct ConfigReader {
             items.append(PlaylistItemConfig(media: media, inPoint: inPoint, outPoint: outPoint, repeats: repeats))
         }
         return items
+    }
+
+    /// Bytes per second from `20MB/s`, `500kB/s`, `1GB/s` or a bare number of bytes per second.
+    static func bandwidth(_ text: String) -> Double? {
+        let units: [(String, Double)] = [("GB/s", 1e9), ("MB/s", 1e6), ("kB/s", 1e3), ("B/s", 1)]
+        for (suffix, scale) in units where text.hasSuffix(suffix) {
+            guard let value = Double(text.dropLast(suffix.count)), value.isFinite, value > 0 else { return nil }
+            return value * scale
+        }
+        guard let value = Double(text), value.isFinite, value > 0 else { return nil }
+        return value
     }
 
     private func tls(_ node: Node, baseDirectory: String?) throws(ConfigError) -> ControlTLS {

@@ -1,4 +1,5 @@
 import LockstepTime
+import WallTimeline
 
 /// The node's control API over HTTP/JSON: paths, requests and replies shared by `wallnode` and
 /// `wallctl`.
@@ -23,6 +24,11 @@ public enum ControlPath {
     public static let mediaDurations = "/media/durations"
     /// GET: `NodeCheck`, what `wallctl check` compares before a show.
     public static let check = "/check"
+    /// GET: `ContentReport`, the content this node holds and fetches. `GET /content/<sha256>`: a
+    /// complete file of its store (`Range` honoured), for its peers.
+    public static let content = "/content"
+    /// POST `ContentFetchRequest`: fetch these files (from peers that hold them, else the origins).
+    public static let contentFetch = "/content/fetch"
     /// The one-shot commands of earlier versions, answered 410 with what replaces them.
     public static let retired = ["/load", "/preroll", "/start", "/pause", "/seek", "/stop", "/identify"]
 }
@@ -141,8 +147,79 @@ public struct TimelineReport: Sendable, Hashable, Codable {
 /// `POST /media/durations`: media paths or `{id}` templates as a playlist names them.
 public struct MediaDurationsRequest: Sendable, Hashable, Codable {
     public var media: [String]
+    /// For each of `media`, the content the wall distributes for it, if it does: the node measures
+    /// its own copy from its content store.
+    public var content: [ContentID?]?
 
-    public init(media: [String]) { self.media = media }
+    public init(media: [String], content: [ContentID?]? = nil) {
+        self.media = media
+        self.content = content
+    }
+}
+
+/// A file a node is asked to hold, by what it holds and by the name an operator knows it by.
+public struct ContentNeed: Sendable, Hashable, Codable {
+    public var id: ContentID
+    public var name: String
+
+    public init(id: ContentID, name: String) {
+        self.id = id
+        self.name = name
+    }
+}
+
+/// `POST /content/fetch`: files to fetch, from peers that hold them or else from `origins`
+/// (`http://HOST:PORT` of a `wallctl push` or `wallctl serve`).
+public struct ContentFetchRequest: Sendable, Hashable, Codable {
+    public var content: [ContentNeed]
+    public var origins: [String]
+
+    public init(content: [ContentNeed], origins: [String]) {
+        self.content = content
+        self.origins = origins
+    }
+}
+
+/// `GET /content`: what a node holds and what it is fetching.
+public struct ContentReport: Sendable, Hashable, Codable {
+    public var node: String
+    public var held: [ContentID]
+    public var transfers: [ContentTransfer]
+    /// Bytes free for the store.
+    public var freeBytes: UInt64?
+
+    public init(node: String, held: [ContentID], transfers: [ContentTransfer], freeBytes: UInt64?) {
+        self.node = node
+        self.held = held
+        self.transfers = transfers
+        self.freeBytes = freeBytes
+    }
+}
+
+/// One file a node wants and does not hold yet.
+public struct ContentTransfer: Sendable, Hashable, Codable {
+    public var id: ContentID
+    public var name: String
+    /// Bytes held so far (a cut transfer resumes from here).
+    public var have: UInt64
+    /// Over the last seconds.
+    public var bytesPerSecond: Double?
+    /// Where it comes from now: a peer's id or an origin's address; nil while waiting for one.
+    public var source: String?
+    /// Why the last attempt failed, if it did.
+    public var problem: String?
+
+    public init(
+        id: ContentID, name: String, have: UInt64, bytesPerSecond: Double? = nil, source: String? = nil,
+        problem: String? = nil
+    ) {
+        self.id = id
+        self.name = name
+        self.have = have
+        self.bytesPerSecond = bytesPerSecond
+        self.source = source
+        self.problem = problem
+    }
 }
 
 /// The lengths of this node's files for each requested media, in order: exact `MediaTime`s, as the

@@ -46,6 +46,8 @@ public struct WallConfig: Sendable, Hashable {
     public var autoplay: Bool
     /// What the wall plays by the calendar, if it plays by one (`schedule:`).
     public var schedule: ScheduleConfig?
+    /// The most bytes per second a node fetches content at (`content-bandwidth`); nil: no limit.
+    public var contentBandwidth: Double?
     /// Where a node keeps its timeline across restarts; nil for the default (`$STATE_DIRECTORY`,
     /// `$XDG_STATE_HOME/lockstep`, `~/.local/state/lockstep`, or /var/lib/lockstep for root).
     public var stateDirectory: String?

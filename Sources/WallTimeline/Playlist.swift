@@ -48,6 +48,11 @@ public struct Playlist: Hashable, Sendable, Codable {
                         "its out-point \(entry.outPoint.seconds) s is not after its in-point \(entry.inPoint.seconds) s"
                 )
             }
+            if let tiles = entry.tileContent {
+                guard tiles.count <= 1024, tiles.keys.allSatisfy({ !$0.isEmpty && $0.utf8.count <= 256 }) else {
+                    throw .invalidEntry(index: index, reason: "its tiles' content names at most 1024 nodes by id")
+                }
+            }
             if let count = entry.passCount, count < 1 {
                 throw .invalidEntry(index: index, reason: "it repeats \(count) times; at least once, or forever")
             }

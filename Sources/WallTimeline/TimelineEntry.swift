@@ -20,13 +20,27 @@ public struct TimelineEntry: Hashable, Sendable, Codable {
     /// Where it ends (exclusive): the next pass starts at `inPoint` exactly then.
     public var outPoint: MediaTime
     public var repeats: Repeat
+    /// The file by what it holds, when the wall distributes it: every node plays its own copy of
+    /// exactly this file, from its content store (`media` is then the name the operator knows it
+    /// by). Nil for a file placed in the media roots by hand.
+    public var content: ContentID?
+    /// For a template with `{id}` (pre-split tiles): each node's own file, by node id. A node gets
+    /// only its own.
+    public var tileContent: [String: ContentID]?
 
-    public init(media: String, inPoint: MediaTime = .zero, outPoint: MediaTime, repeats: Repeat = .times(1)) {
+    public init(
+        media: String, inPoint: MediaTime = .zero, outPoint: MediaTime, repeats: Repeat = .times(1),
+        content: ContentID? = nil
+    ) {
+        self.content = content
         self.media = media
         self.inPoint = TimelineLimits.nanoseconds(inPoint)
         self.outPoint = TimelineLimits.nanoseconds(outPoint)
         self.repeats = repeats
     }
+
+    /// The content `node` plays for this entry, if the wall distributes it.
+    public func content(forNode node: String) -> ContentID? { tileContent?[node] ?? content }
 
     /// The media `node` plays for this entry.
     public func media(forNode node: String) -> String {

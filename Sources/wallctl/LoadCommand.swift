@@ -11,9 +11,12 @@ struct LoadCommand: AsyncParsableCommand {
 
     @OptionGroup var options: WallOptions
     @OptionGroup var edit: EditOptions
+    @OptionGroup var origin: OriginOptions
 
     @Argument(
-        help: "Media files (or templates with {id}), played in order; each node must find them in its media roots.")
+        help: ArgumentHelp(
+            "Media files (or templates with {id}), played in order: a file on this machine is sent to every node "
+                + "that lacks it (see push), any other each node must find in its media roots."))
     var media: [String]
 
     @Option(name: .customLong("loop"), help: "Whether the new playlist loops (default: the config's loop).")
@@ -27,7 +30,9 @@ struct LoadCommand: AsyncParsableCommand {
         try await options.withWall { wall in
             let control = TimelineControl(wall: wall)
             let items = media.map { PlaylistItemConfig(media: absolute($0)) }
-            let playlist = Playlist(entries: try await control.entries(items), loops: loop ?? wall.config.loop)
+            let distributed = try await ContentPush(wall: wall, options: origin).distribute(items.map(\.media))
+            let playlist = Playlist(
+                entries: try await control.entries(items, distributed: distributed), loops: loop ?? wall.config.loop)
             try await control.carryOut("load", lead: edit.leadTime) { _, _ in .replacePlaylist(playlist) }
         }
     }

@@ -24,6 +24,7 @@ struct PlayCommand: AsyncParsableCommand {
 
     @OptionGroup var options: WallOptions
     @OptionGroup var edit: EditOptions
+    @OptionGroup var origin: OriginOptions
 
     @Option(
         name: .customLong("media"),
@@ -43,8 +44,12 @@ struct PlayCommand: AsyncParsableCommand {
                 try await control.play("play", schedule: schedule, lead: lead)
                 return
             }
+            let items = items(wall.config)
+            // Files given here are sent to the nodes that lack them; the config's are in their media roots.
+            let distributed =
+                media.isEmpty ? [:] : try await ContentPush(wall: wall, options: origin).distribute(items.map(\.media))
             let playlist = Playlist(
-                entries: try await control.entries(items(wall.config)), loops: loop ?? wall.config.loop)
+                entries: try await control.entries(items, distributed: distributed), loops: loop ?? wall.config.loop)
             try await control.play("play", playlist: playlist, lead: lead)
         }
     }

@@ -15,7 +15,7 @@ RELEASE_INPUTS := $(shell find Sources -type f -o -type d) $(wildcard Package*.s
 PREFIX ?= /usr/local
 DESTDIR ?=
 
-.PHONY: setup build test fuzz bench-fuzz sanitize release check-release check-boot check-package check-runtime-list install deb demo clean format bench-clock bench-wall bench-timeline bench-failover bench-memory bench-chaos
+.PHONY: setup build test fuzz bench-fuzz sanitize release check-release check-boot check-package check-runtime-list install deb demo clean format bench-clock bench-wall bench-timeline bench-failover bench-memory bench-chaos bench-content
 
 setup:
 	@scripts/setup.sh
@@ -119,6 +119,12 @@ bench-failover: setup
 bench-chaos: setup
 	$(SWIFT) build $(RELEASE_FLAGS)
 	bench/chaos --minutes 60 --keep --bin "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)"
+
+# Content pushed to eight nodes in network namespaces (2 GB, as root): time to ready, what the
+# controller's origin sent against what the nodes received, CPU and memory; see docs/BENCHMARKS.md.
+bench-content: setup
+	$(SWIFT) build $(RELEASE_FLAGS)
+	bench/content --bin "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)"
 
 # One node looping a 4 s clip for an hour, release build: resident memory and descriptors must stay
 # flat after the first minute; see docs/BENCHMARKS.md.

@@ -29,6 +29,11 @@ struct CheckCommand: AsyncParsableCommand {
         var clock: ClockReport
         /// Each playlist media with its duration on the node, or why the node cannot play it.
         var media: [(name: String, outcome: Result<MediaTime, ControlError>)]
+        /// The timeline the wall plays now, as the node holds it: its version and the files it
+        /// names that the node lacks.
+        var timeline: TimelineReport?
+        /// The content the node holds and fetches.
+        var content: ContentReport?
     }
 
     func run() async throws {
@@ -40,7 +45,9 @@ struct CheckCommand: AsyncParsableCommand {
             let names = config.playlistItems.map(\.media)
             let results = await wall.eachNode { client throws(ControlError) in
                 let check = try await client.check()
-                let clock = try await client.status().status.clock
+                let status = try await client.status().status
+                let clock = status.clock
+                let content = try? await client.content()
                 var media: [(String, Result<MediaTime, ControlError>)] = []
                 for name in names {
                     do throws(ControlError) {
@@ -49,7 +56,8 @@ struct CheckCommand: AsyncParsableCommand {
                         media.append((name, .failure(error)))
                     }
                 }
-                return NodeFindings(check: check, clock: clock, media: media)
+                return NodeFindings(
+                    check: check, clock: clock, media: media, timeline: status.timeline, content: content)
             }
             for id in wall.clients.map(\.id) {
                 guard let result = results[id] else { continue }
@@ -140,6 +148,28 @@ struct CheckCommand: AsyncParsableCommand {
                 lines.append("  media \(name): \(String(format: "%.3f", duration.seconds)) s")
             case .failure(let error):
                 problems.append("media \(name): \(error)")
+            }
+        }
+        if let timeline = findings.timeline {
+            let missing = timeline.missingMedia ?? []
+            if missing.isEmpty {
+                lines.append("  timeline version \(timeline.version): every file it names is here")
+            } else {
+                problems.append(
+                    "timeline version \(timeline.version) names files not here yet: \(missing.joined(separator: ", "))")
+            }
+        }
+        if let content = findings.content {
+            let held = content.held.reduce(UInt64(0)) { $0 + $1.size }
+            var line = "  content store: \(content.held.count) files, \(String(format: "%.1f", Double(held) / 1e6)) MB"
+            if let free = content.freeBytes { line += ", \(String(format: "%.1f", Double(free) / 1e9)) GB free" }
+            lines.append(line)
+            for transfer in content.transfers {
+                let text =
+                    "fetching \(transfer.name): \(String(format: "%.1f", Double(transfer.have) / 1e6))/"
+                    + "\(String(format: "%.1f", Double(transfer.id.size) / 1e6)) MB"
+                    + (transfer.problem.map { " (\($0))" } ?? "")
+                if transfer.problem != nil { problems.append(text) } else { lines.append("  \(text)") }
             }
         }
         lines += problems.map { "  problem: \($0)" }

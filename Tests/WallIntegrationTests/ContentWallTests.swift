@@ -140,6 +140,13 @@ final class ContentWallTests: XCTestCase {
             }
             XCTAssertNil((status["timeline"] as? [String: Any])?["problem"], "\(id): \(status)")
         }
+        // wallctl check says each node holds what its timeline names, and what its store holds.
+        let check = try ChildProcess.run(wallctl, ["check", "--config", config.path])
+        for id in ids {
+            let section = check.output.components(separatedBy: "node \(id)").dropFirst().first ?? ""
+            XCTAssertTrue(section.contains("every file it names is here"), "check, \(id):\n\(check.output)")
+            XCTAssertTrue(section.contains("content store: 2 files"), "check, \(id):\n\(check.output)")
+        }
         _ = n3Log
     }
 }

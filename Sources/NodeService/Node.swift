@@ -37,6 +37,7 @@ public final class Node: Sendable {
         let id = settings.id
         content = NodeContent(
             store: screen.content, nodeID: settings.id, bytesPerSecond: settings.wall.contentBandwidth,
+            grace: settings.wall.contentGrace,
             handPlaced: { name in try? roots.resolve(name.replacingOccurrences(of: "{id}", with: id)) }, logger: logger)
         self.logger = logger
         storeProblem = Mutex(nil)

@@ -26,7 +26,7 @@ public final class NodeContent: Sendable {
     private let logger: Logger
     private let state = Mutex(State())
     /// How long a file no timeline names is kept.
-    static let grace: TimeInterval = 24 * 3600
+    let grace: TimeInterval
     /// How often the node looks for content it lacks.
     static let pollInterval = Duration.milliseconds(500)
 
@@ -44,9 +44,10 @@ public final class NodeContent: Sendable {
     }
 
     public init(
-        store: ContentStore, nodeID: String, bytesPerSecond: Double? = nil,
+        store: ContentStore, nodeID: String, bytesPerSecond: Double? = nil, grace: MediaTime = WallConfig.defaultContentGrace,
         handPlaced: @escaping @Sendable (String) -> String? = { _ in nil }, logger: Logger
     ) {
+        self.grace = grace.seconds
         self.store = store
         self.handPlaced = handPlaced
         self.nodeID = nodeID
@@ -126,9 +127,9 @@ public final class NodeContent: Sendable {
             } else {
                 try? await Task.sleep(for: Self.pollInterval)
             }
-            if LocalClock.monotonic.now() - collected > MediaTime(value: 600, timescale: 1) {
+            if LocalClock.monotonic.now() - collected > MediaTime.minimum(MediaTime(value: 600, timescale: 1), MediaTime(seconds: grace / 2, preferredTimescale: 1000)) {
                 collected = LocalClock.monotonic.now()
-                let deleted = store.collect(keeping: Set(wanted.keys.map(\.sha256)), grace: Self.grace)
+                let deleted = store.collect(keeping: Set(wanted.keys.map(\.sha256)), grace: grace)
                 if !deleted.isEmpty {
                     logger.info("content no timeline names collected", metadata: ["content.deleted": "\(deleted)"])
                 }

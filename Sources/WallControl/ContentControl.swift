@@ -22,8 +22,9 @@ public struct ContentControl: Sendable {
         public var bytesPerSecond: Double?
         public var source: String?
         public var problem: String?
-
-        public var done: Bool { have >= total }
+        /// Whether the node holds every file it needs, verified (a transfer that has every byte is
+        /// not done until its digest matched).
+        public var done = false
 
         /// "n1  12.0/40.0 MB  5.1 MB/s  6 s left  from n0".
         public var line: String {
@@ -63,6 +64,7 @@ public struct ContentControl: Sendable {
                 case .success(let report): return Self.progress(of: report, needs: needs[id] ?? [])
                 case .failure(let error):
                     if error.isLasting { return Progress(node: id, have: 0, total: 1, problem: "\(error)") }
+                    // Not done: it did not say it holds anything.
                     return Progress(
                         node: id, have: 0, total: (needs[id] ?? []).reduce(0) { $0 + $1.id.size },
                         problem: "\(error)")
@@ -90,6 +92,7 @@ public struct ContentControl: Sendable {
     static func progress(of report: ContentReport, needs: [ContentNeed]) -> Progress {
         let held = Set(report.held)
         var progress = Progress(node: report.node, have: 0, total: 0)
+        progress.done = needs.allSatisfy { held.contains($0.id) }
         var rate = 0.0
         for need in needs {
             progress.total += need.id.size

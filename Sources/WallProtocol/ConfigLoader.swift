@@ -157,7 +157,7 @@ struct ConfigReader {
         "name", "clock", "clock-lock-timeout", "media", "canvas", "latency", "start-margin", "loop",
         "realtime-priority", "control-token-file", "metrics-open", "control-tls", "media-roots", "start-horizon",
         "clock-key-file", "playlist", "autoplay", "state-directory", "still", "audio-languages", "subtitles",
-        "schedule", "content-bandwidth", "nodes",
+        "schedule", "content-bandwidth", "content-grace", "nodes",
     ]
     static let nodeKeys = [
         "id", "control", "tile", "output", "gravity", "video-sink", "audio", "audio-sink", "display-latency",
@@ -257,6 +257,9 @@ struct ConfigReader {
                     node, "content-bandwidth", "must be a rate such as 20MB/s, 500kB/s or 1GB/s (bytes), got \"\(text)\"")
             }
             return rate
+        }
+        wall.contentGrace = try value(map, "content-grace", or: WallConfig.defaultContentGrace) {
+            node throws(ConfigError) in try duration(node, key: "content-grace")
         }
         wall.schedule = try value(map, "schedule", or: nil) { node throws(ConfigError) in
             try schedule(node, baseDirectory: baseDirectory)

@@ -48,6 +48,9 @@ public struct WallConfig: Sendable, Hashable {
     public var schedule: ScheduleConfig?
     /// The most bytes per second a node fetches content at (`content-bandwidth`); nil: no limit.
     public var contentBandwidth: Double?
+    /// How long a node keeps content no timeline it holds names (`content-grace`).
+    public var contentGrace = Self.defaultContentGrace
+    public static let defaultContentGrace = MediaTime(value: 86_400, timescale: 1)
     /// Where a node keeps its timeline across restarts; nil for the default (`$STATE_DIRECTORY`,
     /// `$XDG_STATE_HOME/lockstep`, `~/.local/state/lockstep`, or /var/lib/lockstep for root).
     public var stateDirectory: String?

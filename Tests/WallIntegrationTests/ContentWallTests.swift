@@ -147,6 +147,23 @@ final class ContentWallTests: XCTestCase {
             XCTAssertTrue(section.contains("every file it names is here"), "check, \(id):\n\(check.output)")
             XCTAssertTrue(section.contains("content store: 2 files"), "check, \(id):\n\(check.output)")
         }
+
+        // 5. Pre-split tiles: a path with {id} sends each node its own file, and only that.
+        var tiles: [String: String] = [:]
+        for id in ids {
+            let tile = controller.appendingPathComponent("tile-\(id).bin")
+            try Data((0..<100_000).map { _ in UInt8.random(in: 0...255, using: &generator) }).write(to: tile)
+            tiles[id] = try ContentHash.sha256(of: tile.path)
+        }
+        let tilePush = try ChildProcess.run(
+            wallctl, ["push", "--config", config.path, controller.appendingPathComponent("tile-{id}.bin").path])
+        XCTAssertEqual(tilePush.status, 0, "push of tiles: \(tilePush.output)\n\(tilePush.errors)")
+        for id in ids {
+            let held = try wall.client(id).get("/content").body
+            for (other, digest) in tiles {
+                XCTAssertEqual(held.contains(digest), other == id, "\(id) holds its own tile only: \(held)")
+            }
+        }
         _ = n3Log
     }
 }

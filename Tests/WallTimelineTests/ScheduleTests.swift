@@ -1,4 +1,5 @@
 import Foundation
+import LockstepFuzzing
 import LockstepTime
 import XCTest
 
@@ -215,6 +216,21 @@ final class ScheduleTests: XCTestCase {
         XCTAssertTrue(refusal { $0.outside = .testCard }.contains("black, stopped or a still"))
         XCTAssertTrue(refusal { $0.playlists["loop"]?.entries = [] }.contains("playlist \"loop\""))
         XCTAssertEqual(refusal { _ in }, "accepted")
+    }
+
+    /// The fuzzer's scheduled timeline is one a node accepts, and nothing a node computes from it
+    /// traps, at extreme host times too (a schedule is worked out within the timeline's host times).
+    func testTheFuzzCorpusSchedule_isValid_andSurvivesEveryHostTime() throws {
+        let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("FuzzCorpus/timeline-schedule")
+        let timeline = try JSONDecoder().decode(Timeline.self, from: try Data(contentsOf: file).dropFirst())
+        try timeline.validate()
+        XCTAssertNotNil(timeline.schedule)
+        XCTAssertEqual(timeline.segments[0].playlist.entries[0].content?.size, 3)
+        TimelineExercise.exercise(timeline, at: [utc("2262-04-11T23:47:16Z"), utc("1677-09-21T00:12:44Z")])
+        let far = timeline.schedule?.changes(from: MediaTime(nanoseconds: .max), days: 3660) ?? []
+        XCTAssertLessThanOrEqual(far.count, 1, "only the change in force there: nothing is scheduled beyond")
+        XCTAssertTrue(far.allSatisfy { $0.instant <= TimelineLimits.largestHostTime })
     }
 
     func testAScheduleWithNoDayParts_showsItsOutsideShow() throws {

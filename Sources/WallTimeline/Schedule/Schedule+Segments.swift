@@ -21,13 +21,22 @@ struct ScheduleCalendar {
         self.clock = clock
     }
 
+    /// Seconds either side of 1970 a schedule is worked out within: the timeline's host times
+    /// (`TimelineLimits.largestHostTime`, about 146 years), so no instant overflows nanoseconds.
+    static let reach = TimelineLimits.largestHostTime / 1_000_000_000
+
+    /// `seconds` since 1970 in nanoseconds, kept within `reach`.
+    static func nanoseconds(_ seconds: Int64) -> Int64 { min(max(seconds, -reach), reach) * 1_000_000_000 }
+
     /// Midnight starting `date` on the place's clocks, UTC nanoseconds.
-    func midnight(_ date: CivilDate) -> Int64 { clock.utc(date, CivilTime(seconds: 0)!) * 1_000_000_000 }
+    func midnight(_ date: CivilDate) -> Int64 { Self.nanoseconds(clock.utc(date, CivilTime(seconds: 0)!)) }
 
     /// The day parts of `date`: an exception's if one covers it (the first listed), else the
     /// regular ones for its weekday and dates.
     mutating func parts(on date: CivilDate) -> [ScheduledPart] {
         if let known = days[date] { return known }
+        // Beyond the timeline's host times nothing is scheduled (and no date arithmetic overflows).
+        guard (-Self.reach / 86_400 + 2...Self.reach / 86_400 - 2).contains(date.day) else { return [] }
         let spans: [(playlist: String, from: CivilTime, to: CivilTime)]
         if let exception = schedule.exceptions.first(where: { $0.dates.contains(date) }) {
             spans = exception.dayParts.map { ($0.playlist, $0.from, $0.to) }
@@ -39,8 +48,8 @@ struct ScheduleCalendar {
         let parts = spans.enumerated().map { rank, span in
             let end = span.to > span.from ? clock.utc(date, span.to) : clock.utc(date.adding(days: 1), span.to)
             return ScheduledPart(
-                playlist: span.playlist, start: clock.utc(date, span.from) * 1_000_000_000,
-                end: end * 1_000_000_000, rank: rank)
+                playlist: span.playlist, start: Self.nanoseconds(clock.utc(date, span.from)),
+                end: Self.nanoseconds(end), rank: rank)
         }
         .filter { $0.end > $0.start }  // a part inside a skipped hour lasts no time
         if days.count > 64 { days.removeAll() }
@@ -138,7 +147,7 @@ extension Schedule {
     /// The schedule's segment in force at `hostTime` (UTC), from its last change; nil when no change
     /// lies within the search.
     public func segment(at hostTime: MediaTime) -> TimelineSegment? {
-        guard var calendar = ScheduleCalendar(self), let instant = hostTime.nanoseconds,
+        guard var calendar = ScheduleCalendar(self), let instant = TimelineLimits.clampedHostTime(hostTime).nanoseconds,
             let change = calendar.lastChange(atOrBefore: instant)
         else { return nil }
         return calendar.segment(from: change)
@@ -146,7 +155,7 @@ extension Schedule {
 
     /// The schedule's next segment after `hostTime` (UTC); nil when no change lies within the search.
     public func segment(after hostTime: MediaTime) -> TimelineSegment? {
-        guard var calendar = ScheduleCalendar(self), let instant = hostTime.nanoseconds,
+        guard var calendar = ScheduleCalendar(self), let instant = TimelineLimits.clampedHostTime(hostTime).nanoseconds,
             let change = calendar.nextChange(after: instant)
         else { return nil }
         return calendar.segment(from: change)
@@ -154,8 +163,11 @@ extension Schedule {
 
     /// What plays when from `hostTime` for `days` days: each change, with its local date and time.
     public func changes(from hostTime: MediaTime, days: Int) -> [ScheduleChange] {
-        guard var calendar = ScheduleCalendar(self), var instant = hostTime.nanoseconds else { return [] }
-        let end = instant + Int64(days) * 86_400 * 1_000_000_000
+        let days = min(max(days, 0), 3660)
+        guard var calendar = ScheduleCalendar(self), var instant = TimelineLimits.clampedHostTime(hostTime).nanoseconds
+        else { return [] }
+        let end = min(instant, TimelineLimits.largestHostTime - Int64(days) * 86_400 * 1_000_000_000)
+            + Int64(days) * 86_400 * 1_000_000_000
         var changes: [ScheduleChange] = []
         if let first = calendar.lastChange(atOrBefore: instant) {
             changes.append(ScheduleChange(calendar, at: first))

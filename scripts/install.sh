@@ -26,7 +26,7 @@ for program in wallnode wallctl; do
 done
 
 # The units name the installed binaries and documentation under this prefix.
-for unit in wallnode.service lockstep-clock.service; do
+for unit in wallnode.service lockstep-clock.service lockstep-controller.service; do
     install -d "$destdir$unitdir"
     sed -e "s#/usr/local/bin/#$prefix/bin/#g" -e "s#/usr/local/share/doc/lockstep/#$docdir/#g" \
         "$checkout/configs/systemd/$unit" >"$destdir$unitdir/$unit"

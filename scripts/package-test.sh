@@ -85,8 +85,8 @@ cp "$deb" "$root/var/tmp/lockstep.deb"
 dpkg_inside -i /var/tmp/lockstep.deb
 version=$(inside dpkg-query -W -f='${Version}' lockstep)
 [[ -z "$(failed_units)" ]] || fail "units failed after the install: $(failed_units | paste -sd' ')"
-enabled=$(inside systemctl is-enabled lockstep-clock.service wallnode.service 2>/dev/null | paste -sd' ' || true)
-[[ "$enabled" == "disabled disabled" ]] || fail "the package enabled its units: $enabled"
+enabled=$(inside systemctl is-enabled lockstep-clock.service lockstep-controller.service wallnode.service 2>/dev/null | paste -sd' ' || true)
+[[ "$enabled" == "disabled disabled disabled" ]] || fail "the package enabled its units: $enabled"
 inside id lockstep >/dev/null || fail "no lockstep user after the install"
 inside wallctl status --config /etc/lockstep/wall.yaml >"$work/status.log" 2>&1 && fail "the shipped wall.yaml reached a node"
 grep -q 'does not answer' "$work/status.log" || { cat "$work/status.log" >&2; fail "the shipped wall.yaml does not load"; }

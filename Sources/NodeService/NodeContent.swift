@@ -95,8 +95,12 @@ public final class NodeContent: Sendable {
     }
 
     /// Fetches what the node lacks until cancelled: the files its timeline names first.
+    ///
+    /// - Parameter configuredOrigins: the control daemon's library (`controller:`), always asked
+    ///   after the peers, besides the origins a push names.
     public func run(
-        timeline: @escaping @Sendable () async -> Timeline?, peers: [NodeClient], http: NodeClientFactory
+        timeline: @escaping @Sendable () async -> Timeline?, peers: [NodeClient], http: NodeClientFactory,
+        configuredOrigins: [String] = []
     ) async {
         do {
             try store.prepare()
@@ -107,7 +111,8 @@ public final class NodeContent: Sendable {
         var collected = LocalClock.monotonic.now()
         while !Task.isCancelled {
             let named = needs(of: await timeline())
-            let (requested, origins) = state.withLock { ($0.requested, $0.origins) }
+            let (requested, asked) = state.withLock { ($0.requested, $0.origins) }
+            let origins = asked + configuredOrigins.filter { !asked.contains($0) }
             let wanted = named.merging(requested) { name, _ in name }
             // The files the timeline names first, then the ones asked for; in a fixed order.
             let missing = wanted.filter { !store.holds($0.key) }.sorted { a, b in

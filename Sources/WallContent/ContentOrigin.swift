@@ -13,11 +13,25 @@ public final class ContentOrigin: Sendable {
     public let server: ContentServer
     let authorization: String?
 
+    /// The store uploads go to (`wallctl serve`'s library); nil: nothing is taken.
+    let library: ContentStore?
+
     /// - Parameter files: the file holding each ID, on this machine (checked by the caller).
     public init(files: [ContentID: String], authorization: String?, limit: Int = 1) {
         self.authorization = authorization
         let byDigest = Dictionary(files.map { ($0.key.sha256, ($0.value, $0.key.size)) }) { first, _ in first }
         server = ContentServer(limit: limit) { sha256 in byDigest[sha256] }
+        library = nil
+    }
+
+    /// An origin serving `library`'s complete files, which takes uploads into it
+    /// (`PUT /content/<sha256>?size=N`, kept only once the digest matches).
+    public init(library: ContentStore, authorization: String?, limit: Int = 1) {
+        self.authorization = authorization
+        self.library = library
+        server = ContentServer(limit: limit) { sha256 in
+            library.holdings().first { $0.sha256 == sha256 }.flatMap { id in library.path(of: id).map { ($0, id.size) } }
+        }
     }
 
     /// Serves on `host`:`port` (0: any free port) until the task is cancelled; `bound` hears the
@@ -35,6 +49,55 @@ public final class ContentOrigin: Sendable {
         // The push says what happens; the server's own lines (its shutdown) are noise there.
         var logger = Logger(label: "lockstep.origin")
         logger.logLevel = .critical
+        if let library {
+            router.get("/content") { request, _ -> Response in
+                if let authorization, request.headers[.authorization] != authorization {
+                    return ContentServer.text(.unauthorized, "this origin needs the wall's control token")
+                }
+                let held = library.holdings().map { "{\"sha256\":\"\($0.sha256)\",\"size\":\($0.size)}" }
+                var headers = HTTPFields()
+                headers[.contentType] = "application/json"
+                return Response(
+                    status: .ok, headers: headers,
+                    body: ResponseBody(byteBuffer: ByteBuffer(string: "{\"held\":[\(held.joined(separator: ","))]}")))
+            }
+            router.put("/content/:sha256") { request, context -> Response in
+                if let authorization, request.headers[.authorization] != authorization {
+                    return ContentServer.text(.unauthorized, "this origin needs the wall's control token")
+                }
+                guard let digest = context.parameters.get("sha256"),
+                    let size = request.uri.queryParameters.get("size").flatMap({ UInt64($0) }),
+                    let id = ContentID(sha256: digest, size: size)
+                else {
+                    return ContentServer.text(.badRequest, "PUT /content/<sha256>?size=<bytes>, a SHA-256 of 64 lowercase hex digits")
+                }
+                if library.holds(id) { return ContentServer.text(.ok, "held already") }
+                do {
+                    // A new upload starts over: what an earlier one left may be from another sender.
+                    try? FileManager.default.removeItem(atPath: library.root + "/partial/" + id.sha256)
+                    let handle = try library.appending(to: id)
+                    var received: UInt64 = 0
+                    do {
+                        for try await chunk in request.body {
+                            received += UInt64(chunk.readableBytes)
+                            guard received <= id.size else { throw ContentError.corrupt(id, "the upload is longer than its size") }
+                            try handle.write(contentsOf: Data(chunk.readableBytesView))
+                        }
+                        try handle.close()
+                    } catch {
+                        try? handle.close()
+                        throw error
+                    }
+                    try library.commit(id)
+                    return ContentServer.text(.ok, "kept")
+                } catch let error as ContentError {
+                    if case .noSpace = error {
+                        return ContentServer.text(HTTPResponse.Status(code: 507, reasonPhrase: "Insufficient Storage"), "\(error)")
+                    }
+                    return ContentServer.text(.unprocessableContent, "\(error)")
+                }
+            }
+        }
         let application = Application(
             router: router,
             configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "wallctl-origin"),

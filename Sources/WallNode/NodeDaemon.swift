@@ -125,7 +125,8 @@ struct NodeDaemon {
                                 authorization: settings.controlToken?.authorization, timeout: Node.peerTimeout)
                         }
                         await node.content.run(
-                            timeline: { await node.followedTimeline }, peers: peers.clients, http: origins)
+                            timeline: { await node.followedTimeline }, peers: peers.clients, http: origins,
+                            configuredOrigins: settings.wall.controller.map { [$0.origin] } ?? [])
                     }),
                 .init(service: TaskService("x-errors") { await logIgnoredXErrors() }),
                 .init(

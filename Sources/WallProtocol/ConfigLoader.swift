@@ -157,7 +157,7 @@ struct ConfigReader {
         "name", "clock", "clock-lock-timeout", "media", "canvas", "latency", "start-margin", "loop",
         "realtime-priority", "control-token-file", "metrics-open", "control-tls", "media-roots", "start-horizon",
         "clock-key-file", "playlist", "autoplay", "state-directory", "still", "audio-languages", "subtitles",
-        "schedule", "content-bandwidth", "content-grace", "nodes",
+        "schedule", "content-bandwidth", "content-grace", "controller", "nodes",
     ]
     static let nodeKeys = [
         "id", "control", "tile", "output", "gravity", "video-sink", "audio", "audio-sink", "display-latency",
@@ -257,6 +257,15 @@ struct ConfigReader {
                     node, "content-bandwidth", "must be a rate such as 20MB/s, 500kB/s or 1GB/s (bytes), got \"\(text)\"")
             }
             return rate
+        }
+        wall.controller = try value(map, "controller", or: nil) { node throws(ConfigError) in
+            let controller = try mapping(node, key: "controller")
+            try checkKeys(controller, allowed: ["listen", "library"], path: "controller.")
+            let listen = try endpoint(try required(controller, "listen", in: node, path: "controller"), key: "controller.listen")
+            let library = try value(controller, "library", or: nil) { node throws(ConfigError) in
+                try path(node, key: "controller.library", baseDirectory: baseDirectory)
+            }
+            return ControllerConfig(listen: listen, library: library)
         }
         wall.contentGrace = try value(map, "content-grace", or: WallConfig.defaultContentGrace) {
             node throws(ConfigError) in try duration(node, key: "content-grace")

@@ -1,5 +1,6 @@
 import Foundation
 import LockstepTime
+import LockstepNet
 
 /// A whole wall, as a config file describes it: where the master clock is, what plays, the
 /// canvas the screens tile, and every node.
@@ -48,6 +49,9 @@ public struct WallConfig: Sendable, Hashable {
     public var schedule: ScheduleConfig?
     /// The most bytes per second a node fetches content at (`content-bandwidth`); nil: no limit.
     public var contentBandwidth: Double?
+    /// The wall's control daemon, if it has one (`controller:`): where `wallctl serve` listens, and
+    /// where it keeps the content library the nodes fetch from.
+    public var controller: ControllerConfig?
     /// How long a node keeps content no timeline it holds names (`content-grace`).
     public var contentGrace = Self.defaultContentGrace
     public static let defaultContentGrace = MediaTime(value: 86_400, timescale: 1)
@@ -307,5 +311,25 @@ public struct ControlTLS: Sendable, Hashable {
         self.certificate = certificate
         self.key = key
         self.trustRoots = trustRoots ?? certificate
+    }
+}
+
+/// `controller: {listen: HOST:PORT, library: FOLDER}`: the optional control daemon, `wallctl serve`.
+public struct ControllerConfig: Sendable, Hashable {
+    /// Where it listens; nodes fetch content from `http://` this.
+    public var listen: String
+    /// Where it keeps the content library; nil: `<state-directory>/controller-library`.
+    public var library: String?
+
+    public init(listen: String, library: String? = nil) {
+        self.listen = listen
+        self.library = library
+    }
+
+    /// The URL nodes fetch content from.
+    public var origin: String {
+        let endpoint = try? Endpoint(parsing: listen)
+        let host = endpoint.map { $0.host.contains(":") ? "[\($0.host)]" : $0.host } ?? listen
+        return "http://\(host):\(endpoint?.port ?? 7700)"
     }
 }

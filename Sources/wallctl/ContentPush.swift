@@ -1,6 +1,10 @@
 import ArgumentParser
+import AsyncHTTPClient
 import Foundation
 import LockstepNet
+import LockstepTime
+import NIOCore
+import NIOPosix
 import WallContent
 import WallControl
 import WallProtocol
@@ -52,6 +56,18 @@ struct ContentPush {
         }
         let total = paths.keys.reduce(UInt64(0)) { $0 + $1.size }
         wall.say("push: \(paths.count) file\(paths.count == 1 ? "" : "s"), \(String(format: "%.1f", Double(total) / 1e6)) MB")
+        let display = ProgressDisplay()
+        let delivered = String(format: "%.1f", Double(needs.values.flatMap { $0 }.reduce(0) { $0 + $1.id.size }) / 1e6)
+        if let controller = wall.config.controller {
+            // The daemon's library is the origin: each file uploaded to it once, kept there for nodes
+            // that come later.
+            let uploaded = try await upload(paths, to: controller.origin)
+            try await ContentControl(wall: wall).distribute(needs, origins: [controller.origin]) { display.show($0) }
+            wall.say(
+                "push: every node holds every file; \(String(format: "%.1f", Double(uploaded) / 1e6)) MB uploaded "
+                    + "to the daemon's library, \(delivered) MB delivered")
+            return distributed
+        }
         let origin = ContentOrigin(files: paths, authorization: wall.clients.first?.authorization)
         let (host, port) = try originAddress()
         let (bound, boundContinuation) = AsyncStream.makeStream(of: Int.self)
@@ -60,15 +76,67 @@ struct ContentPush {
         var ports = bound.makeAsyncIterator()
         guard let boundPort = await ports.next() else { throw ControlError.config("the origin did not start") }
         let address = host.contains(":") ? "[\(host)]" : host
-        let display = ProgressDisplay()
         try await ContentControl(wall: wall).distribute(needs, origins: ["http://\(address):\(boundPort)"]) {
             display.show($0)
         }
-        display.finish()
         wall.say(
             "push: every node holds every file; the origin sent \(String(format: "%.1f", Double(origin.server.bytesSent) / 1e6)) MB "
-                + "of \(String(format: "%.1f", Double(total * UInt64(nodes.count)) / 1e6)) MB delivered")
+                + "of \(delivered) MB delivered")
         return distributed
+    }
+
+    /// Uploads the files of `paths` the daemon's library lacks; returns the bytes sent.
+    private func upload(_ paths: [ContentID: String], to origin: String) async throws -> UInt64 {
+        let http = HTTPClient(
+            eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
+            configuration: HTTPClient.Configuration(timeout: .init(connect: .seconds(10), read: .seconds(600))))
+        do {
+            var sent: UInt64 = 0
+            for (id, path) in paths.sorted(by: { $0.key < $1.key }) {
+                var request = HTTPClientRequest(url: "\(origin)/content/\(id.sha256)?size=\(id.size)")
+                request.method = .PUT
+                if let authorization = wall.clients.first?.authorization {
+                    request.headers.add(name: "Authorization", value: authorization)
+                }
+                guard let handle = FileHandle(forReadingAtPath: path) else {
+                    throw ControlError.config("\(path): cannot be read")
+                }
+                let chunks = AsyncThrowingStream<ByteBuffer, any Error> { continuation in
+                    do {
+                        while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty {
+                            continuation.yield(ByteBuffer(bytes: chunk))
+                        }
+                        continuation.finish()
+                    } catch {
+                        continuation.finish(throwing: error)
+                    }
+                    try? handle.close()
+                }
+                request.body = .stream(chunks, length: .known(Int64(id.size)))
+                let response: HTTPClientResponse
+                let reply: ByteBuffer
+                do {
+                    response = try await http.execute(request, timeout: .hours(24))
+                    reply = try await response.body.collect(upTo: 1 << 16)
+                } catch {
+                    throw ControlError.config(
+                        "the daemon at \(origin) did not take \(path): \(NodeClient.reason(error, timeout: MediaTime(value: 600, timescale: 1)))")
+                }
+                let text = String(buffer: reply).trimmingCharacters(in: .whitespacesAndNewlines)
+                guard response.status == .ok else {
+                    throw ControlError.config("the daemon at \(origin) refused \(path): HTTP \(response.status.code) \(text)")
+                }
+                if text != "held already" {
+                    sent += id.size
+                    wall.say("push: \(path) uploaded to the daemon's library")
+                }
+            }
+            try await http.shutdown()
+            return sent
+        } catch {
+            try? await http.shutdown()
+            throw error
+        }
     }
 
     /// The address the origin listens on and the nodes fetch from.

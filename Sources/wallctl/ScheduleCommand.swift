@@ -31,12 +31,7 @@ struct ScheduleCommand: ParsableCommand {
     }
 
     func run() throws {
-        let wall: WallConfig
-        do {
-            wall = try WallConfig.load(path: config)
-        } catch {
-            throw ControlError.config(error.description)
-        }
+        let wall = try loadConfig(config)
         guard let config = wall.schedule else {
             throw ControlError.config("\(self.config) has no schedule: section")
         }

@@ -40,12 +40,7 @@ struct WallOptions: ParsableArguments {
 
     /// The wall: its config and a client per node, sharing one HTTP client.
     private func wall() throws -> Wall {
-        let config: WallConfig
-        do {
-            config = try WallConfig.load(path: self.config)
-        } catch {
-            throw ControlError.config(error.description)
-        }
+        let config = try loadConfig(self.config)
         let only = nodes.map { $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) } }
         return try Wall(
             config: config, only: only, waitLimit: MediaTime(seconds: timeout, preferredTimescale: 1000),
@@ -56,4 +51,13 @@ struct WallOptions: ParsableArguments {
 extension MediaTime {
     /// Milliseconds with three decimals, for reports.
     var milliseconds: String { String(format: "%.3f ms", seconds * 1000) }
+}
+
+/// The wall config at `path`, or the loader's sentence for what is wrong with it.
+func loadConfig(_ path: String) throws -> WallConfig {
+    do {
+        return try WallConfig.load(path: path)
+    } catch {
+        throw ControlError.config(error.description)
+    }
 }

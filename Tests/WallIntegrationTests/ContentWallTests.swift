@@ -174,3 +174,61 @@ private enum ContentHash {
         String(try TestMedia.run("/usr/bin/sha256sum", [path]).prefix(64))
     }
 }
+
+/// The control daemon's library: a push uploads to it once, and a node that lost its copy while
+/// no peer is up fetches what its timeline names from the daemon by itself.
+final class ContentDaemonTests: XCTestCase {
+    func testTheDaemonsLibrary_servesANodeThatComesBackWithNothing() async throws {
+        let wallctl = ChildProcess.product("wallctl")
+        let wallnode = ChildProcess.product("wallnode")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("lockstep-daemon-\(getpid())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let roots = folder.appendingPathComponent("media")
+        try FileManager.default.createDirectory(at: roots, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: try TestMedia.frameCode(seconds: 4), to: roots.appendingPathComponent("clip.mp4"))
+        let pushed = folder.appendingPathComponent("pushed.mp4")
+        try FileManager.default.copyItem(at: try TestMedia.frameCode(seconds: 6), to: pushed)
+        let state = folder.appendingPathComponent("state")
+        let ids = ["a", "b"]
+        let wall = TestWall(
+            name: "daemon-test", clockPort: 15695, media: roots.appendingPathComponent("clip.mp4").path,
+            canvas: (320, 90), stateDirectory: state.path,
+            extra: [
+                "clock-lock-timeout: 20s",
+                "controller: {listen: \"127.0.0.1:17899\", library: \(folder.appendingPathComponent("library").path)}",
+            ],
+            nodes: ids.enumerated().map { index, id in
+                TestWall.Node(id: id, controlPort: 17821 + index, tile: (index * 160, 0, 160, 90))
+            })
+        let config = try wall.write(to: folder.appendingPathComponent("wall.yaml"))
+        let master = try ChildProcess(wallctl, ["clock", "serve", "--listen", "127.0.0.1:15695"])
+        let daemon = try ChildProcess(wallctl, ["serve", "--config", config.path])
+        var nodes = try ids.map { try ChildProcess(wallnode, ["run", "--config", config.path, "--id", $0]) }
+        defer { for process in nodes + [daemon, master] { process.signal(SIGTERM) } }
+        for id in ids { try await wall.client(id).waitUntilAnswering() }
+
+        let load = try ChildProcess.run(wallctl, ["play", "--config", config.path, "--timeout", "60", "--media", pushed.path])
+        XCTAssertEqual(load.status, 0, "wallctl play --media: \(load.output)\n\(load.errors)")
+        XCTAssertTrue(load.output.contains("uploaded to the daemon's library"), load.output)
+        let digest = String(try TestMedia.run("/usr/bin/sha256sum", [pushed.path]).prefix(64))
+        XCTAssertTrue(
+            FileManager.default.fileExists(atPath: folder.appendingPathComponent("library/sha256/\(digest)").path),
+            "the library keeps the file")
+
+        // Node a down, node b's store emptied: b comes back and fetches from the daemon by itself.
+        nodes[0].signal(SIGTERM)
+        _ = nodes[0].finish()
+        nodes[1].signal(SIGTERM)
+        _ = nodes[1].finish()
+        try FileManager.default.removeItem(at: state.appendingPathComponent("daemon-test-b.content"))
+        nodes[1] = try ChildProcess(wallnode, ["run", "--config", config.path, "--id", "b"])
+        let status = try await wall.client("b").waitForStatus(within: 30, "b back in step from the daemon's copy") {
+            status in (status["timeline"] as? [String: Any])?["inStep"] as? Bool == true
+        }
+        XCTAssertNil((status["timeline"] as? [String: Any])?["problem"], "\(status)")
+        nodes[1].signal(SIGTERM)
+        let log = nodes[1].finish().errors
+        XCTAssertTrue(log.contains("content arrived") && log.contains("127.0.0.1:17899"), "from the daemon:\n\(log.suffix(2000))")
+    }
+}

@@ -9,7 +9,7 @@ import XCTest
 /// The systemd units as shipped, checked by systemd's own tools, and the readiness and watchdog
 /// protocol the units rely on, spoken by the real executables to a socket standing in for systemd.
 final class SystemdTests: XCTestCase {
-    private static let units = ["wallnode.service", "lockstep-clock.service"]
+    private static let units = ["wallnode.service", "lockstep-clock.service", "lockstep-controller.service"]
 
     /// The units with their ExecStart pointed at this build, as `make install` rewrites them for its
     /// prefix, in a folder of their own.
@@ -98,6 +98,25 @@ final class SystemdTests: XCTestCase {
             ChildProcess.product("wallctl"), ["clock", "serve", "--listen", "127.0.0.1:15663"],
             environment: ["NOTIFY_SOCKET": listener.path, "WATCHDOG_USEC": "400000"])
         try expectReadyWatchdogStopping(listener, process: server, readyNames: "127.0.0.1:15663")
+    }
+
+    func testControlDaemon_saysReadyAndStopping() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("lockstep-notify-daemon-\(getpid())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let wall = TestWall(
+            name: "notify", clockPort: 15664, media: folder.appendingPathComponent("clip.mp4").path, canvas: (160, 90),
+            extra: ["controller: {listen: \"127.0.0.1:15665\", library: \(folder.appendingPathComponent("library").path)}"],
+            nodes: [TestWall.Node(id: "a", controlPort: 15666, tile: (0, 0, 160, 90))])
+        let config = try wall.write(to: folder.appendingPathComponent("wall.yaml"))
+        let listener = try NotifyListener(path: "@lockstep-test-daemon-\(getpid())")
+        let daemon = try ChildProcess(
+            ChildProcess.product("wallctl"), ["serve", "--config", config.path], environment: ["NOTIFY_SOCKET": listener.path])
+        let ready = try XCTUnwrap(listener.receive(within: 20), "no notification within 20 s")
+        XCTAssertTrue(ready.hasPrefix("READY=1\nSTATUS=") && ready.contains("127.0.0.1:15665"), ready)
+        daemon.signal(SIGTERM)
+        XCTAssertEqual(listener.receive(within: 5), "STOPPING=1")
+        XCTAssertEqual(daemon.finish().status, 0)
     }
 
     /// READY=1 with a status naming `readyNames`, then at least three watchdog pings about 200 ms

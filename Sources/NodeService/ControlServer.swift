@@ -6,6 +6,7 @@ import LockstepCLI
 import LockstepTime
 import Logging
 import NIOCore
+import WallContent
 import WallPlayer
 import WallProtocol
 import WallTimeline
@@ -190,13 +191,7 @@ public enum ControlServer {
 
     /// The TLS configuration serving `tls`'s certificate chain and key.
     private static func serverTLS(_ tls: ControlTLS) throws -> TLSConfiguration {
-        let chain = try NIOSSLCertificate.fromPEMFile(tls.certificate)
-        guard !chain.isEmpty else {
-            throw NodeError.config("control-tls.certificate: \(tls.certificate) holds no certificate")
-        }
-        return TLSConfiguration.makeServerConfiguration(
-            certificateChain: chain.map { .certificate($0) },
-            privateKey: .privateKey(try NIOSSLPrivateKey(file: tls.key, format: .pem)))
+        try ContentOrigin.serverTLS(certificate: tls.certificate, key: tls.key)
     }
 
     /// Runs a command and replies with the status after it, or the error.

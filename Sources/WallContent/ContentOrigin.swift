@@ -1,9 +1,11 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import HummingbirdTLS
 import LockstepLocks
 import Logging
 import NIOCore
+import NIOSSL
 import WallTimeline
 
 /// Where a wall's nodes fetch files no peer holds yet: `wallctl push` serves the files it pushes
@@ -34,9 +36,11 @@ public final class ContentOrigin: Sendable {
         }
     }
 
-    /// Serves on `host`:`port` (0: any free port) until the task is cancelled; `bound` hears the
-    /// port once the server listens.
-    public func run(host: String, port: Int, bound: @escaping @Sendable (Int) -> Void) async throws {
+    /// Serves on `host`:`port` (0: any free port), over TLS with `tls`, until the task is
+    /// cancelled; `bound` hears the port once the server listens.
+    public func run(
+        host: String, port: Int, tls: TLSConfiguration? = nil, bound: @escaping @Sendable (Int) -> Void
+    ) async throws {
         let router = Router()
         let authorization = self.authorization
         let server = self.server
@@ -99,9 +103,20 @@ public final class ContentOrigin: Sendable {
             }
         }
         let application = Application(
-            router: router,
+            router: router, server: try tls.map { try .tls(.http1(), tlsConfiguration: $0) } ?? .http1(),
             configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "wallctl-origin"),
             onServerRunning: { channel in bound(channel.localAddress?.port ?? port) }, logger: logger)
         try await application.run()
+    }
+}
+
+extension ContentOrigin {
+    /// The server side of `control-tls`: the certificate chain and its key, PEM.
+    public static func serverTLS(certificate: String, key: String) throws -> TLSConfiguration {
+        let chain = try NIOSSLCertificate.fromPEMFile(certificate)
+        guard !chain.isEmpty else { throw ContentError.storage("control-tls.certificate: \(certificate) holds no certificate") }
+        return TLSConfiguration.makeServerConfiguration(
+            certificateChain: chain.map { .certificate($0) },
+            privateKey: .privateKey(try NIOSSLPrivateKey(file: key, format: .pem)))
     }
 }

@@ -46,7 +46,7 @@ public struct ControlConnection: Sendable {
 
     /// TLS that trusts only the config's roots, verifying the whole chain and that the certificate
     /// names the address connected to (its IP address, or the host name given in `control`).
-    static func tls(_ tls: ControlTLS) throws(ControlError) -> TLSConfiguration {
+    public static func tls(_ tls: ControlTLS) throws(ControlError) -> TLSConfiguration {
         let roots: [NIOSSLCertificate]
         do {
             roots = try NIOSSLCertificate.fromPEMFile(tls.trustRoots)

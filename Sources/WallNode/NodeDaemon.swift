@@ -126,7 +126,7 @@ struct NodeDaemon {
                         }
                         await node.content.run(
                             timeline: { await node.followedTimeline }, peers: peers.clients, http: origins,
-                            configuredOrigins: settings.wall.controller.map { [$0.origin] } ?? [])
+                            configuredOrigins: settings.wall.controllerOrigin.map { [$0] } ?? [])
                     }),
                 .init(service: TaskService("x-errors") { await logIgnoredXErrors() }),
                 .init(

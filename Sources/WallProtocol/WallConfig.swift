@@ -52,6 +52,9 @@ public struct WallConfig: Sendable, Hashable {
     /// The wall's control daemon, if it has one (`controller:`): where `wallctl serve` listens, and
     /// where it keeps the content library the nodes fetch from.
     public var controller: ControllerConfig?
+
+    /// Where the nodes fetch content from the control daemon, if the wall has one.
+    public var controllerOrigin: String? { controller?.origin(tls: security.tls != nil) }
     /// How long a node keeps content no timeline it holds names (`content-grace`).
     public var contentGrace = Self.defaultContentGrace
     public static let defaultContentGrace = MediaTime(value: 86_400, timescale: 1)
@@ -326,10 +329,11 @@ public struct ControllerConfig: Sendable, Hashable {
         self.library = library
     }
 
-    /// The URL nodes fetch content from.
-    public var origin: String {
+    /// The URL nodes fetch content from: over HTTPS when the wall's control API is
+    /// (`control-tls`), as the nodes' own.
+    public func origin(tls: Bool) -> String {
         let endpoint = try? Endpoint(parsing: listen)
         let host = endpoint.map { $0.host.contains(":") ? "[\($0.host)]" : $0.host } ?? listen
-        return "http://\(host):\(endpoint?.port ?? 7700)"
+        return "\(tls ? "https" : "http")://\(host):\(endpoint?.port ?? 7700)"
     }
 }

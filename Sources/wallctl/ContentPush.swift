@@ -5,6 +5,7 @@ import LockstepNet
 import LockstepTime
 import NIOCore
 import NIOPosix
+import NIOSSL
 import WallContent
 import WallControl
 import WallProtocol
@@ -58,11 +59,11 @@ struct ContentPush {
         wall.say("push: \(paths.count) file\(paths.count == 1 ? "" : "s"), \(String(format: "%.1f", Double(total) / 1e6)) MB")
         let display = ProgressDisplay()
         let delivered = String(format: "%.1f", Double(needs.values.flatMap { $0 }.reduce(0) { $0 + $1.id.size }) / 1e6)
-        if let controller = wall.config.controller {
+        if let daemon = wall.config.controllerOrigin {
             // The daemon's library is the origin: each file uploaded to it once, kept there for nodes
             // that come later.
-            let uploaded = try await upload(paths, to: controller.origin)
-            try await ContentControl(wall: wall).distribute(needs, origins: [controller.origin]) { display.show($0) }
+            let uploaded = try await upload(paths, to: daemon)
+            try await ContentControl(wall: wall).distribute(needs, origins: [daemon]) { display.show($0) }
             wall.say(
                 "push: every node holds every file; \(String(format: "%.1f", Double(uploaded) / 1e6)) MB uploaded "
                     + "to the daemon's library, \(delivered) MB delivered")
@@ -71,12 +72,14 @@ struct ContentPush {
         let origin = ContentOrigin(files: paths, authorization: wall.clients.first?.authorization)
         let (host, port) = try originAddress()
         let (bound, boundContinuation) = AsyncStream.makeStream(of: Int.self)
-        let serving = Task { try await origin.run(host: host, port: port) { boundContinuation.yield($0) } }
+        let tls = try originTLS(wall.config)
+        let serving = Task { try await origin.run(host: host, port: port, tls: tls) { boundContinuation.yield($0) } }
         defer { serving.cancel() }
         var ports = bound.makeAsyncIterator()
         guard let boundPort = await ports.next() else { throw ControlError.config("the origin did not start") }
         let address = host.contains(":") ? "[\(host)]" : host
-        try await ContentControl(wall: wall).distribute(needs, origins: ["http://\(address):\(boundPort)"]) {
+        let scheme = tls == nil ? "http" : "https"
+        try await ContentControl(wall: wall).distribute(needs, origins: ["\(scheme)://\(address):\(boundPort)"]) {
             display.show($0)
         }
         wall.say(
@@ -87,9 +90,11 @@ struct ContentPush {
 
     /// Uploads the files of `paths` the daemon's library lacks; returns the bytes sent.
     private func upload(_ paths: [ContentID: String], to origin: String) async throws -> UInt64 {
-        let http = HTTPClient(
-            eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
-            configuration: HTTPClient.Configuration(timeout: .init(connect: .seconds(10), read: .seconds(600))))
+        var configuration = HTTPClient.Configuration(timeout: .init(connect: .seconds(10), read: .seconds(600)))
+        configuration.tlsConfiguration = try wall.config.security.tls.map { tls throws(ControlError) in
+            try ControlConnection.tls(tls)
+        }
+        let http = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
         do {
             var sent: UInt64 = 0
             for (id, path) in paths.sorted(by: { $0.key < $1.key }) {
@@ -208,4 +213,15 @@ final class ProgressDisplay: @unchecked Sendable {
     }
 
     func finish() {}
+}
+
+/// The TLS an origin serves with: the wall's `control-tls`, as the nodes' control API; nil without.
+func originTLS(_ config: WallConfig) throws -> TLSConfiguration? {
+    try config.security.tls.map { tls in
+        do {
+            return try ContentOrigin.serverTLS(certificate: tls.certificate, key: tls.key)
+        } catch {
+            throw ControlError.config("control-tls: \(error)")
+        }
+    }
 }

@@ -17,7 +17,8 @@ struct ServeCommand: AsyncParsableCommand {
             wallctl push uploads each file to it once, verified, and the nodes fetch what their timeline names \
             from each other first and from it, also a node replaced or restarted long after the push. It listens \
             on controller.listen, answering only requests with the wall's control token where the config has \
-            one. Runs until SIGINT or SIGTERM; under systemd (the lockstep-controller unit), Type=notify.
+            one, over HTTPS where it has control-tls (its certificate must name this address too). Runs until \
+            SIGINT or SIGTERM; under systemd (the lockstep-controller unit), Type=notify.
             """)
 
     @Option(help: "The wall's config file (YAML), with a controller: section.")
@@ -48,9 +49,10 @@ struct ServeCommand: AsyncParsableCommand {
             throw ControlError.config("controller.library: \(error)")
         }
         let origin = ContentOrigin(library: library, authorization: token)
+        let tls = try originTLS(wall)
         let notifier = ServiceNotifier.fromEnvironment()
         let serving = Task {
-            try await origin.run(host: endpoint.host, port: Int(endpoint.port)) { port in
+            try await origin.run(host: endpoint.host, port: Int(endpoint.port), tls: tls) { port in
                 Output.line(
                     "wallctl: serving wall \(wall.name)'s content library \(folder) (\(library.holdings().count) files) "
                         + "on \(endpoint.host):\(port)")

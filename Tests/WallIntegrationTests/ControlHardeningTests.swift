@@ -134,7 +134,8 @@ final class ControlHardeningTests: XCTestCase {
                 "-subj", "/CN=lockstep-test", "-addext", "subjectAltName=IP:127.0.0.1",
             ])
         XCTAssertEqual(made.status, 0, made.errors)
-        config = try writeConfig("control-tls: {certificate: control.crt, key: control.key}")
+        config = try writeConfig(
+            "control-tls: {certificate: control.crt, key: control.key}\ncontroller: {listen: \"127.0.0.1:17839\", library: library}")
         let node = try startNode()
         defer { node.signal(SIGTERM) }
         let url = "https://127.0.0.1:\(control)/status"
@@ -150,6 +151,25 @@ final class ControlHardeningTests: XCTestCase {
         let untrusted = try ChildProcess.run("/usr/bin/curl", ["-sS", "-o", "/dev/null", url])
         XCTAssertNotEqual(untrusted.status, 0, "a client that does not trust the certificate cannot talk to the node")
         XCTAssertEqual(try? RawHTTP.request(port: control, "GET", "/status").status ?? nil, nil, "no plain HTTP")
+
+        // The control daemon serves over TLS too, and a push goes through it: uploaded over HTTPS,
+        // fetched by the node over HTTPS, with the token.
+        let daemon = try ChildProcess(ChildProcess.product("wallctl"), ["serve", "--config", config.path])
+        defer { daemon.signal(SIGTERM) }
+        try await poll(within: 20, "the daemon's TLS library") {
+            curl = try ChildProcess.run(
+                "/usr/bin/curl",
+                ["-sS", "--cacert", certificate, "-H", "Authorization: Bearer \(token)", "https://127.0.0.1:17839/content"])
+            return curl.status == 0
+        }
+        XCTAssertTrue(curl.output.contains("\"held\":[]"), curl.output)
+        XCTAssertEqual(try? RawHTTP.request(port: 17839, "GET", "/content").status ?? nil, nil, "no plain HTTP")
+        let file = folder.appendingPathComponent("pushed.bin")
+        try Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }).write(to: file)
+        let push = try ChildProcess.run(
+            ChildProcess.product("wallctl"), ["push", "--config", config.path, "--timeout", "30", file.path])
+        XCTAssertEqual(push.status, 0, "push over TLS: \(push.output)\n\(push.errors)")
+        XCTAssertTrue(push.output.contains("uploaded to the daemon's library"), push.output)
     }
 
     // MARK: Requests

@@ -73,9 +73,7 @@ public struct TimelineControl: Sendable {
                     "\(item.media): it is not longer than its in point \(item.inPoint.seconds) s")
             }
             var entry = item.entry(outPoint: outPoint)
-            if let ids = distributed[item.media] {
-                if Set(ids.values).count == 1 { entry.content = ids.values.first } else { entry.tileContent = ids }
-            }
+            entry.distribute(distributed[item.media] ?? [:])
             return entry
         }
     }
@@ -105,7 +103,13 @@ public struct TimelineControl: Sendable {
     /// A new timeline that plays `config` by the calendar from one master time `lead` ahead: every
     /// node computes its transitions from then on by itself. Needs a master serving real time.
     @discardableResult
-    public func play(_ what: String, schedule config: ScheduleConfig, lead: MediaTime) async throws -> Timeline {
+    ///
+    /// - Parameter distributed: for the schedule's media the wall distributes, each node's content ID
+    ///   by node id (`ContentPush`).
+    public func play(
+        _ what: String, schedule config: ScheduleConfig, lead: MediaTime,
+        distributed: [String: [String: ContentID]] = [:]
+    ) async throws -> Timeline {
         let statuses = try await wall.waitForClocks()
         let notRealtime = statuses.filter { $0.value.clock.realtime != true }.keys.sorted()
         guard notRealtime.isEmpty else {
@@ -113,8 +117,8 @@ public struct TimelineControl: Sendable {
                 "\(TimelineError.scheduleNeedsRealTime) (nodes \(notRealtime.joined(separator: ", ")) follow one that "
                     + "does not)")
         }
-        let lengths = try await lengths(of: config.media)
-        guard let schedule = config.schedule(lengths: lengths) else {
+        let lengths = try await lengths(of: config.media, distributed: distributed)
+        guard let schedule = config.schedule(lengths: lengths, distributed: distributed) else {
             throw ControlError.timeline("a node does not know the length of a scheduled file; give its entry an out point")
         }
         return try await publish(what, statuses: statuses, lead: lead) { version, epoch, at throws(TimelineError) in

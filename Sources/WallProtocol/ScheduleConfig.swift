@@ -33,13 +33,19 @@ public struct ScheduleConfig: Sendable, Hashable {
 
     /// The schedule, each entry ending at its own out point or at `lengths[media]`; nil when an
     /// entry's length is known neither way.
-    public func schedule(lengths: [String: MediaTime] = [:]) -> Schedule? {
+    ///
+    /// - Parameter distributed: for media the wall distributes, each node's content ID by node id.
+    public func schedule(lengths: [String: MediaTime] = [:], distributed: [String: [String: ContentID]] = [:])
+        -> Schedule?
+    {
         var resolved: [String: Playlist] = [:]
         for (name, playlist) in playlists {
             var entries: [TimelineEntry] = []
             for item in playlist.items {
                 guard let outPoint = item.outPoint ?? lengths[item.media] else { return nil }
-                entries.append(item.entry(outPoint: outPoint))
+                var entry = item.entry(outPoint: outPoint)
+                entry.distribute(distributed[item.media] ?? [:])
+                entries.append(entry)
             }
             resolved[name] = Playlist(entries: entries, loops: playlist.loops)
         }

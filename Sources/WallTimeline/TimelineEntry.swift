@@ -39,6 +39,19 @@ public struct TimelineEntry: Hashable, Sendable, Codable {
         self.repeats = repeats
     }
 
+    /// This entry naming its file by content: `ids` by node id, one ID for every node or each
+    /// node's own (tiles).
+    public mutating func distribute(_ ids: [String: ContentID]) {
+        guard !ids.isEmpty else { return }
+        if Set(ids.values).count == 1 {
+            content = ids.values.first
+            tileContent = nil
+        } else {
+            content = nil
+            tileContent = ids
+        }
+    }
+
     /// The content `node` plays for this entry, if the wall distributes it.
     public func content(forNode node: String) -> ContentID? { tileContent?[node] ?? content }
 

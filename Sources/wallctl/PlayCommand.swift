@@ -41,7 +41,9 @@ struct PlayCommand: AsyncParsableCommand {
             let control = TimelineControl(wall: wall)
             let lead = MediaTime.maximum(edit.leadTime, wall.config.startMargin)
             if media.isEmpty, let schedule = wall.config.schedule {
-                try await control.play("play", schedule: schedule, lead: lead)
+                // The schedule's files found here go to the nodes that lack them, named by content.
+                let distributed = try await ContentPush(wall: wall, options: origin).distribute(schedule.media)
+                try await control.play("play", schedule: schedule, lead: lead, distributed: distributed)
                 return
             }
             let items = items(wall.config)

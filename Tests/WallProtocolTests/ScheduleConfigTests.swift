@@ -51,6 +51,17 @@ final class ScheduleConfigTests: XCTestCase {
         XCTAssertEqual(resolved.playlists["event"]?.loops, false)
         XCTAssertEqual(resolved.playlists["event"]?.entries.first?.repeats, .times(2))
         try resolved.validate()
+        // Files the wall distributes are named by content: one ID for all, or each node's own.
+        let shared = try XCTUnwrap(ContentID(sha256: String(repeating: "a", count: 64), size: 1))
+        let other = try XCTUnwrap(ContentID(sha256: String(repeating: "b", count: 64), size: 2))
+        let named = try XCTUnwrap(
+            schedule.schedule(distributed: [
+                "/srv/wall/media/loop.mp4": ["left": shared, "right": shared],
+                "/srv/wall/media/reel.mp4": ["left": shared, "right": other],
+            ]))
+        XCTAssertEqual(named.playlists["museum"]?.entries.first?.content, shared)
+        XCTAssertEqual(named.playlists["event"]?.entries.first?.tileContent, ["left": shared, "right": other])
+        XCTAssertEqual(named.playlists["event"]?.entries.first?.content(forNode: "right"), other)
     }
 
     func testAutoplay_needsAnOutPointOnEveryScheduledEntry() throws {

@@ -20,8 +20,8 @@ public final class NodeContent: Sendable {
     public let server: ContentServer
     let nodeID: String
     let bytesPerSecond: Double?
-    /// The file the media roots hold under a name, if any: a file placed by hand is taken (hard
-    /// linked) when its digest matches, instead of fetched.
+    /// The file the media roots hold under a name, if any: a file placed by hand is taken (copied)
+    /// when its digest matches, instead of fetched.
     let handPlaced: @Sendable (String) -> String?
     private let logger: Logger
     private let state = Mutex(State())

@@ -116,18 +116,18 @@ public final class ContentStore: Sendable {
         lastWanted.withLock { $0[id.sha256] = Date() }
     }
 
-    /// Takes a file that is already here (a hand-placed file whose digest the caller checked) by a
-    /// hard link, else a copy, and verifies it like a transfer.
+    /// Takes a copy of a file that is already here (a hand-placed file whose digest the caller
+    /// checked), verified like a transfer. A copy, not a link: a file overwritten in place later
+    /// (`cp` onto it) must not change what the store holds under its digest.
     public func adopt(fileAt source: String, as id: ContentID) throws(ContentError) {
         guard !holds(id) else { return }
         let partial = partialFolder + "/" + id.sha256
         try? FileManager.default.removeItem(atPath: partial)
-        if link(source, partial) != 0 {
-            do {
-                try FileManager.default.copyItem(atPath: source, toPath: partial)
-            } catch {
-                throw .storage("cannot copy \(source): \(error.localizedDescription)")
-            }
+        if let free = freeBytes(), free < id.size { throw .noSpace(id, needed: id.size, free: free) }
+        do {
+            try FileManager.default.copyItem(atPath: source, toPath: partial)
+        } catch {
+            throw .storage("cannot copy \(source): \(error.localizedDescription)")
         }
         try commit(id)
     }

@@ -16,6 +16,8 @@ public struct ClockJoin: Sendable {
     public let server: SyncClockServer
     public let sources: ClockSources
     public let running: Task<Void, any Error>
+    let relay: ClockRelay
+    let clock: LocalClock
 
     /// Follows `relays` until one locks, at most `timeout`.
     ///
@@ -40,7 +42,27 @@ public struct ClockJoin: Sendable {
             _ = try? await running.value
             return nil
         }
-        return ClockJoin(server: server, sources: sources, running: running)
+        return ClockJoin(server: server, sources: sources, running: running, relay: relay, clock: clock)
+    }
+
+    /// Stops following the relays and serves the joined timeline as its master from then on, at
+    /// stratum 0: the mapping it followed, frozen (this machine's clock at the rate it measured), its
+    /// error from the old master's time fixed at what it was. Without this, the relays, whose first
+    /// source is the master, would follow it while it follows them: a loop with no master in it,
+    /// whose strata climb until no node takes any source, and a node restarted then never locks.
+    /// Returns false when there was nothing to take over (the relays lost meanwhile).
+    @discardableResult
+    public func takeOver() async -> Bool {
+        guard let followed = relay.timeline else { return false }
+        running.cancel()
+        _ = try? await running.value
+        let now = clock.nowNanoseconds()
+        relay.serve(
+            ClockRelay.Timeline(
+                mapping: followed.mapping, master: followed.master, stratum: 0, upstream: 0,
+                errorBound: MediaTime(nanoseconds: Int64(followed.rootErrorBound(atLocal: now))),
+                boundTime: MediaTime(nanoseconds: now), errorBoundGrowthPPM: 0))
+        return true
     }
 
     /// Runs the sources until the calling task is cancelled, then stops them.

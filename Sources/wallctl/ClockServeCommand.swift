@@ -21,8 +21,9 @@ struct ClockServeCommand: AsyncParsableCommand {
 
             With --join, a master that restarts does not start a timeline of its own while the wall \
             still follows one: it first asks the nodes that relay the wall's time (their serve-clock \
-            addresses) and, if one answers within --join-timeout, serves that timeline onwards, \
-            following it, so a playing wall never jumps. If none answers (the whole wall starting), it \
+            addresses) and, if one answers within --join-timeout, follows it for 10 s and then serves \
+            that timeline onwards as the master, so a playing wall never jumps (and the relays, which \
+            follow the master first, never end up following each other through it). If none answers (the whole wall starting), it \
             serves its own clock.
             """
     )
@@ -126,6 +127,16 @@ struct ClockServeCommand: AsyncParsableCommand {
         let server = joined?.server ?? SyncClockServer(configuration: configuration, clock: clock)
         let addresses = try server.start()
         defer { joined?.running.cancel() }
+        // A joined master follows the relays only long enough to measure their rate, then serves
+        // the wall's timeline as its master: the relays follow it again, and no loop forms.
+        let takeover = Task { [joined] in
+            guard let joined else { return }
+            try? await Task.sleep(for: .seconds(Self.joinSettle))
+            if await joined.takeOver() {
+                Output.line("wallctl: took the wall's timeline over; serving it as its master (stratum 0)")
+            }
+        }
+        defer { takeover.cancel() }
         let served =
             joined.map { "the wall's timeline, following \($0.sources.selectedSource?.description ?? "its relays")," }
             ?? (configuration.timescale == .realtime ? "CLOCK_REALTIME" : "the \(clock) clock")
@@ -150,6 +161,9 @@ struct ClockServeCommand: AsyncParsableCommand {
         server.stop()
         Output.line("wallctl: stopped; \(server.statistics)")
     }
+
+    /// How long a joined master follows the relays before it serves their timeline as the master.
+    static let joinSettle = 10
 
     /// With `--join`: follows the relays until one locks (`ClockJoin`); nil when none locked in time.
     private func rejoin(configuration: SyncClockServer.Configuration, clock: LocalClock, logger: Logger) async

@@ -133,9 +133,19 @@ final class ClockFailoverWallTests: XCTestCase {
             }
         }
         let ended = now()
+        // Then it serves the timeline as the master (stratum 0), not as a relay of the relays that
+        // follow it: no loop forms, and a node restarted now locks (chaos hour, 2026-11-26: before,
+        // the strata climbed and a node killed and restarted never locked again).
+        try await eventually(within: 30, "the rejoined master serving as the master, at stratum 0") {
+            try ["b", "c", "d"].allSatisfy { id in
+                let clock = try XCTUnwrap(try wall.client(id).status()["clock"] as? [String: Any])
+                return clock["stratum"] as? Int == 0 && clock["server"] as? String == "127.0.0.1:\(self.masterPort)"
+            }
+        }
         master.signal(SIGTERM)
         let masterOutput = master.finish()
         XCTAssertTrue(masterOutput.output.contains("rejoining it"), "the master rejoined:\n\(masterOutput.output)")
+        XCTAssertTrue(masterOutput.output.contains("took the wall's timeline over"), masterOutput.output)
 
         receiver.stop()
         _ = await collecting.value

@@ -92,7 +92,7 @@ final class ScheduleWallTests: XCTestCase {
             let config = try wall.write(to: folder.appendingPathComponent("wall.yaml"))
             // The master's UTC reads `at` this long after it starts.
             let transition = instant(trial.at)
-            let lead = 8.0
+            let lead = 6.0
             let shift = transition.seconds - lead - realtimeNow().seconds
             let master = try ChildProcess(
                 wallctl,
@@ -110,7 +110,7 @@ final class ScheduleWallTests: XCTestCase {
             }
             // Master time of a monotonic arrival stamp on this machine.
             let toMaster = realtimeNow() - LocalClock.monotonic.now() + MediaTime(seconds: shift, preferredTimescale: 1_000_000_000)
-            try await Task.sleep(for: .seconds(lead + 3))
+            try await Task.sleep(for: .seconds(lead + 1.5))
             for process in nodes + [master] { process.signal(SIGTERM) }
             let logs = nodes.map { $0.finish().errors }
             _ = master.finish()

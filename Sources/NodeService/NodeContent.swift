@@ -53,10 +53,7 @@ public final class NodeContent: Sendable {
         self.nodeID = nodeID
         self.bytesPerSecond = bytesPerSecond
         self.logger = logger
-        let store = self.store
-        server = ContentServer(limit: 2) { sha256 in
-            store.holdings().first { $0.sha256 == sha256 }.flatMap { id in store.path(of: id).map { ($0, id.size) } }
-        }
+        server = ContentServer(limit: 2) { [store] sha256 in store.file(sha256: sha256) }
     }
 
     /// Fetch `request`'s files too, from its origins if no peer holds them.

@@ -31,9 +31,7 @@ public final class ContentOrigin: Sendable {
     public init(library: ContentStore, authorization: String?, limit: Int = 1) {
         self.authorization = authorization
         self.library = library
-        server = ContentServer(limit: limit) { sha256 in
-            library.holdings().first { $0.sha256 == sha256 }.flatMap { id in library.path(of: id).map { ($0, id.size) } }
-        }
+        server = ContentServer(limit: limit) { sha256 in library.file(sha256: sha256) }
     }
 
     /// Serves on `host`:`port` (0: any free port), over TLS with `tls`, until the task is
@@ -44,10 +42,13 @@ public final class ContentOrigin: Sendable {
         let router = Router()
         let authorization = self.authorization
         let server = self.server
+        /// The refusal of a request without the wall's token, where the wall has one.
+        let refusal: @Sendable (Request) -> Response? = { request in
+            guard let authorization, request.headers[.authorization] != authorization else { return nil }
+            return ContentServer.text(.unauthorized, "this origin needs the wall's control token")
+        }
         router.get("/content/:sha256") { request, context -> Response in
-            if let authorization, request.headers[.authorization] != authorization {
-                return ContentServer.text(.unauthorized, "this origin needs the wall's control token")
-            }
+            if let refused = refusal(request) { return refused }
             return server.response(sha256: context.parameters.get("sha256") ?? "", range: request.headers[.range])
         }
         // The push says what happens; the server's own lines (its shutdown) are noise there.
@@ -55,20 +56,14 @@ public final class ContentOrigin: Sendable {
         logger.logLevel = .critical
         if let library {
             router.get("/content") { request, _ -> Response in
-                if let authorization, request.headers[.authorization] != authorization {
-                    return ContentServer.text(.unauthorized, "this origin needs the wall's control token")
-                }
-                let held = library.holdings().map { "{\"sha256\":\"\($0.sha256)\",\"size\":\($0.size)}" }
+                if let refused = refusal(request) { return refused }
                 var headers = HTTPFields()
                 headers[.contentType] = "application/json"
-                return Response(
-                    status: .ok, headers: headers,
-                    body: ResponseBody(byteBuffer: ByteBuffer(string: "{\"held\":[\(held.joined(separator: ","))]}")))
+                let body = try JSONEncoder().encode(["held": library.holdings()])
+                return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
             }
             router.put("/content/:sha256") { request, context -> Response in
-                if let authorization, request.headers[.authorization] != authorization {
-                    return ContentServer.text(.unauthorized, "this origin needs the wall's control token")
-                }
+                if let refused = refusal(request) { return refused }
                 guard let digest = context.parameters.get("sha256"),
                     let size = request.uri.queryParameters.get("size").flatMap({ UInt64($0) }),
                     let id = ContentID(sha256: digest, size: size)

@@ -49,6 +49,16 @@ public final class ContentStore: Sendable {
 
     public func holds(_ id: ContentID) -> Bool { path(of: id) != nil }
 
+    /// The complete file holding `sha256`, and its size: what a server serves for it; nil when not
+    /// held (or `sha256` is not a digest, so no other path is ever named).
+    public func file(sha256: String) -> (path: String, size: UInt64)? {
+        guard ContentID.isDigest(sha256) else { return nil }
+        let path = completeFolder + "/" + sha256
+        guard let size = Self.size(of: path) else { return nil }
+        lastWanted.withLock { $0[sha256] = Date() }
+        return (path, size)
+    }
+
     /// How much of `id` a cut or running transfer has left in `partial`.
     public func partialSize(of id: ContentID) -> UInt64 {
         Self.size(of: partialFolder + "/" + id.sha256) ?? 0

@@ -158,8 +158,7 @@ public struct NodeClient: Sendable {
         progress: @Sendable (Int) -> Void
     ) async throws(ControlError) -> Download {
         var request = HTTPClientRequest(url: base + ControlPath.content + "/" + id.sha256)
-        if let authorization { request.headers.add(name: "Authorization", value: authorization) }
-        request.headers.add(name: WallHeader.wall, value: wall)
+        addIdentity(to: &request)
         if offset > 0 { request.headers.add(name: "Range", value: "bytes=\(offset)-") }
         let started = LocalClock.monotonic.now()
         var received: UInt64 = 0
@@ -264,9 +263,7 @@ public struct NodeClient: Sendable {
     {
         var request = HTTPClientRequest(url: base + path)
         request.method = method
-        if let authorization { request.headers.add(name: "Authorization", value: authorization) }
-        request.headers.add(name: WallHeader.wall, value: wall)
-        if let configSHA256 { request.headers.add(name: WallHeader.configSHA256, value: configSHA256) }
+        addIdentity(to: &request)
         if let body {
             request.headers.add(name: "Content-Type", value: "application/json")
             request.body = .bytes(ByteBuffer(bytes: body))
@@ -286,6 +283,13 @@ public struct NodeClient: Sendable {
             throw .otherWall(node: id, wall: theirs, expected: wall)
         }
         return (Data(bytes.readableBytesView), Int(response.status.code), response.headers)
+    }
+
+    /// What every request carries: the token, the wall's name and the config's digest.
+    private func addIdentity(to request: inout HTTPClientRequest) {
+        if let authorization { request.headers.add(name: "Authorization", value: authorization) }
+        request.headers.add(name: WallHeader.wall, value: wall)
+        if let configSHA256 { request.headers.add(name: WallHeader.configSHA256, value: configSHA256) }
     }
 
     /// A sentence for why a request got no answer: refused, timed out, or what TLS objected to.

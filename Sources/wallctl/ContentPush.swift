@@ -211,8 +211,6 @@ final class ProgressDisplay: @unchecked Sendable {
             for node in progress { Output.line("  " + node.line) }
         }
     }
-
-    func finish() {}
 }
 
 /// The TLS an origin serves with: the wall's `control-tls`, as the nodes' control API; nil without.

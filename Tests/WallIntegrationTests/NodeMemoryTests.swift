@@ -9,8 +9,9 @@ import XCTest
 /// memory by about 110 KB per pass: some 6 MB a minute on this clip).
 final class NodeMemoryTests: XCTestCase {
     private let node = TestNode(port: 17871)
-    /// Resident memory may settle a little after warm-up (allocator arenas, caches).
-    private static let allowedGrowthMB = 2.0
+    /// Resident memory may settle a little after warm-up (allocator arenas, caches): 2.5 MB was seen
+    /// once in CI. The leak this guards against grows it by some 6 MB over the measured minute.
+    private static let allowedGrowthMB = 3.5
     private static let warmUp = 20.0
     private static let measured = 60.0
 

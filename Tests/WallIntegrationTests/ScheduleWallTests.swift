@@ -92,7 +92,7 @@ final class ScheduleWallTests: XCTestCase {
             let config = try wall.write(to: folder.appendingPathComponent("wall.yaml"))
             // The master's UTC reads `at` this long after it starts.
             let transition = instant(trial.at)
-            let lead = 6.0
+            let lead = 8.0
             let shift = transition.seconds - lead - realtimeNow().seconds
             let master = try ChildProcess(
                 wallctl,

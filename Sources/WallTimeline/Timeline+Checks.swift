@@ -31,6 +31,9 @@ extension Timeline {
                     throw .invalidShow("a still names an image of 1 to \(TimelineLimits.longestName) bytes")
                 }
             }
+            if let cue = segment.cue, cue.isEmpty || cue.utf8.count > TimelineLimits.longestName {
+                throw .invalidName(field: "cue", reason: "1 to \(TimelineLimits.longestName) bytes")
+            }
             let entries = segment.playlist.entries
             guard entries.indices.contains(segment.origin.entry) else {
                 throw .noSuchEntry(index: segment.origin.entry, count: entries.count)

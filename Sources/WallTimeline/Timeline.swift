@@ -115,9 +115,12 @@ public struct Timeline: Hashable, Sendable, Codable {
         }
     }
 
-    /// Drops the segments no time from `hostTime` on needs.
+    /// Drops the segments no time from `hostTime` on needs: those before the one in force then, and
+    /// before the segment a cue in force then would return to.
     public mutating func forget(before hostTime: MediaTime) {
-        guard let keep = segments.lastIndex(where: { $0.from <= hostTime }), keep > 0 else { return }
+        guard var keep = segments.lastIndex(where: { $0.from <= hostTime }) else { return }
+        while keep > 0, segments[keep].cue != nil { keep -= 1 }
+        guard keep > 0 else { return }
         segments.removeFirst(keep)
     }
 
@@ -168,6 +171,9 @@ public struct TimelineSegment: Hashable, Sendable, Codable {
     public var origin: PlaylistPoint
     public var rate: PlaybackRate
     public var isPlaying: Bool
+    /// The show-control cue this segment carries out, if it is one: a cue over a cue returns to
+    /// what the first interrupted.
+    public var cue: String?
 
     init(
         from: MediaTime, show: TimelineShow = .playlist, playlist: Playlist, origin: PlaylistPoint,
@@ -181,7 +187,7 @@ public struct TimelineSegment: Hashable, Sendable, Codable {
         self.isPlaying = isPlaying
     }
 
-    private enum CodingKeys: String, CodingKey { case from, show, playlist, origin, rate, isPlaying }
+    private enum CodingKeys: String, CodingKey { case from, show, playlist, origin, rate, isPlaying, cue }
 
     /// A segment stored before there were shows other than the playlist shows the playlist.
     public init(from decoder: Decoder) throws {
@@ -192,6 +198,7 @@ public struct TimelineSegment: Hashable, Sendable, Codable {
         origin = try container.decode(PlaylistPoint.self, forKey: .origin)
         rate = try container.decode(PlaybackRate.self, forKey: .rate)
         isPlaying = try container.decode(Bool.self, forKey: .isPlaying)
+        cue = try container.decodeIfPresent(String.self, forKey: .cue)
     }
 }
 

@@ -28,6 +28,8 @@ public enum TimelineEdit: Hashable, Sendable, Codable {
     case still(image: String)
     /// Each screen's test card for `duration`, then what was on before, from where it was.
     case identify(duration: MediaTime)
+    /// The show-control cue `name`: a cut to its target, then what it says follows (`Cue`).
+    case cue(name: String, Cue)
 }
 
 extension Timeline {
@@ -51,6 +53,16 @@ extension Timeline {
             from: hostTime, show: current.show, playlist: current.playlist, origin: here, rate: current.rate,
             isPlaying: current.isPlaying && !ended)
         var after: TimelineSegment?
+        var edit = edit
+        if case .cue(_, let cue) = edit, cue.target == .pause || cue.target == .resume {
+            edit = cue.target == .pause ? .pause : .resume
+        }
+        // A pause, a resume, a rate or a test card over a cue's clip leave it the cue's (a cue over
+        // it still returns to what the clip interrupted); a verb that moves elsewhere ends it.
+        switch edit {
+        case .pause, .resume, .rate, .identify: next.cue = current.cue
+        default: break
+        }
         switch edit {
         case .pause:
             next.isPlaying = false
@@ -102,6 +114,8 @@ extension Timeline {
             guard !image.isEmpty else { throw .invalidShow("a still names an image") }
             next.show = .still(image: image)
             next.isPlaying = false
+        case .cue(let name, let cue):
+            (next, after) = try cueSegments(cue, named: name, at: hostTime, before: before, current: current, here: here)
         case .identify(let duration):
             guard duration.isNumeric, TimelineLimits.testCardDurations.contains(duration) else {
                 throw .invalidShow(
@@ -118,6 +132,7 @@ extension Timeline {
                 from: hostTime + TimelineLimits.nanoseconds(duration), show: restored.show,
                 playlist: current.playlist, origin: here, rate: current.rate,
                 isPlaying: restored.isPlaying && !ended)
+            after?.cue = restored.cue
         }
         var edited = self
         edited.version = try nextVersion

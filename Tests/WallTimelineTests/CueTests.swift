@@ -1,0 +1,161 @@
+import Foundation
+import LockstepTime
+import WallTimeline
+import XCTest
+
+/// Show-control cues as timeline edits: the cut at the cue's master time, and what follows it.
+final class CueTests: XCTestCase {
+    private func seconds(_ value: Int64) -> MediaTime { MediaTime(value: value, timescale: 1) }
+    private func ms(_ value: Int64) -> MediaTime { MediaTime(value: value, timescale: 1000) }
+    private let start = MediaTime(value: 5_000, timescale: 1)
+
+    /// An attract loop of two entries (10 s and 6 s) the wall plays round and round.
+    private func attractLoop() throws -> Timeline {
+        try Timeline(
+            wall: "w", epoch: 7,
+            playlist: Playlist(entries: [
+                TimelineEntry(media: "attract.mp4", outPoint: seconds(10)),
+                TimelineEntry(media: "credits.mp4", outPoint: seconds(6)),
+            ]),
+            start: start)
+    }
+
+    private let welcome = Playlist(entries: [
+        TimelineEntry(media: "welcome.mp4", outPoint: MediaTime(value: 4, timescale: 1))
+    ])
+
+    func testClipThatReturns_cutsToItsFirstFrame_thenTheLoopFromWhereItWas() throws {
+        let cueAt = start + ms(12_500)  // credits, 2.5 s in
+        let timeline = try attractLoop().applying(
+            .cue(name: "welcome", Cue(target: .playlist(welcome), after: .return)), at: cueAt)
+        let cut = timeline.position(at: cueAt)
+        XCTAssertEqual(cut.entry.media, "welcome.mp4")
+        XCTAssertEqual(cut.itemTime, .zero, "the clip's first frame at the cue's time")
+        XCTAssertEqual(timeline.segment(at: cueAt).cue, "welcome")
+        let nearEnd = timeline.position(at: cueAt + ms(3_960))
+        XCTAssertEqual(nearEnd.entry.media, "welcome.mp4")
+        let back = timeline.position(at: cueAt + seconds(4))
+        XCTAssertEqual(back.entry.media, "credits.mp4")
+        XCTAssertEqual(back.itemTime, ms(2_500), "the loop resumes where the cue interrupted it")
+        XCTAssertEqual(back.state, .playing)
+        XCTAssertNil(timeline.segment(at: cueAt + seconds(4)).cue)
+    }
+
+    func testCueOverACue_returnsToWhatTheFirstInterrupted() throws {
+        let first = start + seconds(3)
+        let second = first + seconds(2)
+        let other = Playlist(entries: [TimelineEntry(media: "map.mp4", outPoint: seconds(5))])
+        let timeline = try attractLoop()
+            .applying(.cue(name: "welcome", Cue(target: .playlist(welcome))), at: first)
+            .applying(.cue(name: "map", Cue(target: .playlist(other))), at: second)
+        XCTAssertEqual(timeline.position(at: second).entry.media, "map.mp4")
+        XCTAssertEqual(timeline.position(at: second).itemTime, .zero)
+        XCTAssertEqual(
+            timeline.position(at: first + seconds(4)).entry.media, "map.mp4",
+            "the first clip's return is superseded by the second cue")
+        let back = timeline.position(at: second + seconds(5))
+        XCTAssertEqual(back.entry.media, "attract.mp4")
+        XCTAssertEqual(back.itemTime, seconds(3), "the loop from where the first cue interrupted it")
+    }
+
+    func testForgetting_keepsWhatACueReturnsTo() throws {
+        // Cues for a long while: a controller drops what no time from now on needs, but the loop
+        // the first cue interrupted is still needed by the cue that returns to it.
+        var timeline = try attractLoop()
+        var at = start + seconds(3)
+        for _ in 0..<10 {
+            timeline = try timeline.applying(
+                .cue(name: "welcome", Cue(target: .playlist(welcome), after: .return)), at: at)
+            at = at + ms(1_200)
+            timeline.forget(before: at - seconds(2))
+        }
+        let entry = try timeline.applying(
+            .cue(name: "credits", Cue(target: .entry(index: 1, itemTime: seconds(2)), after: .next)), at: at)
+        XCTAssertEqual(entry.position(at: at).entry.media, "credits.mp4", "the loop's entry, not the clip's")
+        // The last clip ends 4 s after the last cue, 1.2 s before `at`.
+        let back = at - ms(1_200) + seconds(4)
+        XCTAssertEqual(timeline.position(at: back).entry.media, "attract.mp4")
+        XCTAssertEqual(timeline.position(at: back).itemTime, seconds(3), "where the first cue interrupted it")
+    }
+
+    func testClipThatHolds_endsOnItsLastFrame() throws {
+        let timeline = try attractLoop().applying(
+            .cue(name: "welcome", Cue(target: .playlist(welcome), after: .hold)), at: start + seconds(1))
+        let later = timeline.position(at: start + seconds(30))
+        XCTAssertEqual(later.entry.media, "welcome.mp4")
+        XCTAssertEqual(later.state, .ended)
+    }
+
+    func testClipThenNext_playsTheEntryAfterTheInterruptedOne() throws {
+        let cueAt = start + seconds(3)  // attract, 3 s in
+        let timeline = try attractLoop().applying(
+            .cue(name: "welcome", Cue(target: .playlist(welcome), after: .next)), at: cueAt)
+        let after = timeline.position(at: cueAt + seconds(4))
+        XCTAssertEqual(after.entry.media, "credits.mp4")
+        XCTAssertEqual(after.itemTime, .zero)
+    }
+
+    func testEntryCue_withNext_playsTheLoopOnFromThere_withReturn_comesBack() throws {
+        let cueAt = start + seconds(3)
+        let onward = try attractLoop().applying(
+            .cue(name: "credits", Cue(target: .entry(index: 1, itemTime: seconds(2)), after: .next)), at: cueAt)
+        XCTAssertEqual(onward.position(at: cueAt).entry.media, "credits.mp4")
+        XCTAssertEqual(onward.position(at: cueAt).itemTime, seconds(2))
+        XCTAssertEqual(onward.position(at: cueAt + seconds(4)).entry.media, "attract.mp4", "the loop plays on")
+
+        let returning = try attractLoop().applying(
+            .cue(name: "credits", Cue(target: .entry(index: 1, itemTime: seconds(2)), after: .return)), at: cueAt)
+        let back = returning.position(at: cueAt + seconds(4))
+        XCTAssertEqual(back.entry.media, "attract.mp4")
+        XCTAssertEqual(back.itemTime, seconds(3))
+    }
+
+    func testStillForAWhile_thenReturns_blackWithoutDuration_holds() throws {
+        let cueAt = start + seconds(1)
+        let timeline = try attractLoop().applying(
+            .cue(name: "logo", Cue(target: .still(image: "logo.png"), after: .return, duration: seconds(5))), at: cueAt)
+        XCTAssertEqual(timeline.segment(at: cueAt).show, .still(image: "logo.png"))
+        XCTAssertEqual(timeline.segment(at: cueAt + seconds(5)).show, .playlist)
+        XCTAssertEqual(timeline.position(at: cueAt + seconds(5)).itemTime, seconds(1))
+
+        let dark = try attractLoop().applying(.cue(name: "dark", Cue(target: .black)), at: cueAt)
+        XCTAssertEqual(dark.segment(at: cueAt + seconds(3600)).show, .black)
+    }
+
+    func testPauseAndResumeCues_areThePlainEdits_andKeepAClipsReturn() throws {
+        let cueAt = start + seconds(1)
+        let timeline = try attractLoop()
+            .applying(.cue(name: "welcome", Cue(target: .playlist(welcome))), at: cueAt)
+            .applying(.cue(name: "hold", Cue(target: .pause)), at: cueAt + seconds(1))
+        XCTAssertEqual(timeline.position(at: cueAt + seconds(9)).state, .paused)
+        XCTAssertEqual(timeline.segment(at: cueAt + seconds(9)).cue, "welcome", "still the clip's")
+        // A return cue over the paused clip goes back to the loop, not to the clip.
+        let back = try timeline.applying(.cue(name: "map", Cue(target: .playlist(welcome))), at: cueAt + seconds(10))
+        XCTAssertEqual(back.position(at: cueAt + seconds(14)).entry.media, "attract.mp4")
+        XCTAssertEqual(back.position(at: cueAt + seconds(14)).itemTime, seconds(1))
+    }
+
+    func testBadCues_areRefusedNamingWhatIsWrong() throws {
+        let timeline = try attractLoop()
+        XCTAssertThrowsError(
+            try timeline.applying(.cue(name: "x", Cue(target: .entry(index: 5, itemTime: nil))), at: start)
+        ) { XCTAssertTrue("\($0)".contains("5"), "\($0)") }
+        XCTAssertThrowsError(
+            try timeline.applying(.cue(name: "x", Cue(target: .entry(index: 0, itemTime: seconds(11)))), at: start))
+        XCTAssertThrowsError(try timeline.applying(.cue(name: "", Cue(target: .black)), at: start))
+        let forever = Playlist(entries: [TimelineEntry(media: "a.mp4", outPoint: seconds(2), repeats: .forever)])
+        XCTAssertThrowsError(try timeline.applying(.cue(name: "x", Cue(target: .playlist(forever))), at: start)) {
+            XCTAssertTrue("\($0)".contains("forever"), "\($0)")
+        }
+        XCTAssertThrowsError(
+            try timeline.applying(.cue(name: "x", Cue(target: .black, duration: seconds(-1))), at: start))
+    }
+
+    func testACueTimeline_survivesJSON() throws {
+        let timeline = try attractLoop().applying(
+            .cue(name: "welcome", Cue(target: .playlist(welcome))), at: start + seconds(1))
+        let decoded = try JSONDecoder().decode(Timeline.self, from: JSONEncoder().encode(timeline))
+        XCTAssertEqual(decoded, timeline)
+        XCTAssertNoThrow(try decoded.validate())
+    }
+}

@@ -105,6 +105,13 @@ let package = Package(
             ]
         ),
         .target(
+            name: "ShowControl",
+            dependencies: [
+                "LockstepLocks", "LockstepNet", "LockstepTime", .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+        .target(
             name: "WallFollower",
             dependencies: ["LockstepTime", "WallTimeline", .product(name: "Logging", package: "swift-log")]
         ),
@@ -112,7 +119,8 @@ let package = Package(
         .target(
             name: "WallControl",
             dependencies: [
-                "LockstepNet", "LockstepTime", "WallProtocol", "WallTimeline",
+                "LockstepNet", "LockstepTime", "WallProtocol", "WallTimeline", "ShowControl",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -142,7 +150,7 @@ let package = Package(
         .target(
             name: "WallProtocol",
             dependencies: [
-                "CCrypto", "LockstepNet", "LockstepTime", "WallTimeline", .product(name: "Yams", package: "Yams"),
+                "CCrypto", "LockstepNet", "LockstepTime", "WallTimeline", "ShowControl", .product(name: "Yams", package: "Yams"),
             ]
         ),
         .target(
@@ -155,7 +163,7 @@ let package = Package(
 
         .target(
             name: "LockstepFuzzing",
-            dependencies: ["LockstepTime", "SyncClock", "WallFollower", "WallProtocol", "WallTimeline"]
+            dependencies: ["LockstepTime", "SyncClock", "WallFollower", "WallProtocol", "WallTimeline", "ShowControl"]
         ),
 
         // MARK: Executables
@@ -177,7 +185,7 @@ let package = Package(
             dependencies: [
                 "LockstepLocks",
                 "LockstepCLI", "LockstepNet", "LockstepTime", "NetImpair", "SyncClock", "WallProtocol", "WallTimeline",
-                "WallControl", "WallAnalysis", "WallContent",
+                "WallControl", "WallAnalysis", "WallContent", "ShowControl",
                 "GroundTruth",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 "CZlib", .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -194,7 +202,7 @@ let package = Package(
 
         // MARK: Tests
 
-        .target(name: "TestSupport", dependencies: ["LockstepLocks"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["LockstepLocks", "LockstepTime", "GroundTruth"], path: "Tests/TestSupport"),
         .testTarget(name: "LockstepTimeTests", dependencies: ["LockstepLocks", "LockstepTime"]),
         .testTarget(name: "LockstepNetTests", dependencies: ["LockstepNet"]),
         .testTarget(
@@ -221,6 +229,13 @@ let package = Package(
         .testTarget(
             name: "SyncClockTests",
             dependencies: ["LockstepLocks", "SyncClock", "LockstepNet", "NetImpair", "TestSupport", "LockstepTime"]
+        ),
+        .testTarget(
+            name: "ShowControlTests",
+            dependencies: [
+                "ShowControl", "LockstepNet", "LockstepTime", .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
         ),
         .testTarget(name: "NetImpairTests", dependencies: ["NetImpair", "LockstepNet", "LockstepTime"]),
         .testTarget(

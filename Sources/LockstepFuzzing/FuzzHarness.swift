@@ -1,5 +1,6 @@
 import Foundation
 import LockstepTime
+import ShowControl
 @_spi(Fuzzing) import SyncClock
 import WallProtocol
 import WallTimeline
@@ -23,6 +24,8 @@ public enum FuzzHarness {
         case clockReplies
         /// The other control bodies and parameters: media lists, paths, query numbers.
         case controlRequest
+        /// A show-control datagram: OSC, or a line of text.
+        case showControl
     }
 
     /// The target an input goes to, and the bytes it gets.
@@ -41,6 +44,7 @@ public enum FuzzHarness {
         case .clockRequest: clockRequest(Array(body))
         case .clockReplies: clockReplies(Array(body))
         case .controlRequest: controlRequest(Data(body))
+        case .showControl: showControl(Array(body))
         }
     }
 
@@ -69,6 +73,21 @@ public enum FuzzHarness {
         }
         // The file, or what recovery set aside in its place.
         try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent)
+    }
+
+    /// As a show-control input reads a datagram: as OSC (each message read as a command), and as
+    /// a line of text.
+    static func showControl(_ body: [UInt8]) {
+        if let packet = try? OSCPacket(decoding: body) {
+            precondition(
+                (try? OSCPacket(decoding: packet.encoded)).map { "\($0)" == "\(packet)" } ?? false,
+                "an accepted OSC packet reads back as itself")
+            for (message, tag) in packet.messages {
+                _ = try? ShowCommand(osc: message)
+                _ = tag?.unixNanoseconds
+            }
+        }
+        if let text = String(validating: body, as: UTF8.self) { _ = try? ShowCommand(line: Substring(text)) }
     }
 
     static func config(_ body: ArraySlice<UInt8>) {

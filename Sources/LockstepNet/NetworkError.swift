@@ -22,6 +22,8 @@ public enum NetworkError: Error, Hashable, CustomStringConvertible {
     case noUsableAddress(host: String)
     /// A port that must name a real service is zero.
     case portZero(endpoint: String)
+    /// Not an IP address or CIDR range; the text says why.
+    case invalidAddress(String)
     /// A system call failed; `target` names what it was applied to.
     case systemCall(call: String, target: String, errno: Int32)
 
@@ -34,6 +36,8 @@ public enum NetworkError: Error, Hashable, CustomStringConvertible {
 
     public var description: String {
         switch self {
+        case .invalidAddress(let reason):
+            return reason
         case .missingPort(let input):
             return "\"\(input)\" has no port: write HOST:PORT, for example 192.0.2.1:5637 or [::1]:5637"
         case .invalidPort(let input, let port):

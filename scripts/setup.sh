@@ -63,7 +63,22 @@ packages=(
     lintian
     # test: the example alert rules checked and unit-tested (promtool, in Debian's prometheus package)
     prometheus
+    # test: a virtual environment for the stock senders the show-control tests drive the wall with
+    python3-venv
 )
+
+# test: python-osc from PyPI, a stock OSC sender (what TouchOSC and QLab speak), in a virtual
+# environment of the project's own (.build/test-python), so no system Python is changed.
+python_packages() {
+    local root venv
+    root=$(cd "$(dirname "$0")/.." && pwd)
+    venv="$root/.build/test-python"
+    if "$venv/bin/python3" -c "import pythonosc" 2>/dev/null; then return; fi
+    echo "setup: python-osc into $venv"
+    mkdir -p "$root/.build"
+    /usr/bin/python3 -m venv "$venv"
+    "$venv/bin/pip" install -q --disable-pip-version-check python-osc==1.9.3
+}
 
 missing=()
 for package in "${packages[@]}"; do
@@ -73,6 +88,7 @@ done
 
 if [[ ${#missing[@]} -eq 0 ]]; then
     echo "setup: all ${#packages[@]} packages present"
+    python_packages
     exit 0
 fi
 
@@ -84,3 +100,4 @@ fi
 echo "setup: installing ${missing[*]}"
 "${sudo[@]}" apt-get update -qq
 DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+python_packages

@@ -36,8 +36,13 @@ public final class ContentOrigin: Sendable {
 
     /// Serves on `host`:`port` (0: any free port), over TLS with `tls`, until the task is
     /// cancelled; `bound` hears the port once the server listens.
+    ///
+    /// - Parameter routes: adds the daemon's other routes; each refuses (the closure it is given
+    ///   answers) a request without the wall's token, as the content routes do.
     public func run(
-        host: String, port: Int, tls: TLSConfiguration? = nil, bound: @escaping @Sendable (Int) -> Void
+        host: String, port: Int, tls: TLSConfiguration? = nil,
+        routes: (Router<BasicRequestContext>, _ refusal: @escaping @Sendable (Request) -> Response?) -> Void = { _, _ in },
+        bound: @escaping @Sendable (Int) -> Void
     ) async throws {
         let router = Router()
         let authorization = self.authorization
@@ -97,6 +102,7 @@ public final class ContentOrigin: Sendable {
                 }
             }
         }
+        routes(router, refusal)
         let application = Application(
             router: router, server: try tls.map { try .tls(.http1(), tlsConfiguration: $0) } ?? .http1(),
             configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "wallctl-origin"),

@@ -83,7 +83,7 @@ public final class ContentServer: Sendable {
         return UInt64(header.dropFirst(6).dropLast())
     }
 
-    static func text(_ status: HTTPResponse.Status, _ message: String) -> Response {
+    public static func text(_ status: HTTPResponse.Status, _ message: String) -> Response {
         var headers = HTTPFields()
         headers[.contentType] = "text/plain; charset=utf-8"
         return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: message + "\n")))

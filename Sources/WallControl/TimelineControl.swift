@@ -172,9 +172,16 @@ public struct TimelineControl: Sendable {
 
     /// Applies the edit `make` chooses (from the timeline and the edit's master time, a lead
     /// ahead), sends the result, and returns it once every node carries it out.
+    ///
+    /// - Parameters:
+    ///   - at: a master time asked for (an OSC bundle's time tag), used when it is later than the
+    ///     lead allows.
+    ///   - confirming: whether to wait for every node to carry it out, or return once every node
+    ///     holds it (show control, which must not keep the next button waiting).
     @discardableResult
     public func carryOut(
-        _ what: String, lead: MediaTime, _ make: @Sendable (Timeline, MediaTime) throws -> TimelineEdit
+        _ what: String, lead: MediaTime, at requested: MediaTime? = nil, confirming: Bool = true,
+        _ make: @Sendable (Timeline, MediaTime) throws -> TimelineEdit
     ) async throws -> Timeline {
         _ = try await wall.waitForClocks()
         guard var timeline = try await current().timeline else {
@@ -182,7 +189,8 @@ public struct TimelineControl: Sendable {
                 "no node holds a timeline of wall \"\(wall.config.name)\": start one with wallctl play or wallctl start"
             )
         }
-        let at = try await effectiveTime(lead: lead)
+        var at = try await effectiveTime(lead: lead)
+        if let requested, requested > at { at = requested.convertScale(MediaTime.nanosecondTimescale) }
         // What no time from now on needs is dropped, so a timeline edited for months stays small.
         timeline.forget(before: at - lead - lead)
         let edited: Timeline
@@ -195,7 +203,7 @@ public struct TimelineControl: Sendable {
         }
         try await send(edited)
         describe(edited, at: at, what: what)
-        try await confirm(edited, at: at)
+        if confirming { try await confirm(edited, at: at) }
         return edited
     }
 

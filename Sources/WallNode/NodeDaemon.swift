@@ -111,8 +111,25 @@ struct NodeDaemon {
         } catch {
             throw NodeError.config("\(error)")
         }
+        // A wall without a control daemon still answers a button: this node takes show control.
+        let show = try settings.wall.node(settings.id)?.showControl == true
+            ? ShowControlService(
+                wall: settings.wall, logger: Logger(label: "lockstep.show"),
+                say: { [logger] in logger.info("\($0)") })
+            : nil
         var configuration = ServiceGroupConfiguration(
             services: [
+                .init(
+                    service: TaskService("show-control") {
+                        guard let show else { return }
+                        defer { Task { try? await show.shutdown() } }
+                        do {
+                            try await show.run()
+                        } catch is CancellationError {
+                        } catch {
+                            logger.error("show control stopped: \(error)")
+                        }
+                    }, successTerminationBehavior: .ignore),
                 .init(service: TaskService("clock") { try await clock.run() }),
                 .init(service: TaskService("frames") { await frames.record(from: player) }),
                 .init(service: TaskService("timeline") { await node.run() }),

@@ -157,11 +157,11 @@ struct ConfigReader {
         "name", "clock", "clock-lock-timeout", "media", "canvas", "latency", "start-margin", "loop",
         "realtime-priority", "control-token-file", "metrics-open", "control-tls", "media-roots", "start-horizon",
         "clock-key-file", "playlist", "autoplay", "state-directory", "still", "audio-languages", "subtitles",
-        "schedule", "content-bandwidth", "content-grace", "controller", "nodes",
+        "schedule", "content-bandwidth", "content-grace", "controller", "cues", "show-control", "nodes",
     ]
     static let nodeKeys = [
         "id", "control", "tile", "output", "gravity", "video-sink", "audio", "audio-sink", "display-latency",
-        "screen", "serve-clock",
+        "screen", "serve-clock", "show-control",
     ]
     static let screenKeys = ["display", "monitor", "window", "fullscreen", "title", "connector", "plane"]
 
@@ -273,6 +273,15 @@ struct ConfigReader {
         wall.schedule = try value(map, "schedule", or: nil) { node throws(ConfigError) in
             try schedule(node, baseDirectory: baseDirectory)
         }
+        wall.cues = try value(map, "cues", or: [:]) { node throws(ConfigError) in
+            try cues(node, baseDirectory: baseDirectory)
+        }
+        wall.showControl = try value(map, "show-control", or: nil) { node throws(ConfigError) in
+            try showControl(node)
+        }
+        for (index, node) in nodes.enumerated() where node.showControl && wall.showControl == nil {
+            throw invalid(nodeList[index], "nodes[\(index)].show-control", "needs the wall's show-control: section")
+        }
         var relays: [String: String] = [:]
         for (index, node) in nodes.enumerated() {
             guard let relay = node.serveClock else { continue }
@@ -299,25 +308,32 @@ struct ConfigReader {
             let key = "\(name)[\(index)]"
             let map = try mapping(item, key: key)
             try checkKeys(map, allowed: ["media", "in", "out", "repeat"], path: key + ".")
-            let media = try path(
-                try required(map, "media", in: item, path: key), key: "\(key).media", baseDirectory: baseDirectory)
-            let inPoint = try value(map, "in", or: MediaTime.zero) { node throws(ConfigError) in
-                try duration(node, key: "\(key).in")
-            }
-            let outPoint = try value(map, "out", or: nil) { node throws(ConfigError) in
-                let out = try duration(node, key: "\(key).out")
-                guard out > inPoint else {
-                    throw invalid(node, "\(key).out", "must be after in (\(inPoint.seconds) s), got \(out.seconds) s")
-                }
-                return out
-            }
-            let repeats = try value(map, "repeat", or: 1) { node throws(ConfigError) -> Int? in
-                if (try? string(node, key: "\(key).repeat")) == "forever" { return nil }
-                return try integer(node, key: "\(key).repeat", minimum: 1)
-            }
-            items.append(PlaylistItemConfig(media: media, inPoint: inPoint, outPoint: outPoint, repeats: repeats))
+            items.append(try playlistItem(item, map, key: key, baseDirectory: baseDirectory))
         }
         return items
+    }
+
+    /// One playlist entry's `media`, `in`, `out` and `repeat` from `map` (the caller checks its keys).
+    func playlistItem(_ item: Node, _ map: Node.Mapping, key: String, baseDirectory: String?) throws(ConfigError)
+        -> PlaylistItemConfig
+    {
+        let media = try path(
+            try required(map, "media", in: item, path: key), key: "\(key).media", baseDirectory: baseDirectory)
+        let inPoint = try value(map, "in", or: MediaTime.zero) { node throws(ConfigError) in
+            try duration(node, key: "\(key).in")
+        }
+        let outPoint = try value(map, "out", or: nil) { node throws(ConfigError) in
+            let out = try duration(node, key: "\(key).out")
+            guard out > inPoint else {
+                throw invalid(node, "\(key).out", "must be after in (\(inPoint.seconds) s), got \(out.seconds) s")
+            }
+            return out
+        }
+        let repeats = try value(map, "repeat", or: 1) { node throws(ConfigError) -> Int? in
+            if (try? string(node, key: "\(key).repeat")) == "forever" { return nil }
+            return try integer(node, key: "\(key).repeat", minimum: 1)
+        }
+        return PlaylistItemConfig(media: media, inPoint: inPoint, outPoint: outPoint, repeats: repeats)
     }
 
     /// Bytes per second from `20MB/s`, `500kB/s`, `1GB/s` or a bare number of bytes per second.
@@ -355,7 +371,7 @@ struct ConfigReader {
             throw invalid(idNode, "\(path).id", "must be letters, digits, - or _, got \"\(id)\"")
         }
         let defaults = NodeConfig(id: id, control: "", tile: PixelRect(x: 0, y: 0, width: 1, height: 1))
-        return NodeConfig(
+        var config = NodeConfig(
             id: id,
             control: try endpoint(try required(map, "control", in: node, path: path), key: "\(path).control"),
             tile: try rect(try required(map, "tile", in: node, path: path), key: "\(path).tile"),
@@ -383,6 +399,10 @@ struct ConfigReader {
             serveClock: try value(map, "serve-clock", or: nil) { node throws(ConfigError) in
                 try endpoint(node, key: "\(path).serve-clock")
             })
+        config.showControl = try value(map, "show-control", or: false) { node throws(ConfigError) in
+            try bool(node, key: "\(path).show-control")
+        }
+        return config
     }
 
     /// `clock`: one `HOST:PORT`, or a list of them in order of preference, without repeats.
@@ -640,7 +660,7 @@ struct ConfigReader {
     }
 
     /// A `HOST:PORT` address: checked here for its form; resolving the host is the node's job.
-    private func endpoint(_ node: Node, key: String) throws(ConfigError) -> String {
+    func endpoint(_ node: Node, key: String) throws(ConfigError) -> String {
         let text = try string(node, key: key)
         do {
             _ = try Endpoint(parsing: text)
@@ -651,7 +671,7 @@ struct ConfigReader {
     }
 
     /// A duration: a number of seconds, or a number with a unit: "250ms", "1.5s", "20us", "0".
-    private func duration(_ node: Node, key: String) throws(ConfigError) -> MediaTime {
+    func duration(_ node: Node, key: String) throws(ConfigError) -> MediaTime {
         let text = try string(node, key: key).trimmingCharacters(in: .whitespaces)
         guard let time = DurationSyntax.parse(text), time >= .zero else {
             throw invalid(node, key, "must be a duration such as 250ms, 1.5s or 0, got \"\(text)\"")

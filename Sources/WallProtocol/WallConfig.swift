@@ -1,5 +1,6 @@
 import Foundation
 import LockstepTime
+import ShowControl
 import LockstepNet
 
 /// A whole wall, as a config file describes it: where the master clock is, what plays, the
@@ -55,6 +56,10 @@ public struct WallConfig: Sendable, Hashable {
 
     /// Where the nodes fetch content from the control daemon, if the wall has one.
     public var controllerOrigin: String? { controller?.origin(tls: security.tls != nil) }
+    /// Named show-control cues (`cues:`).
+    public var cues: [String: CueConfig] = [:]
+    /// Where the control daemon (and nodes with `show-control: true`) take show-control messages.
+    public var showControl: ShowInputSettings?
     /// How long a node keeps content no timeline it holds names (`content-grace`).
     public var contentGrace = Self.defaultContentGrace
     public static let defaultContentGrace = MediaTime(value: 86_400, timescale: 1)
@@ -224,6 +229,9 @@ public struct NodeConfig: Sendable, Hashable {
     /// a boundary clock other nodes fall back on when the master falls silent. Listed in the wall's
     /// `clock`, it follows only the sources listed before it. Nil: it serves nothing.
     public var serveClock: String?
+    /// Whether this node also takes show-control messages at the wall's `show-control` addresses
+    /// (on its own machine), so a wall without a control daemon still answers a button.
+    public var showControl = false
 
     public init(
         id: String, control: String, tile: PixelRect, output: CanvasSize? = nil, gravity: TileGravity = .resize,

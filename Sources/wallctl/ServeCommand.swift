@@ -5,19 +5,25 @@ import LockstepNet
 import WallContent
 import WallControl
 import WallProtocol
+import Hummingbird
+import LockstepTime
+import ShowControl
 
 /// `wallctl serve`: the wall's control daemon.
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Run the wall's control daemon: the content library the nodes fetch from.",
+        abstract: "Run the wall's control daemon: the content library the nodes fetch from, and show control.",
         discussion: """
             Optional: the wall plays without it, every node holding its desired state. It keeps the content \
             library (controller.library in the config, else controller-library in the state directory): \
             wallctl push uploads each file to it once, verified, and the nodes fetch what their timeline names \
             from each other first and from it, also a node replaced or restarted long after the push. It listens \
             on controller.listen, answering only requests with the wall's control token where the config has \
-            one, over HTTPS where it has control-tls (its certificate must name this address too). Runs until \
+            one, over HTTPS where it has control-tls (its certificate must name this address too). With a show-control: \
+            section it takes cues and transport verbs over OSC, UDP and TCP (from the addresses show-control.allow \
+            names) and over HTTP (POST /cue/NAME, POST /show/pause ..., with the token), each a timeline edit \
+            (docs/SHOW-CONTROL.md). Runs until \
             SIGINT or SIGTERM; under systemd (the lockstep-controller unit), Type=notify.
             """)
 
@@ -51,14 +57,18 @@ struct ServeCommand: AsyncParsableCommand {
         let origin = ContentOrigin(library: library, authorization: token)
         let tls = try originTLS(wall)
         let notifier = ServiceNotifier.fromEnvironment()
+        let show = try ShowControlService(wall: wall)
         let serving = Task {
-            try await origin.run(host: endpoint.host, port: Int(endpoint.port), tls: tls) { port in
+            try await origin.run(
+                host: endpoint.host, port: Int(endpoint.port), tls: tls, routes: { show.routes($0, refusal: $1) }
+            ) { port in
                 Output.line(
                     "wallctl: serving wall \(wall.name)'s content library \(folder) (\(library.holdings().count) files) "
                         + "on \(endpoint.host):\(port)")
                 notifier.ready(status: "content library on \(endpoint.host):\(port)")
             }
         }
+        let showing = Task { try await show.run() }
         Termination.onHangup { Output.line("wallctl: SIGHUP ignored; the daemon keeps serving") }
         let stopped = Task {
             _ = await Termination.wait(seconds: nil)
@@ -71,7 +81,44 @@ struct ServeCommand: AsyncParsableCommand {
             stopped.cancel()
             throw ControlError.config("cannot serve on \(controller.listen): \(error)")
         }
+        showing.cancel()
+        try? await showing.value
+        try await show.shutdown()
         notifier.stopping()
         Output.line("wallctl: stopped; sent \(origin.server.bytesSent) bytes")
+    }
+}
+
+extension ShowControlService {
+    /// The daemon's HTTP input: `POST /cue/NAME` and `POST /show/VERB` (pause, resume, next,
+    /// previous, black, stop), with the wall's token; 202 once queued, 404 naming an unknown cue or
+    /// verb.
+    func routes(_ router: Router<BasicRequestContext>, refusal: @escaping @Sendable (Request) -> Response?) {
+        let runner = self.runner
+        let take: @Sendable (Request, String) -> Response = { request, text in
+            if let refused = refusal(request) { return refused }
+            guard let runner else {
+                return ContentServer.text(.notFound, "this wall's config has no show-control: section")
+            }
+            let command: ShowCommand
+            do {
+                command = try ShowCommand(line: Substring(text))
+            } catch {
+                return ContentServer.text(.notFound, "\(error)")
+            }
+            let arrival = LocalClock.monotonic.now()
+            if let refused = runner.submit(ShowRequest(command: command, sender: "http", via: "http", arrival: arrival)) {
+                return ContentServer.text(.notFound, "\(refused)")
+            }
+            return ContentServer.text(.accepted, "queued: \(command)")
+        }
+        router.post("/cue/:name") { request, context -> Response in
+            take(request, "cue " + (context.parameters.get("name") ?? ""))
+        }
+        router.post("/show/:verb") { request, context -> Response in
+            let verb = context.parameters.get("verb") ?? ""
+            guard verb != "cue", !verb.contains(" ") else { return ContentServer.text(.notFound, "POST /cue/NAME for a cue") }
+            return take(request, verb)
+        }
     }
 }

@@ -49,20 +49,8 @@ final class ScheduleWallTests: XCTestCase {
         defer { try? FileManager.default.removeItem(at: folder) }
         let clip = folder.appendingPathComponent("clip.mp4")
         try FileManager.default.copyItem(at: try TestMedia.frameCode(seconds: 20), to: clip)
-        let receiver = try FrameReceiver(count: ids.count)
-        let arrivals = Mutex([[(code: Int, at: MediaTime)]](repeating: [], count: 2))
-        let collecting = Task {
-            for await arrival in receiver.arrivals {
-                guard let index = receiver.ports.firstIndex(of: arrival.port),
-                    let code = FrameCode.decode(i420: arrival.payload, width: 8, height: 8)
-                else { continue }
-                arrivals.withLock { $0[index].append((code, arrival.arrivedAt)) }
-            }
-        }
-        defer {
-            receiver.stop()
-            collecting.cancel()
-        }
+        let receiver = try FrameCodeCollector(count: ids.count)
+        defer { receiver.stop() }
         let schedule = [
             "schedule:",
             "  time-zone: Europe/Paris",
@@ -79,7 +67,7 @@ final class ScheduleWallTests: XCTestCase {
             "    - {name: Christmas, dates: 2026-12-25}",
         ]
         for trial in trials {
-            arrivals.withLock { $0 = [[], []] }
+            receiver.clear()
             let state = folder.appendingPathComponent("state-\(trial.at)")
             let wall = TestWall(
                 name: "schedule-test", clockPort: masterPort, media: clip.path, canvas: (320, 90),
@@ -114,7 +102,7 @@ final class ScheduleWallTests: XCTestCase {
             for process in nodes + [master] { process.signal(SIGTERM) }
             let logs = nodes.map { $0.finish().errors }
             _ = master.finish()
-            let seen = arrivals.withLock { $0 }
+            let seen = receiver.seen
             for (index, id) in ids.enumerated() {
                 let frames = seen[index].map { (code: $0.code, at: $0.at + toMaster) }
                 let loopFrames = frames.filter { $0.code < 120 }

@@ -1,0 +1,117 @@
+import Foundation
+import LockstepTime
+import Logging
+import WallProtocol
+import ShowControl
+import WallTimeline
+
+/// Carries out show-control commands as they arrive, one at a time, in order of arrival: each a
+/// timeline edit sent to every node without waiting for the screens (the next button is not kept
+/// waiting), each outcome a line. A queue of at most `depth` commands: a sender pressing faster
+/// than the wall takes edits loses the oldest presses, and is told.
+public final class ShowRunner: Sendable {
+    public let wall: Wall
+    let lead: MediaTime
+    let say: @Sendable (String) -> Void
+    private let queue: AsyncStream<ShowRequest>
+    private let continuation: AsyncStream<ShowRequest>.Continuation
+    public static let depth = 16
+
+    public init(wall: Wall, lead: MediaTime = TimelineControl.minimumEditLead, say: @escaping @Sendable (String) -> Void) {
+        self.wall = wall
+        self.lead = lead
+        self.say = say
+        (queue, continuation) = AsyncStream.makeStream(of: ShowRequest.self, bufferingPolicy: .bufferingNewest(Self.depth))
+    }
+
+    /// Queues `request`, or says why not (a cue the config does not name): the input's handler.
+    public func submit(_ request: ShowRequest) -> ShowControlError? {
+        if case .cue(let name) = request.command, wall.config.cues[name] == nil {
+            let known = wall.config.cues.keys.sorted().joined(separator: ", ")
+            return .unknown("cue \(name): the config's cues are \(known.isEmpty ? "none" : known)")
+        }
+        if case .dropped = continuation.yield(request) {
+            say("show control: more than \(Self.depth) commands waiting; the oldest was dropped")
+        }
+        return nil
+    }
+
+    /// Carries out what is queued until the task is cancelled.
+    public func run() async {
+        var cues: CueControl?
+        var realtime: Bool?
+        for await request in queue {
+            guard !Task.isCancelled else { return }
+            do {
+                if cues == nil { cues = try await CueControl.prepare(wall) }
+                var at: MediaTime?
+                if let tag = request.timeTagUnixNanoseconds {
+                    if realtime == nil {
+                        realtime = try await wall.waitForClocks().values.allSatisfy { $0.clock.realtime == true }
+                    }
+                    if realtime == true {
+                        at = MediaTime(nanoseconds: tag)
+                    } else {
+                        say("show control: \(request.command): time tag ignored, the master does not serve real time")
+                    }
+                }
+                let timeline = try await cues!.perform(request.command, lead: lead, at: at, confirming: false)
+                let waited = LocalClock.monotonic.now() - request.arrival
+                say(
+                    "show control: \(request.command) from \(request.sender) over \(request.via): version "
+                        + "\(timeline.version), sent " + String(format: "%.1f ms", waited.seconds * 1000)
+                        + " after it arrived")
+            } catch {
+                say("show control: \(request.command) from \(request.sender) failed: \(error)")
+                // The nodes may have changed (a restart, new media): the cues are resolved again.
+                cues = nil
+                realtime = nil
+            }
+        }
+    }
+
+    public func finish() { continuation.finish() }
+}
+
+/// Show control where the config asks for it (`show-control:`): its inputs, and the runner that
+/// carries out what they take, on the control daemon or on a node with `show-control: true`.
+public final class ShowControlService: Sendable {
+    /// Nil when the config has no `show-control:`.
+    public let runner: ShowRunner?
+    public let input: ShowInput?
+
+    public init(
+        wall config: WallConfig, logger: Logger = Logger(label: "lockstep.show"),
+        say: @escaping @Sendable (String) -> Void = { Swift.print($0) }
+    ) throws {
+        guard let settings = config.showControl else {
+            runner = nil
+            input = nil
+            return
+        }
+        let runner = ShowRunner(
+            wall: try Wall(config: config, waitLimit: MediaTime(value: 10, timescale: 1), say: { _ in }), say: say)
+        self.runner = runner
+        input = ShowInput(settings: settings, logger: logger) { runner.submit($0) }
+    }
+
+    /// Listens and carries out what arrives until the task is cancelled; `ready` hears the ports.
+    public func run(ready: @escaping @Sendable ([String: Int]) -> Void = { _ in }) async throws {
+        guard let runner, let input else { return }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await runner.run() }
+            group.addTask { try await input.run(ready: ready) }
+            defer { group.cancelAll() }
+            try await withTaskCancellationHandler {
+                try await group.next()
+            } onCancel: {
+                runner.finish()
+            }
+        }
+    }
+
+    /// Closes the runner's connections to the nodes.
+    public func shutdown() async throws {
+        try await runner?.wall.shutdown()
+    }
+}

@@ -1,0 +1,182 @@
+import Foundation
+import GroundTruth
+import LockstepLocks
+import LockstepTime
+import TestSupport
+import XCTest
+
+/// Show control from a stock sender: python-osc (OSC over UDP) and plain UDP strings drive a
+/// four-node wall through 50 cues in random order in a minute, through the control daemon. Ground
+/// truth at the sinks finds every cut: each cue's first frame on every screen, how far apart the
+/// screens showed it, how long after the trigger, and that the frame before it was not held. Then
+/// a flood of malformed messages and of well-formed ones from an address the config does not allow
+/// changes nothing.
+final class ShowControlWallTests: XCTestCase {
+    private let ids = ["a", "b", "c", "d"]
+    private let masterPort = 15691
+    private let firstControlPort = 17801
+    private let daemonPort = 17811
+    private let oscPort = 17812
+    private let udpPort = 17813
+    private let tcpPort = 17814
+    /// The loop is the clip's first 4 s (codes 0–119); each cue's first frame code is its own.
+    private let firstCode = ["intro": 300, "chapter": 60, "finale": 450]
+    private let interval = 1.2
+
+    func testFiftyCues_overOSCAndUDP_cutEveryScreenTogether_andAFloodChangesNothing() async throws {
+        let python = ChildProcess.checkout.appendingPathComponent(".build/test-python/bin/python3").path
+        guard FileManager.default.isExecutableFile(atPath: python) else {
+            XCTFail("no python-osc: make setup (scripts/setup.sh) makes .build/test-python")
+            return
+        }
+        let sender = ChildProcess.checkout.appendingPathComponent("scripts/show-send.py").path
+        let wallctl = ChildProcess.product("wallctl")
+        let wallnode = ChildProcess.product("wallnode")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("lockstep-show-\(getpid())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let clip = folder.appendingPathComponent("clip.mp4")
+        try FileManager.default.copyItem(at: try TestMedia.frameCode(seconds: 20), to: clip)
+        let receiver = try FrameCodeCollector(count: ids.count)
+        defer { receiver.stop() }
+        let wall = TestWall(
+            name: "show-test", clockPort: masterPort, media: clip.path, canvas: (640, 90),
+            playlist: ["{media: \(clip.path), out: 4s}"], stateDirectory: folder.appendingPathComponent("state").path,
+            extra: [
+                "clock-lock-timeout: 20s", "loop: true",
+                "controller: {listen: \"127.0.0.1:\(daemonPort)\"}",
+                "show-control: {osc: \"127.0.0.1:\(oscPort)\", udp: \"127.0.0.1:\(udpPort)\", tcp: \"127.0.0.1:\(tcpPort)\", allow: [127.0.0.1], rate: 20}",
+                "cues:",
+                "  intro: {media: \(clip.path), in: 10s, out: 12s, then: return}",
+                "  chapter: {entry: 0, at: 2s, then: next}",
+                "  finale: {media: \(clip.path), in: 15s, out: 16s, then: hold}",
+            ],
+            nodes: ids.enumerated().map { index, id in
+                .groundTruth(
+                    id: id, controlPort: firstControlPort + index, tile: (index * 160, 0, 160, 90),
+                    port: receiver.ports[index])
+            })
+        let config = try wall.write(to: folder.appendingPathComponent("wall.yaml"))
+        let master = try ChildProcess(wallctl, ["clock", "serve", "--listen", "127.0.0.1:\(masterPort)"])
+        let nodes = try ids.enumerated().map { index, id in
+            try ChildProcess(
+                wallnode,
+                [
+                    "run", "--config", config.path, "--id", id, "--log-format", "text",
+                    "--simulate-clock-offset", "\(index * 700)", "--simulate-clock-drift-ppm", "\(index * 60 - 90)",
+                ])
+        }
+        let daemon = try ChildProcess(wallctl, ["serve", "--config", config.path])
+        defer {
+            for process in nodes + [master, daemon] { process.signal(SIGTERM) }
+            if (testRun?.failureCount ?? 0) > 0 {
+                print("daemon:\n" + daemon.finish().output.split(separator: "\n").suffix(80).joined(separator: "\n"))
+                for (index, node) in nodes.enumerated() {
+                    let lines = node.finish().errors.split(separator: "\n").filter { !$0.contains("lockstep.clock") }
+                    print("node \(ids[index]):\n" + lines.prefix(60).joined(separator: "\n"))
+                }
+            }
+        }
+        let play = try ChildProcess.run(wallctl, ["play", "--config", config.path])
+        XCTAssertEqual(play.status, 0, "wallctl play: \(play.output)\n\(play.errors)")
+        guard play.status == 0 else { return }
+
+        try await Task.sleep(for: .seconds(3))
+        // 50 cues in random order, alternately over OSC (python-osc) and as UDP strings.
+        var generator = SystemRandomNumberGenerator()
+        let names = firstCode.keys.sorted()
+        let plan = (0..<(Int(ProcessInfo.processInfo.environment["SHOW_CUES"] ?? "") ?? 50)).map { index in
+            (index % 2 == 0 ? "osc:cue:" : "udp:cue:") + names.randomElement(using: &generator)!
+        }
+        let sending = try ChildProcess(
+            python,
+            [
+                sender, "--osc", "127.0.0.1:\(oscPort)", "--udp", "127.0.0.1:\(udpPort)", "--interval", "\(interval)",
+            ] + plan)
+        var triggers: [(cue: String, at: MediaTime)] = []
+        while let line = sending.readLine() {
+            let words = line.split(separator: " ")
+            guard words.first == "sent", words.count >= 5, let nanoseconds = Int64(words[2]) else { continue }
+            triggers.append((String(words.last!), MediaTime(nanoseconds: nanoseconds)))
+        }
+        let sent = sending.finish()
+        XCTAssertEqual(sent.status, 0, sent.errors)
+        XCTAssertEqual(triggers.count, plan.count, sent.output)
+        try await Task.sleep(for: .seconds(3))
+
+        // Every cut by ground truth: on every screen, where the cue's clip starts playing (its first
+        // frame followed a frame period later by the next), within the window the lead allows. What
+        // the screen showed before it is measured: how long the old picture was held, and whether
+        // the new first frame appeared early (the screen holds while the node prepares the cut:
+        // docs/SHOW-CONTROL.md, "Today's cut").
+        let seen = receiver.seen
+        let period = MediaTime(value: 1, timescale: 30)
+        var skews: [Double] = []
+        var latencies: [Double] = []
+        var holds: [Double] = []
+        var early = 0
+        var problems: [String] = []
+        for (index, trigger) in triggers.enumerated() {
+            let code = firstCode[trigger.cue]!
+            let window =
+                (trigger.at + MediaTime(value: 300, timescale: 1000))..<(trigger.at
+                + MediaTime(seconds: interval + 0.6, preferredTimescale: 1000))
+            var cuts: [MediaTime] = []
+            for (node, frames) in seen.enumerated() {
+                guard
+                    let cut = frames.indices.dropFirst().dropLast().first(where: { i in
+                        window.contains(frames[i].at) && frames[i].code == code && frames[i + 1].code == code + 1
+                            && ((frames[i + 1].at - frames[i].at) - period).magnitude < MediaTime(value: 8, timescale: 1000)
+                    })
+                else {
+                    problems.append("cue \(index) (\(trigger.cue)): node \(ids[node]) never cut to frame \(code)")
+                    continue
+                }
+                var before = cut - 1
+                if frames[before].code == code {
+                    early += 1
+                    before -= 1
+                }
+                holds.append((frames[cut].at - frames[before].at).seconds)
+                cuts.append(frames[cut].at)
+            }
+            guard cuts.count == ids.count, let first = cuts.min(), let last = cuts.max() else { continue }
+            skews.append((last - first).seconds)
+            latencies.append((first - trigger.at).seconds)
+        }
+        func percentile(_ values: [Double], _ p: Double) -> Double {
+            let sorted = values.sorted()
+            return sorted.isEmpty ? .nan : sorted[min(sorted.count - 1, Int(Double(sorted.count - 1) * p + 0.5))]
+        }
+        print(
+            "show control test: \(skews.count) of \(triggers.count) cuts on every screen; skew at the cut p50 "
+                + String(
+                    format: "%.3f ms, p99 %.3f ms, max %.3f ms", percentile(skews, 0.5) * 1000,
+                    percentile(skews, 0.99) * 1000, (skews.max() ?? .nan) * 1000)
+                + "; trigger to first screen p50 "
+                + String(
+                    format: "%.1f ms, max %.1f ms", percentile(latencies, 0.5) * 1000, (latencies.max() ?? .nan) * 1000)
+                + "; old picture held before the cut p50 "
+                + String(format: "%.1f ms, max %.1f ms", percentile(holds, 0.5) * 1000, (holds.max() ?? .nan) * 1000)
+                + "; first frame shown early in \(early) of \(holds.count) screen cuts")
+        XCTAssertTrue(problems.isEmpty, problems.prefix(20).joined(separator: "; "))
+        XCTAssertEqual(skews.count, triggers.count)
+        XCTAssertLessThanOrEqual(skews.max() ?? 1, 0.005, "every screen plays the cue from its first frame together")
+        XCTAssertLessThanOrEqual(latencies.max() ?? 10, 1.3, "each cut within the edit lead of its trigger")
+
+        // A flood: malformed OSC and strings, then well-formed cues from 127.0.0.2, which the config
+        // does not allow. The wall's timeline stays on its version; the daemon goes on taking cues.
+        let before = try XCTUnwrap(try wall.client("a").timeline()?["version"] as? Int)
+        let flood = try ChildProcess.run(
+            python,
+            [sender, "--osc", "127.0.0.1:\(oscPort)", "--udp", "127.0.0.1:\(udpPort)", "--flood", "500", "--source", "127.0.0.2"])
+        XCTAssertEqual(flood.status, 0, flood.errors)
+        try await Task.sleep(for: .seconds(2))
+        XCTAssertEqual(try wall.client("a").timeline()?["version"] as? Int, before, "the flood changed nothing")
+        let after = try ChildProcess.run(python, [sender, "--tcp", "127.0.0.1:\(tcpPort)", "tcp:cue:finale"])
+        XCTAssertTrue(after.output.contains("reply 0 OK cue finale"), after.output + after.errors)
+        try await wall.client("a").waitForStatus(within: 5, "the cue after the flood") { status in
+            ((status["timeline"] as? [String: Any])?["version"] as? Int ?? 0) > before
+        }
+    }
+}

@@ -608,7 +608,7 @@ extension Player {
         completePrerolls(true)
         if engine.pendingStart != nil {
             continueScheduledStart()
-        } else if rate != 0, engine.pipelineState != GST_STATE_PLAYING {
+        } else if rate != 0, engine.pipelineState != GST_STATE_PLAYING, !scheduledStartComing {
             applyRate(rate, immediately: false)
         } else {
             refreshTimebase()
@@ -678,7 +678,9 @@ extension Player {
     private func bufferingChanged(percent: Int, pipeline: PlaybackPipeline) {
         let wasBuffering = engine.buffering
         engine.buffering = percent < 100
-        guard wasBuffering != engine.buffering, rate != 0, engine.pendingStart == nil else { return }
+        guard wasBuffering != engine.buffering, rate != 0, engine.pendingStart == nil, !scheduledStartComing else {
+            return
+        }
         if engine.buffering {
             engine.loadedItem?.post(.playbackStalled)
             pipeline.playbin.setState(GST_STATE_PAUSED)
@@ -702,7 +704,8 @@ extension Player {
     /// Turning `automaticallyWaitsToMinimizeStalling` off while waiting for data plays at once.
     func stopWaitingForData(rate: Float) {
         guard timeControlStatus == .waitingToPlayAtSpecifiedRate, reasonForWaitingToPlay == .toMinimizeStalls,
-            rate != 0, self.rate == rate, engine.pendingStart == nil, let pipeline = engine.pipeline
+            rate != 0, self.rate == rate, engine.pendingStart == nil, !scheduledStartComing,
+            let pipeline = engine.pipeline
         else { return }
         pipeline.playbin.setState(GST_STATE_PLAYING)
     }
@@ -798,6 +801,10 @@ extension Player {
         let running = MediaTime.maximum(.zero, clock - base - pipelineLatency)
         pipeline.playbin.setStartTime(running.clockTime ?? 0)
     }
+
+    /// Whether a `setRate(_:time:atHostTime:)` is on its way to the control queue: its rate is the
+    /// player's already, but its start is not armed yet.
+    var scheduledStartComing: Bool { scheduledStartsInFlight.load(ordering: .sequentiallyConsistent) > 0 }
 
     /// Re-anchors the timebase to what the pipeline does now and tells the time observers.
     func refreshTimebase() {

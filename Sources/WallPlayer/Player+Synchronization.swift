@@ -75,8 +75,12 @@ extension Player {
         if hostClockTime.isValid, !hostClockTime.isNumeric {
             throw .invalidTime(argument: "atHostTime", time: hostClockTime)
         }
+        scheduledStartsInFlight.add(1, ordering: .sequentiallyConsistent)
         rateStream.update(rate)
-        queue.async { self.scheduleStart(rate: rate, itemTime: itemTime, hostTime: hostClockTime) }
+        queue.async {
+            self.scheduledStartsInFlight.subtract(1, ordering: .sequentiallyConsistent)
+            self.scheduleStart(rate: rate, itemTime: itemTime, hostTime: hostClockTime)
+        }
     }
 
     private func scheduleStart(rate newRate: Float, itemTime: MediaTime, hostTime: MediaTime) {
@@ -101,6 +105,9 @@ extension Player {
         // Also when PLAYING was asked for and is not reached yet (a wait for data that ended just
         // now): the start's base time takes effect only from PAUSED.
         if engine.pipelineState == GST_STATE_PLAYING || pipeline.playbin.isPlayingOrGoingTo {
+            logger.debug(
+                "scheduled start found the pipeline playing: paused first",
+                metadata: ["start.prerolled": .value(engine.prerolled), "start.rate_before": .value(rate)])
             pipeline.playbin.setState(GST_STATE_PAUSED)
             engine.runningTimeZero = nil
         }
@@ -120,6 +127,13 @@ extension Player {
             armScheduledStart(start)
             return
         }
+        logger.debug(
+            "scheduled start seeks to its item time first",
+            metadata: [
+                "start.prerolled": .value(engine.prerolled),
+                "start.running_time_zero_ns": "\(engine.runningTimeZero.map { "\($0.nanoseconds ?? -1)" } ?? "none")",
+                "start.item_time_ns": .nanoseconds(start.itemTime),
+            ])
         engine.segmentRate = Double(start.rate)
         performSeek(makeSeek(to: start.itemTime, before: .zero, after: .zero, queue: nil, completion: nil))
     }

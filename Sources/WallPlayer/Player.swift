@@ -74,6 +74,10 @@ public class Player: @unchecked Sendable {
     /// Counts loads, readable from GStreamer's threads: a bus message remembers the load it was
     /// posted under, so an error from an item already replaced does not fail the new one.
     let loadsStarted = Atomic<Int>(0)
+    /// `setRate(_:time:atHostTime:)` calls whose start the control queue has not taken up yet.
+    /// `rate` reads the new rate at once, as AVPlayer's does; until the queue arms the start, a
+    /// preroll that completes meanwhile must not take that rate for a plain play and start early.
+    let scheduledStartsInFlight = Atomic<Int>(0)
     /// Counts seeks issued to the pipeline, readable from GStreamer's threads in the same way.
     let seeksIssued = Atomic<Int>(0)
     /// Set while a load takes the pipeline's old source down: an about-to-finish the old source

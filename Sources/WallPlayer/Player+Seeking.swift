@@ -1,9 +1,24 @@
 internal import CGStreamer
 internal import CLockstepShims
 import Dispatch
+import Foundation
 import LockstepTime
 
 extension Player {
+    /// Seeks the current item to `date`, where its media gives dates (AVPlayer's `seek(to:)` with a
+    /// date); the handler gets false when it has none.
+    public func seek(to date: Date, completionHandler: (@Sendable (Bool) -> Void)? = nil) {
+        guard let item = currentItem, item.seek(to: date, completionHandler: completionHandler) else {
+            completionHandler?(false)
+            return
+        }
+    }
+
+    /// `seek(to:completionHandler:)` with a date, awaiting whether it finished.
+    public func seek(to date: Date) async -> Bool {
+        await withCheckedContinuation { continuation in seek(to: date) { continuation.resume(returning: $0) } }
+    }
+
     /// Seeks to `time`, fast: the nearest keyframe at or before it (`seek(to:)`).
     public func seek(to time: MediaTime, completionHandler: (@Sendable (Bool) -> Void)? = nil) {
         seek(

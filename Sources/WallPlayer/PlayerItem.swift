@@ -256,6 +256,34 @@ public final class PlayerItem: Sendable, CustomStringConvertible {
             completionHandler: completionHandler)
     }
 
+    /// The date of item time zero, where the media gives dates (an HLS playlist's
+    /// `EXT-X-PROGRAM-DATE-TIME`), once the asset is read.
+    var startDate: Date? {
+        if case .success(let inspection)? = asset.loadedInspection { return inspection.startDate }
+        return nil
+    }
+
+    /// The date of the current time, where the media gives dates (an HLS playlist's
+    /// `EXT-X-PROGRAM-DATE-TIME`, on a playlist that ends or an `EVENT` one); nil otherwise, as
+    /// AVPlayerItem's `currentDate()`.
+    public func currentDate() -> Date? {
+        let time = currentTime()
+        guard let startDate, time.isNumeric else { return nil }
+        return startDate.addingTimeInterval(time.seconds)
+    }
+
+    /// Seeks to the item time of `date`, where the media gives dates (AVPlayerItem's
+    /// `seek(to:completionHandler:)` with a date). Returns false, and does not seek, when the item
+    /// has no dates or is in no player.
+    @discardableResult
+    public func seek(to date: Date, completionHandler: (@Sendable (Bool) -> Void)? = nil) -> Bool {
+        guard let startDate, player != nil else { return false }
+        let offset = date.timeIntervalSince(startDate)
+        guard offset.isFinite else { return false }
+        seek(to: MediaTime(seconds: offset, preferredTimescale: 1_000_000_000), completionHandler: completionHandler)
+        return true
+    }
+
     /// Completes every seek still pending on this item with false.
     public func cancelPendingSeeks() {
         player?.cancelPendingSeeks(of: self)

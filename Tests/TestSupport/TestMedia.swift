@@ -147,9 +147,12 @@ public enum TestMedia {
     }
 
     /// A folder for `HTTPFileServer`: the 4 s frame-code clip as `clip.mp4` and as HLS `vod.m3u8`
-    /// (1 s segments), a 20 s one with its index first, as files meant for progressive download
+    /// (1 s segments; `dated.m3u8` the same with program dates), a 20 s one with its index first, as files meant for progressive download
     /// are, as `long.mp4`, and HLS with alternate renditions (`makeRenditions`). Made once per test
     /// process.
+    /// The date `dated.m3u8` gives its first segment.
+    public static let programStart = Date(timeIntervalSince1970: 1_795_723_200)  // 2026-11-26T20:00:00Z
+
     public static func servedOverHTTP() throws -> URL {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("lockstep-http-\(getpid())")
         if let made = cache.withLock({ $0["http"] }) { return made }
@@ -172,6 +175,23 @@ public enum TestMedia {
                 folder.appendingPathComponent("long.mp4").path,
             ])
         try makeRenditions(in: folder.appendingPathComponent("renditions"))
+        // The same segments with the dates a broadcaster's packager writes: each segment's
+        // EXT-X-PROGRAM-DATE-TIME, from 2026-11-26T20:00:00Z, as `dated.m3u8`.
+        var dated: [String] = []
+        var elapsed = 0.0
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        for line in try String(contentsOf: folder.appendingPathComponent("vod.m3u8"), encoding: .utf8)
+            .split(separator: "\n").map(String.init)
+        {
+            if line.hasPrefix("#EXTINF:") {
+                dated.append("#EXT-X-PROGRAM-DATE-TIME:" + formatter.string(from: programStart.addingTimeInterval(elapsed)))
+                elapsed += Double(line.dropFirst("#EXTINF:".count).prefix { $0 != "," }) ?? 0
+            }
+            dated.append(line)
+        }
+        try (dated.joined(separator: "\n") + "\n").write(
+            to: folder.appendingPathComponent("dated.m3u8"), atomically: true, encoding: .utf8)
         cache.withLock { $0["http"] = folder }
         return folder
     }

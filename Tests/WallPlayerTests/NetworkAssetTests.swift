@@ -1,7 +1,7 @@
 import Foundation
 import LockstepTime
 import TestSupport
-import WallPlayer
+@testable import WallPlayer
 import XCTest
 
 /// Assets over the network, served on loopback by the test: a progressive http file, HLS (VOD and a
@@ -65,6 +65,58 @@ extension NetworkAssetTests {
         }
         player.play()
         _ = try await ended.value
+    }
+
+    func testHLSProgramDates_giveTheCurrentDate_andSeekToADate() async throws {
+        let server = try HTTPFileServer(root: try servedMedia())
+        defer { server.stop() }
+        let player = try await Player.ready(server.url("dated.m3u8"))
+        let item = try XCTUnwrap(player.currentItem)
+        let date = try XCTUnwrap(item.currentDate(), "the playlist dates its segments")
+        XCTAssertEqual(date.timeIntervalSince(TestMedia.programStart), item.currentTime().seconds, accuracy: 0.001)
+        let target = TestMedia.programStart.addingTimeInterval(2.5)
+        let sought = await player.seek(to: target)
+        XCTAssertTrue(sought)
+        // A seek to a date is a seek to its item time with the default tolerances: at most a GOP (1 s
+        // here) before it, and the date follows the time.
+        XCTAssertLessThanOrEqual(item.currentTime().seconds, 2.5 + 0.001)
+        XCTAssertGreaterThanOrEqual(item.currentTime().seconds, 1.5)
+        XCTAssertEqual(
+            try XCTUnwrap(item.currentDate()).timeIntervalSince(TestMedia.programStart), item.currentTime().seconds,
+            accuracy: 0.001)
+
+        // Media without dates: no date, and a seek to one is refused.
+        let undated = try await Player.ready(server.url("vod.m3u8"))
+        XCTAssertNil(undated.currentItem?.currentDate())
+        XCTAssertFalse(undated.currentItem!.seek(to: target))
+        let refused = await undated.seek(to: target)
+        XCTAssertFalse(refused)
+    }
+
+    func testProgramDates_countFromTheFirstSegment_andNeedAPlaylistThatKeepsIt() throws {
+        let base = "#EXTM3U\n#EXT-X-TARGETDURATION:2\n"
+        // The first date on the third segment: item time zero is two segments earlier.
+        let late = base + "#EXTINF:2.0,\na.ts\n#EXTINF:1.5,\nb.ts\n"
+            + "#EXT-X-PROGRAM-DATE-TIME:2026-11-26T20:00:03.500Z\n#EXTINF:2.0,\nc.ts\n#EXT-X-ENDLIST\n"
+        XCTAssertEqual(
+            try XCTUnwrap(HLSProgramDates.dateOfItemTimeZero(inMediaPlaylist: late)).timeIntervalSince1970, 1_795_723_200,
+            accuracy: 0.001)
+        let event = base + "#EXT-X-PLAYLIST-TYPE:EVENT\n#EXT-X-PROGRAM-DATE-TIME:2026-11-26T21:00:00+01:00\n#EXTINF:2,\na.ts\n"
+        XCTAssertEqual(
+            try XCTUnwrap(HLSProgramDates.dateOfItemTimeZero(inMediaPlaylist: event)).timeIntervalSince1970, 1_795_723_200,
+            accuracy: 0.001)
+        // A live window loses its first segment, and item time zero with it: no dates.
+        XCTAssertNil(
+            HLSProgramDates.dateOfItemTimeZero(
+                inMediaPlaylist: base + "#EXT-X-PROGRAM-DATE-TIME:2026-11-26T20:00:00Z\n#EXTINF:2,\na.ts\n"))
+        XCTAssertNil(
+            HLSProgramDates.dateOfItemTimeZero(
+                inMediaPlaylist: base + "#EXT-X-PROGRAM-DATE-TIME:yesterday\n#EXTINF:2,\na.ts\n#EXT-X-ENDLIST\n"))
+        XCTAssertNil(HLSProgramDates.dateOfItemTimeZero(inMediaPlaylist: base + "#EXTINF:2,\na.ts\n#EXT-X-ENDLIST\n"))
+        let master = "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=800000\nlow/index.m3u8\n#EXT-X-STREAM-INF:BANDWIDTH=1\nx.m3u8\n"
+        XCTAssertEqual(
+            HLSProgramDates.firstVariant(inMaster: master, at: URL(string: "http://h/a/master.m3u8")!)?.absoluteString,
+            "http://h/a/low/index.m3u8")
     }
 
     func testHLSLive_hasNoDurationAndPlaysAtTheLiveEdge() async throws {

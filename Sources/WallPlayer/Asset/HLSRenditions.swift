@@ -129,3 +129,56 @@ extension MediaInspector {
         return String(data: data, encoding: .utf8)
     }
 }
+
+/// The dates an HLS playlist gives its media (`EXT-X-PROGRAM-DATE-TIME`), for `PlayerItem.currentDate()`
+/// and `seek(to: Date)`: item time zero is the start of the playlist's first segment, whose date is
+/// the first tagged segment's date less the durations (`EXTINF`) of the segments before it.
+enum HLSProgramDates {
+    /// The date of item time zero in the media playlist `text`, or nil when it gives no date, or is
+    /// a live playlist (no `EXT-X-ENDLIST`, not an `EVENT`): its first segment leaves the window, and
+    /// item time zero with it.
+    static func dateOfItemTimeZero(inMediaPlaylist text: String) -> Date? {
+        let lines = text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
+        let ends = lines.contains("#EXT-X-ENDLIST") || lines.contains("#EXT-X-PLAYLIST-TYPE:EVENT")
+            || lines.contains("#EXT-X-PLAYLIST-TYPE:VOD")
+        guard ends else { return nil }
+        var before = 0.0
+        var pendingDate: Date?
+        for line in lines {
+            if line.hasPrefix("#EXT-X-PROGRAM-DATE-TIME:") {
+                pendingDate = date(String(line.dropFirst("#EXT-X-PROGRAM-DATE-TIME:".count)))
+                if pendingDate == nil { return nil }
+            } else if line.hasPrefix("#EXTINF:") {
+                // A date applies to the segment that follows it.
+                if let pendingDate { return pendingDate.addingTimeInterval(-before) }
+                let value = line.dropFirst("#EXTINF:".count).prefix { $0 != "," }
+                guard let duration = Double(value), duration.isFinite, duration >= 0 else { return nil }
+                before += duration
+            }
+        }
+        return nil
+    }
+
+    /// The media playlist of a master's first variant (`EXT-X-STREAM-INF`), resolved against `master`.
+    static func firstVariant(inMaster text: String, at master: URL) -> URL? {
+        var afterStreamInfo = false
+        for line in text.split(whereSeparator: \.isNewline) {
+            let line = line.trimmingCharacters(in: .whitespaces)
+            if line.hasPrefix("#EXT-X-STREAM-INF:") {
+                afterStreamInfo = true
+            } else if afterStreamInfo, !line.isEmpty, !line.hasPrefix("#") {
+                return URL(string: line, relativeTo: master)?.absoluteURL
+            }
+        }
+        return nil
+    }
+
+    /// An ISO 8601 date with a time zone, with or without fractions of a second.
+    static func date(_ text: String) -> Date? {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        if let date = formatter.date(from: text) { return date }
+        formatter.formatOptions = [.withInternetDateTime]
+        return formatter.date(from: text)
+    }
+}

@@ -20,6 +20,8 @@ struct MediaInspection: Sendable, Hashable {
     /// libavformat's does; GStreamer's demuxers agree for every format but MPEG's (see
     /// `MPEGClockReference`).
     var streamTimeOrigin: MediaTime = .zero
+    /// The date of item time zero, where an HLS playlist gives one (`EXT-X-PROGRAM-DATE-TIME`).
+    var startDate: Date?
 }
 
 /// Reads a local media file's container with libavformat.
@@ -97,8 +99,10 @@ enum MediaInspector {
         guard tracks.contains(where: \.isPlayable) else {
             throw .noPlayableTrack(path: location, found: tracks.map { "\($0.mediaType.rawValue) (\($0.codec))" })
         }
+        var startDate: Date?
         if remote, formatName == "hls", let master = URL(string: location) {
             tracks += subtitleRenditionTracks(of: master, timeRange: MediaTimeRange(start: .zero, duration: containerDuration))
+            startDate = programDate(of: master)
         }
         // A live stream has no duration (libavformat's HLS demuxer leaves it unset without an
         // end to the playlist); its tracks' ranges, which count from the live edge, say nothing either.
@@ -109,7 +113,17 @@ enum MediaInspector {
         return MediaInspection(
             formatName: formatName, duration: duration, tracks: tracks,
             commonMetadata: metadata(context.pointee.metadata), containerStart: containerStart,
-            streamTimeOrigin: streamTimeOrigin)
+            streamTimeOrigin: streamTimeOrigin, startDate: startDate)
+    }
+
+    /// The date of item time zero an HLS playlist at `url` gives (its first variant's, for a master).
+    private static func programDate(of url: URL) -> Date? {
+        guard var text = readText(url, timeout: readTimeout) else { return nil }
+        if let variant = HLSProgramDates.firstVariant(inMaster: text, at: url) {
+            guard let media = readText(variant, timeout: readTimeout) else { return nil }
+            text = media
+        }
+        return HLSProgramDates.dateOfItemTimeZero(inMediaPlaylist: text)
     }
 
     /// The subtitle renditions of the HLS master playlist at `master`, as subtitle tracks beside

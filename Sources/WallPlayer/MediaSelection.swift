@@ -8,12 +8,16 @@ public enum MediaCharacteristic: String, Sendable, Hashable, CaseIterable, Codab
     /// Text shown over the picture: the asset's subtitle tracks, at most one of which is shown
     /// (`.legible`).
     case legible
+    /// The picture, where the asset has alternate video tracks (another angle, a signed version):
+    /// one of them plays (`.visual`). An asset with one video track has no options for it.
+    case visual
 
     /// The media type of the tracks with this characteristic.
     var mediaType: MediaType {
         switch self {
         case .audible: return .audio
         case .legible: return .subtitle
+        case .visual: return .video
         }
     }
 }
@@ -45,7 +49,7 @@ public struct MediaSelectionOption: Sendable, Hashable, CustomStringConvertible 
     /// a format GStreamer renders over the picture (`isPlayable`).
     public var isPlayable: Bool {
         switch track.mediaType {
-        case .audio: return track.isPlayable
+        case .audio, .video: return track.isPlayable
         case .subtitle: return Self.renderedSubtitleCodecs.contains(track.codec)
         default: return false
         }
@@ -82,7 +86,8 @@ public struct MediaSelectionGroup: Sendable, Hashable {
     /// The group of `characteristic` among `tracks`, in their order; nil when none has it.
     init?(characteristic: MediaCharacteristic, tracks: [AssetTrack]) {
         let options = tracks.filter { $0.mediaType == characteristic.mediaType }.map(MediaSelectionOption.init)
-        guard !options.isEmpty else { return nil }
+        // Alternate pictures need two at least; one picture is no choice.
+        guard options.count >= (characteristic == .visual ? 2 : 1) else { return nil }
         self.characteristic = characteristic
         self.options = options
     }

@@ -337,7 +337,7 @@ public final class PlayerItem: Sendable, CustomStringConvertible {
         let hasVideo = tracks.contains { $0.assetTrack.mediaType == .video }
         let hasAudio = tracks.contains { $0.assetTrack.mediaType == .audio }
         return StreamChoice(
-            video: !hasVideo || firstEnabled(.video) != nil, audio: hasAudio ? firstEnabled(.audio) : 0,
+            video: hasVideo ? firstEnabled(.video) : 0, audio: hasAudio ? firstEnabled(.audio) : 0,
             text: firstEnabled(.subtitle))
     }
 }

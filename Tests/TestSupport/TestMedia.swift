@@ -86,6 +86,30 @@ public enum TestMedia {
     }
 
     /// An AAC tone with no video at all: media a player plays but a wall node must refuse.
+    /// Two alternate pictures of 4 s in one MP4 (`.visual`): track 1 "Main" (English, the default),
+    /// frame codes 0–119; track 2 "Signed" (American Sign Language, `ase`), frame codes 300–419.
+    public static func twoAngles() throws -> URL {
+        let key = "two-angles.mp4"
+        if let done = cache.withLock({ $0[key] }) { return done }
+        let url = directory.appendingPathComponent(key)
+        if !FileManager.default.fileExists(atPath: url.path) {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let long = try frameCode(seconds: 20)
+            try run(
+                "/usr/bin/ffmpeg",
+                [
+                    "-loglevel", "error", "-y", "-i", try frameCode(seconds: 4).path, "-ss", "10", "-t", "4", "-i",
+                    long.path, "-map", "0:v", "-map", "1:v", "-c:v", "libx264", "-g", "30", "-pix_fmt", "yuv420p",
+                    "-metadata:s:v:0", "language=eng", "-metadata:s:v:0", "title=Main", "-metadata:s:v:1",
+                    "language=ase", "-metadata:s:v:1", "title=Signed", "-disposition:v:0", "default",
+                    "-disposition:v:1", "0", url.path + ".partial.mp4",
+                ])
+            try FileManager.default.moveItem(atPath: url.path + ".partial.mp4", toPath: url.path)
+        }
+        cache.withLock { $0[key] = url }
+        return url
+    }
+
     public static func audioOnly(seconds: Int = 2) throws -> URL {
         let key = "audio-\(seconds)s"
         if let done = cache.withLock({ $0[key] }) { return done }

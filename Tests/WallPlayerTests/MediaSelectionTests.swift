@@ -39,6 +39,43 @@ final class MediaSelectionTests: XCTestCase {
         XCTAssertNil(legible)
     }
 
+    func testAlternatePictures_areAVisualGroup_andTheChosenOneIsShown() async throws {
+        let asset = URLAsset(url: try TestMedia.twoAngles())
+        let characteristics = try await asset.availableMediaCharacteristicsWithMediaSelectionOptions
+        XCTAssertEqual(characteristics, [.visual])
+        let visual = try await XCTUnwrapAsync(try await asset.mediaSelectionGroup(forMediaCharacteristic: .visual))
+        // An MP4 keeps no title for a video track: each is named by its language.
+        XCTAssertEqual(visual.options.map(\.displayName), ["English", "American Sign Language"])
+        XCTAssertEqual(visual.options.map(\.languageCode), ["eng", "ase"])
+        XCTAssertTrue(visual.options.allSatisfy(\.isPlayable))
+        XCTAssertFalse(visual.allowsEmptySelection)
+        XCTAssertEqual(visual.defaultOption?.displayName, "English")
+        let single = URLAsset(url: try TestMedia.frameCode(seconds: 4))
+        let none = try await single.mediaSelectionGroup(forMediaCharacteristic: .visual)
+        XCTAssertNil(none, "one picture is no choice")
+
+        // The default picture plays; choosing the other shows it, from where the item is.
+        let player = try await Player.ready(try TestMedia.twoAngles())
+        let item = try XCTUnwrap(player.currentItem)
+        XCTAssertEqual(item.currentMediaSelection.selectedMediaOption(in: visual)?.displayName, "English")
+        XCTAssertEqual(try player.shownFrame(), 0)
+        item.select(visual.options[1], in: visual)
+        XCTAssertEqual(item.currentMediaSelection.selectedMediaOption(in: visual)?.displayName, "American Sign Language")
+        let sought = await player.seek(to: frames(45), toleranceBefore: .zero, toleranceAfter: .zero)
+        XCTAssertTrue(sought)
+        XCTAssertEqual(try player.shownFrame(), 345, "the signed picture's frame at 1.5 s")
+        // Criteria choose a picture by language, as they choose a sound.
+        let signed = Player(
+            playerItem: nil, video: Headless.video, audioSinkDescription: nil)
+        signed.setMediaSelectionCriteria(
+            PlayerMediaSelectionCriteria(preferredLanguages: ["ase"]), forMediaCharacteristic: .visual)
+        let chosen = PlayerItem(url: try TestMedia.twoAngles())
+        signed.replaceCurrentItem(with: chosen)
+        try await chosen.waitUntilReady()
+        XCTAssertEqual(chosen.currentMediaSelection.selectedMediaOption(in: visual)?.displayName, "American Sign Language")
+        XCTAssertEqual(try signed.shownFrame(), 300)
+    }
+
     func testSelectingAnAudioOption_whilePlaying_switchesTheLanguageHeard() async throws {
         let capture = try AudioCapture()
         let item = PlayerItem(url: try TestMedia.languages())

@@ -7,8 +7,9 @@ import LockstepLocks
 struct StreamChoice: Sendable, Hashable {
     enum Kind: Sendable, Hashable { case video, audio, text }
 
-    /// Whether the first video stream plays.
-    var video: Bool
+    /// The number of the video stream that plays, among the video streams (alternate pictures:
+    /// another angle, a signed version); nil for none.
+    var video: Int?
     /// The number of the audio stream that plays, among the audio streams; nil for none.
     var audio: Int?
     /// The number of the subtitle stream to show, among the text streams; nil for none. Subtitles
@@ -16,12 +17,12 @@ struct StreamChoice: Sendable, Hashable {
     var text: Int?
 
     /// What playbin3 picks by itself: the first video and audio stream, no subtitles.
-    static let playbinDefault = StreamChoice(video: true, audio: 0, text: nil)
+    static let playbinDefault = StreamChoice(video: 0, audio: 0, text: nil)
 
     /// Whether the stream numbered `number` among those of `kind` plays.
     func plays(_ kind: Kind, number: Int) -> Bool {
         switch kind {
-        case .video: return video && number == 0
+        case .video: return video == number
         case .audio: return audio == number
         case .text: return false
         }

@@ -255,7 +255,7 @@ let package = Package(
             name: "WallIntegrationTests",
             dependencies: [
                 "LockstepLocks",
-                "WallAnalysis", "GroundTruth", "LockstepTime", "TestSupport", "wallctl", "WallNode", "WallDisplay",
+                "WallAnalysis", "GroundTruth", "LockstepTime", "LockstepNet", "TestSupport", "wallctl", "WallNode", "WallDisplay",
             ]
         ),
         .testTarget(

@@ -1,6 +1,7 @@
 import Foundation
 import GroundTruth
 import LockstepLocks
+import LockstepNet
 import LockstepTime
 import TestSupport
 import XCTest
@@ -14,11 +15,11 @@ import XCTest
 final class ShowControlWallTests: XCTestCase {
     private let ids = ["a", "b", "c", "d"]
     private let masterPort = 15691
-    private let firstControlPort = 17801
-    private let daemonPort = 17811
-    private let oscPort = 17812
-    private let udpPort = 17813
-    private let tcpPort = 17814
+    private let firstControlPort = 17901
+    private let daemonPort = 17911
+    private let oscPort = 17912
+    private let udpPort = 17913
+    private let tcpPort = 17914
     /// The loop is the clip's first 4 s (codes 0–119); each cue's first frame code is its own.
     private let firstCode = ["intro": 300, "chapter": 60, "finale": 450]
     private let interval = 1.2
@@ -181,5 +182,63 @@ final class ShowControlWallTests: XCTestCase {
         try await wall.client("a").waitForStatus(within: 5, "the cue after the flood") { status in
             ((status["timeline"] as? [String: Any])?["version"] as? Int ?? 0) > before
         }
+        // HTTP on the daemon: a cue and a verb; an unknown cue is named.
+        let daemonHTTP = TestNode(port: daemonPort)
+        XCTAssertEqual(try daemonHTTP.request("POST", "/cue/intro").status, 202)
+        XCTAssertEqual(try daemonHTTP.request("POST", "/show/pause").status, 202)
+        let unknown = try daemonHTTP.request("POST", "/cue/nowhere")
+        XCTAssertEqual(unknown.status, 404)
+        XCTAssertTrue(unknown.body.contains("nowhere") && unknown.body.contains("intro"), unknown.body)
+        try await wall.client("a").waitForStatus(within: 8, "paused by POST /show/pause") { status in
+            (status["timeline"] as? [String: Any])?["state"] as? String == "paused"
+        }
+    }
+
+    /// A wall without a control daemon: a node with `show-control: true` takes the button itself,
+    /// and both screens cut together.
+    func testANodeWithShowControl_takesCues_withNoDaemon() async throws {
+        let wallctl = ChildProcess.product("wallctl")
+        let wallnode = ChildProcess.product("wallnode")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("lockstep-show-node-\(getpid())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let clip = folder.appendingPathComponent("clip.mp4")
+        try FileManager.default.copyItem(at: try TestMedia.frameCode(seconds: 20), to: clip)
+        let receiver = try FrameCodeCollector(count: 2)
+        defer { receiver.stop() }
+        let wall = TestWall(
+            name: "show-node-test", clockPort: masterPort, media: clip.path, canvas: (320, 90),
+            playlist: ["{media: \(clip.path), out: 4s}"], stateDirectory: folder.appendingPathComponent("state").path,
+            extra: [
+                "clock-lock-timeout: 20s", "loop: true",
+                "show-control: {udp: \"127.0.0.1:\(udpPort)\", allow: [127.0.0.1]}",
+                "cues: {intro: {media: \(clip.path), in: 10s, out: 12s}}",
+            ],
+            nodes: [
+                .groundTruth(
+                    id: "a", controlPort: firstControlPort, tile: (0, 0, 160, 90), port: receiver.ports[0],
+                    extra: ["show-control: true"]),
+                .groundTruth(id: "b", controlPort: firstControlPort + 1, tile: (160, 0, 160, 90), port: receiver.ports[1]),
+            ])
+        let config = try wall.write(to: folder.appendingPathComponent("wall.yaml"))
+        let master = try ChildProcess(wallctl, ["clock", "serve", "--listen", "127.0.0.1:\(masterPort)"])
+        let nodes = try ["a", "b"].map { id in
+            try ChildProcess(wallnode, ["run", "--config", config.path, "--id", id, "--log-format", "text"])
+        }
+        defer { for process in nodes + [master] { process.signal(SIGTERM) } }
+        let play = try ChildProcess.run(wallctl, ["play", "--config", config.path])
+        XCTAssertEqual(play.status, 0, play.output + play.errors)
+        guard play.status == 0 else { return }
+        let socket = try UDPSocket(family: .ipv4)
+        let sent = LocalClock.monotonic.now()
+        _ = try Array("cue intro".utf8).withUnsafeBytes {
+            try socket.send($0, to: .ipv4Loopback(port: UInt16(udpPort)))
+        }
+        try await eventually(within: 6, "both screens on the cue's first frame") {
+            receiver.seen.allSatisfy { frames in frames.contains { $0.code == 300 && $0.at > sent } }
+        }
+        let cuts = receiver.seen.map { frames in frames.first { $0.code == 300 && $0.at > sent }!.at }
+        XCTAssertLessThanOrEqual(
+            (cuts.max()! - cuts.min()!).seconds, 0.005, "both screens on the cue's first frame together")
     }
 }

@@ -104,7 +104,7 @@ public enum ControlServer {
             return json(
                 FramesReply(
                     node: settings.id, records: records, missed: missed, clockErrorBound: clock.errorBound,
-                    clockLineage: clock.lineage))
+                    clockLineage: clock.lineage, guaranteedClockErrorBound: clock.guaranteedErrorBound))
         }
         router.get(RouterPath(ControlPath.snapshot)) { request, _ in
             try await snapshot(request, node: node)

@@ -18,6 +18,7 @@ public final class NodeMetrics: Sendable {
     private let registry = PrometheusCollectorRegistry()
     private let clockLocked: Gauge
     private let clockErrorBound: Gauge
+    private let clockGuaranteedErrorBound: Gauge
     private let clockOffset: Gauge
     private let clockRate: Gauge
     private let clockRoundTrip: Gauge
@@ -54,7 +55,14 @@ public final class NodeMetrics: Sendable {
                 "1 while a wall can play on the node's clock: locked, or in holdover within its usable bound"),
             labels: labels)
         clockErrorBound = registry.makeGauge(
-            descriptor: Self.metric("clock_error_bound_seconds", "Bound on the master-clock estimate's error"),
+            descriptor: Self.metric(
+                "clock_error_bound_seconds",
+                "Bound on the master-clock estimate's error, assuming the path's fastest exchanges symmetric"),
+            labels: labels)
+        clockGuaranteedErrorBound = registry.makeGauge(
+            descriptor: Self.metric(
+                "clock_guaranteed_error_bound_seconds",
+                "Bound on the master-clock estimate's error whatever the path's asymmetry (half the round trip, plus drift)"),
             labels: labels)
         clockOffset = registry.makeGauge(
             descriptor: Self.metric("clock_offset_seconds", "Master time minus local time"), labels: labels)
@@ -151,6 +159,7 @@ public final class NodeMetrics: Sendable {
     public func render(status: NodeStatus, process: ProcessSample? = .current()) -> String {
         clockLocked.set(to: status.clock.usable ? 1 : 0)
         clockErrorBound.set(to: status.clock.errorBound?.seconds ?? .infinity)
+        clockGuaranteedErrorBound.set(to: status.clock.guaranteedErrorBound?.seconds ?? .infinity)
         clockOffset.set(to: status.clock.offset?.seconds ?? 0)
         clockRate.set(to: (status.clock.ratePPM ?? 0) / 1e6)
         clockRoundTrip.set(to: status.clock.roundTrip?.seconds ?? .nan)

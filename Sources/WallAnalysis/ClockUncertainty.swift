@@ -66,6 +66,12 @@ struct ClockLineageRecord: Sendable {
     /// The bound of the latest report.
     var lastBound: Int64? { latest?.bound }
 
+    /// The largest and the last bound noted, for a report; nil before any.
+    var summary: ClockErrorBoundSummary? {
+        guard let boundMaximum, let lastBound else { return nil }
+        return ClockErrorBoundSummary(maximum: MediaTime(nanoseconds: boundMaximum), last: MediaTime(nanoseconds: lastBound))
+    }
+
     mutating func note(bound: Int64, lineage: ClockLineage?) {
         boundMaximum = max(boundMaximum ?? .min, bound)
         if let relaying = lineage?.relaying { self.relaying = relaying }

@@ -130,6 +130,9 @@ public struct DriftAnalyzer: Sendable {
         if let bound = reply.clockErrorBound {
             try recordClockErrorBound(bound, lineage: reply.clockLineage, for: reply.node)
         }
+        if let guaranteed = reply.guaranteedClockErrorBound {
+            try recordGuaranteedClockErrorBound(guaranteed, for: reply.node)
+        }
         return try ingest(reply.records, from: reply.node, missed: reply.missed)
     }
 
@@ -148,6 +151,17 @@ public struct DriftAnalyzer: Sendable {
         nodeStates[index].clock.note(bound: nanoseconds, lineage: lineage)
     }
 
+    /// Notes a node's guaranteed clock error bound: the one that holds without assuming its path
+    /// to the master symmetric (`ClockReport.guaranteedErrorBound`). A PASS rests on it.
+    ///
+    /// Two nodes' guaranteed bounds are added whole: what they share of a source's asymmetry is not
+    /// known, so none of it is taken out.
+    public mutating func recordGuaranteedClockErrorBound(_ bound: MediaTime, for node: String) throws(AnalysisError) {
+        let index = try wall.index(of: node)
+        let nanoseconds = try Nanoseconds.of(bound, "the guaranteed clock error bound of node \"\(node)\"")
+        nodeStates[index].guaranteed.note(bound: nanoseconds, lineage: nil)
+    }
+
     /// Notes a node's own cumulative counters of late and dropped frames (`PlayerReport`).
     ///
     /// The report gives how much they rose from the first sample to the last (a counter that falls
@@ -163,6 +177,9 @@ public struct DriftAnalyzer: Sendable {
     public mutating func record(_ status: NodeStatus) throws(AnalysisError) {
         if let bound = status.clock.errorBound {
             try recordClockErrorBound(bound, lineage: status.clock.lineage, for: status.id)
+        }
+        if let guaranteed = status.clock.guaranteedErrorBound {
+            try recordGuaranteedClockErrorBound(guaranteed, for: status.id)
         }
         try recordCounters(late: status.player.framesLate, dropped: status.player.framesDropped, for: status.id)
     }
@@ -191,12 +208,8 @@ public struct DriftAnalyzer: Sendable {
                 node: nodes[index], framesPresented: state.framesPresented, skew: state.skew.statistics,
                 meanSignedSkew: Self.mean(state.signedSkewSum, count: state.skew.count),
                 lateness: state.lateness.statistics,
-                clockErrorBound: state.clock.boundMaximum.flatMap { maximum in
-                    state.clock.lastBound.map {
-                        ClockErrorBoundSummary(
-                            maximum: MediaTime(nanoseconds: maximum), last: MediaTime(nanoseconds: $0))
-                    }
-                },
+                clockErrorBound: state.clock.summary,
+                guaranteedClockErrorBound: state.guaranteed.summary,
                 lateFrames: state.late.increase, droppedFrames: state.dropped.increase,
                 missingFrames: state.missingFrames, undeliveredRecords: state.undeliveredRecords,
                 ignoredRecords: state.ignoredRecords, unusableRecords: state.unusableRecords)
@@ -211,7 +224,14 @@ public struct DriftAnalyzer: Sendable {
                     ? nil
                     : ClockAdjustedSkew(
                         upper: pairStates[index].skewWithClocks.statistics,
-                        lower: pairStates[index].skewLessClocks.statistics))
+                        lower: pairStates[index].skewLessClocks.statistics),
+                guaranteedClockUncertainty: ClockLineageRecord.uncertainty(
+                    nodeStates[wall.pairs[index].first].guaranteed, nodeStates[wall.pairs[index].second].guaranteed),
+                skewWithGuaranteedClockUncertainty: pairStates[index].framesWithoutGuaranteed > 0
+                    ? nil
+                    : ClockAdjustedSkew(
+                        upper: pairStates[index].skewWithGuaranteed.statistics,
+                        lower: pairStates[index].skewLessGuaranteed.statistics))
         }
         return DriftReport(
             firstRunningTime: firstAligned.map(MediaTime.init(nanoseconds:)),
@@ -362,6 +382,14 @@ public struct DriftAnalyzer: Sendable {
             } else {
                 pairStates[index].framesWithoutBound += 1
             }
+            if let clocks = ClockLineageRecord.currentUncertainty(
+                nodeStates[pair.first].guaranteed, nodeStates[pair.second].guaranteed)
+            {
+                pairStates[index].skewWithGuaranteed.record(skew + clocks)
+                pairStates[index].skewLessGuaranteed.record(max(0, skew - clocks))
+            } else {
+                pairStates[index].framesWithoutGuaranteed += 1
+            }
         }
         spread.record(sorted[sorted.count - 1] - sorted[0])
         series.add(runningTime: frame.runningTime, skews: skews)
@@ -400,6 +428,8 @@ extension DriftAnalyzer {
         var signedSkewSum: Int128 = 0
         var lateness = Distribution()
         var clock = ClockLineageRecord()
+        /// The guaranteed bounds, which hold whatever the path's asymmetry.
+        var guaranteed = ClockLineageRecord()
         var late = CounterIncrease()
         var dropped = CounterIncrease()
         var missingFrames = 0
@@ -432,6 +462,10 @@ extension DriftAnalyzer {
         var skewWithClocks = Distribution()
         var skewLessClocks = Distribution()
         var framesWithoutBound = 0
+        /// The same with the guaranteed bounds.
+        var skewWithGuaranteed = Distribution()
+        var skewLessGuaranteed = Distribution()
+        var framesWithoutGuaranteed = 0
     }
 
     /// How much a cumulative counter rose between samples, across restarts of the counter.

@@ -15,15 +15,16 @@ extension DriftReport {
         }
         pairTable.add(["wall spread"] + spread.millisecondColumns + [""])
         var health = TextTable(
-            "node", "frames", "late p50", "late p99", "late max", "bound max", "bound last", "late", "dropped",
-            "missing", "undelivered", "ignored")
+            "node", "frames", "late p50", "late p99", "late max", "bound max", "bound last", "guaranteed max",
+            "late", "dropped", "missing", "undelivered", "ignored")
         for node in nodes {
             let lateness =
                 node.lateness.isEmpty
                 ? ["-", "-", "-"]
                 : [node.lateness.p50, node.lateness.p99, node.lateness.maximum].map(\.millisecondsText)
             let bound =
-                node.clockErrorBound.map { [$0.maximum.millisecondsText, $0.last.millisecondsText] } ?? ["-", "-"]
+                (node.clockErrorBound.map { [$0.maximum.millisecondsText, $0.last.millisecondsText] } ?? ["-", "-"])
+                + [node.guaranteedClockErrorBound?.maximum.millisecondsText ?? "-"]
             health.add(
                 [node.node, String(node.framesPresented)] + lateness + bound + [
                     node.lateFrames.map(String.init) ?? "-", node.droppedFrames.map(String.init) ?? "-",
@@ -40,7 +41,8 @@ extension DriftReport {
             "",
             pairTable.rendered,
             "",
-            "node health (lateness and clock error bound in ms; late and dropped from the nodes' counters)",
+            "node health (lateness and clock error bounds in ms: the estimated bound assumes the path to the master "
+                + "symmetric, the guaranteed one does not; late and dropped from the nodes' counters)",
             health.rendered,
             "",
             verdict.sentence,

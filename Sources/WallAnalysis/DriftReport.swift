@@ -59,8 +59,12 @@ public struct NodeDrift: Sendable, Hashable, Codable {
     @NanosecondsCoded public var meanSignedSkew: MediaTime
     /// `presentedAt - dueAt` over every frame it presented (signed: negative is early).
     public var lateness: TimeStatistics
-    /// The node's clock error bound, when it reported one.
+    /// The node's clock error bound, when it reported one: it assumes the path to the master
+    /// symmetric at its fastest exchanges.
     public var clockErrorBound: ClockErrorBoundSummary?
+    /// The node's guaranteed clock error bound, when it reported one: it holds whatever the path's
+    /// asymmetry (half the round trip, and what the clock may have drifted since).
+    public var guaranteedClockErrorBound: ClockErrorBoundSummary?
     /// How much the node's own late-frame counter rose during the analysis; nil without counters.
     public var lateFrames: UInt64?
     /// How much the node's own dropped-frame counter rose during the analysis; nil without counters.
@@ -75,17 +79,19 @@ public struct NodeDrift: Sendable, Hashable, Codable {
     public var unusableRecords: Int
 
     enum CodingKeys: String, CodingKey {
-        case node, framesPresented, skew, lateness, clockErrorBound, lateFrames, droppedFrames, missingFrames,
-            undeliveredRecords, ignoredRecords, unusableRecords
+        case node, framesPresented, skew, lateness, clockErrorBound, guaranteedClockErrorBound, lateFrames,
+            droppedFrames, missingFrames, undeliveredRecords, ignoredRecords, unusableRecords
         case meanSignedSkew = "meanSignedSkewNs"
     }
 
     public init(
         node: String, framesPresented: Int, skew: TimeStatistics, meanSignedSkew: MediaTime,
-        lateness: TimeStatistics, clockErrorBound: ClockErrorBoundSummary?, lateFrames: UInt64?,
+        lateness: TimeStatistics, clockErrorBound: ClockErrorBoundSummary?,
+        guaranteedClockErrorBound: ClockErrorBoundSummary? = nil, lateFrames: UInt64?,
         droppedFrames: UInt64?, missingFrames: Int, undeliveredRecords: UInt64, ignoredRecords: Int,
         unusableRecords: Int
     ) {
+        self.guaranteedClockErrorBound = guaranteedClockErrorBound
         self.node = node
         self.framesPresented = framesPresented
         self.skew = skew
@@ -115,16 +121,24 @@ public struct PairDrift: Sendable, Hashable, Codable {
     /// away: the true skew of every frame lies between the two; nil when some frame was aligned
     /// before both nodes had reported a bound.
     public var skewWithClockUncertainty: ClockAdjustedSkew?
+    /// The same two with the nodes' guaranteed bounds, which hold on asymmetric paths too: a PASS
+    /// rests on these.
+    public var guaranteedClockUncertainty: PairClockUncertainty?
+    public var skewWithGuaranteedClockUncertainty: ClockAdjustedSkew?
 
     enum CodingKeys: String, CodingKey {
-        case pair, skew, clockUncertainty, skewWithClockUncertainty
+        case pair, skew, clockUncertainty, skewWithClockUncertainty, guaranteedClockUncertainty,
+            skewWithGuaranteedClockUncertainty
         case meanSignedSkew = "meanSignedSkewNs"
     }
 
     public init(
         pair: NodePair, skew: TimeStatistics, meanSignedSkew: MediaTime, clockUncertainty: PairClockUncertainty? = nil,
-        skewWithClockUncertainty: ClockAdjustedSkew? = nil
+        skewWithClockUncertainty: ClockAdjustedSkew? = nil, guaranteedClockUncertainty: PairClockUncertainty? = nil,
+        skewWithGuaranteedClockUncertainty: ClockAdjustedSkew? = nil
     ) {
+        self.guaranteedClockUncertainty = guaranteedClockUncertainty
+        self.skewWithGuaranteedClockUncertainty = skewWithGuaranteedClockUncertainty
         self.pair = pair
         self.skew = skew
         self.meanSignedSkew = meanSignedSkew

@@ -1,7 +1,9 @@
 import LockstepTime
 
 /// Whether the wall stayed in sync, judged on the worst pair's p99 skew with what the nodes' clocks
-/// may be off by added: the report never claims more than it knows.
+/// may be off by added: the report never claims more than it knows. A PASS rests on the bounds that
+/// hold whatever a path's asymmetry (the guaranteed ones); within the threshold by the estimated
+/// bounds alone, which assume symmetric paths, is UNCERTAIN and says so.
 ///
 /// The skew the nodes report is measured against each node's own estimate of the master clock, so
 /// it cannot see the error of those estimates: two nodes whose clocks are 0.4 ms apart present
@@ -97,30 +99,37 @@ public struct DriftVerdict: Sendable, Hashable, Codable {
         let bound = { (id: String) in nodes.first { $0.node == id }?.clockErrorBound?.maximum }
         let skewOf = { (id: String) in nodes.first { $0.node == id }?.skew.p99 ?? .zero }
         let furthest = { (pair: NodePair) in skewOf(pair.second) > skewOf(pair.first) ? pair.second : pair.first }
-        func verdict(_ outcome: Outcome, _ pair: PairDrift, _ sentence: String) -> DriftVerdict {
+        /// A verdict on `pair`, naming what its clocks may have been apart by the bounds it rests on.
+        func verdict(_ outcome: Outcome, _ pair: PairDrift, _ sentence: String, guaranteed: Bool = false)
+            -> DriftVerdict
+        {
             DriftVerdict(
                 outcome: outcome, threshold: threshold, worstPair: pair.pair, worstPairP99: pair.skew.p99,
-                worstPairClockUncertainty: pair.clockUncertainty?.total, worstNode: furthest(pair.pair),
-                sentence: sentence)
+                worstPairClockUncertainty: (guaranteed ? pair.guaranteedClockUncertainty : pair.clockUncertainty)?.total,
+                worstNode: furthest(pair.pair), sentence: sentence)
         }
 
         // Over the threshold whatever the clocks: FAIL. Each frame's true skew is at least its
-        // measured skew less what the clocks may have been apart then.
-        let lowest = { (pair: PairDrift) in pair.skewWithClockUncertainty?.lower.p99 ?? pair.skew.p99 }
+        // measured skew less what the clocks may have been apart then, by the guaranteed bounds
+        // where the nodes give them (an asymmetric path could put the clocks that far apart).
+        let lowest = { (pair: PairDrift) in
+            pair.skewWithGuaranteedClockUncertainty?.lower.p99 ?? pair.skewWithClockUncertainty?.lower.p99
+                ?? pair.skew.p99
+        }
         if let over = judged.max(by: { lowest($0) < lowest($1) }), lowest(over) > threshold {
             let p99 = over.skew.p99
             let node = furthest(over.pair)
             var sentence =
                 "FAIL: \(over.pair) differ by \(p99.millisecondsText) ms at p99, "
                 + "\((p99 - threshold).millisecondsText) ms over the \(limit) ms threshold"
-            if let clocks = over.clockUncertainty?.total, clocks > .zero {
+            if let clocks = (over.guaranteedClockUncertainty ?? over.clockUncertainty)?.total, clocks > .zero {
                 sentence += " (more than their clocks' uncertainty, up to \(clocks.millisecondsText) ms, explains)"
             }
             sentence += "; \(node) is furthest from the wall (p99 |skew| \(skewOf(node).millisecondsText) ms)."
             if let drift = nodes.first(where: { $0.node == node }) {
                 sentence += " " + Self.cause(of: drift, clocks: over.clockUncertainty?.total, threshold: threshold)
             }
-            return verdict(.fail, over, sentence)
+            return verdict(.fail, over, sentence, guaranteed: over.skewWithGuaranteedClockUncertainty != nil)
         }
         // A pair whose clocks' error is unknown for some of its frames cannot be vouched for.
         if let unknown = judged.first(where: { $0.skewWithClockUncertainty == nil }) {
@@ -146,12 +155,36 @@ public struct DriftVerdict: Sendable, Hashable, Codable {
                     + "\(limit) ms threshold cannot be confirmed; "
                     + "measure with --ground-truth, or give the clocks a quieter path to the master.")
         }
+        // Within it on symmetric paths. A PASS also needs the bounds that hold on any path: two-way
+        // time transfer cannot see a path's asymmetry, so the estimated bounds alone are a
+        // statistic, not a bound.
+        let guaranteedReach = { (pair: PairDrift) in
+            pair.skewWithGuaranteedClockUncertainty?.upper.p99 ?? .positiveInfinity
+        }
+        let worstGuaranteed = judged.max { guaranteedReach($0) < guaranteedReach($1) }!
+        let reachGuaranteed = guaranteedReach(worstGuaranteed)
+        guard reachGuaranteed <= threshold else {
+            let how =
+                reachGuaranteed.isNumeric
+                ? "with the bounds that hold whatever the paths' asymmetry (half each round trip) they reach "
+                    + "\(reachGuaranteed.millisecondsText) ms"
+                    + "\(worstGuaranteed.guaranteedClockUncertainty.map { " (\($0.sentence))" } ?? "")"
+                : "a node reported no bound that holds whatever its path's asymmetry"
+            return verdict(
+                .uncertain, worstGuaranteed,
+                "UNCERTAIN: every pair stays within the \(limit) ms threshold at p99 if the paths to the master are "
+                    + "symmetric (the worst, \(worst.pair), reaches \(reach.millisecondsText) ms with its clocks' "
+                    + "estimated bounds added), but an asymmetric path is what two-way time transfer cannot see: "
+                    + "\(how), so the threshold cannot be confirmed; measure with --ground-truth, or give the clocks "
+                    + "a path with shorter round trips.",
+                guaranteed: true)
+        }
         return verdict(
-            .pass, worst,
+            .pass, worstGuaranteed,
             "PASS: every pair stays within the \(limit) ms threshold at p99 with its clocks' uncertainty added to "
-                + "each frame; the worst, \(worst.pair), reaches \(reach.millisecondsText) ms "
-                + "(\(worst.skew.p99.millisecondsText) ms by their own clocks"
-                + "\(worst.clockUncertainty.map { "; \($0.sentence)" } ?? ""))."
-        )
+                + "each frame, by bounds that hold whatever the paths' asymmetry; the worst, \(worstGuaranteed.pair), "
+                + "reaches \(reachGuaranteed.millisecondsText) ms (\(worstGuaranteed.skew.p99.millisecondsText) ms by "
+                + "their own clocks\(worstGuaranteed.guaranteedClockUncertainty.map { "; \($0.sentence)" } ?? "")).",
+            guaranteed: true)
     }
 }

@@ -499,20 +499,24 @@ public struct FramesReply: Sendable, Hashable, Codable {
     @OptionalNanosecondsCoded public var clockErrorBound: MediaTime?
     /// Where that bound's error comes from when it answered; nil from nodes that do not say.
     public var clockLineage: ClockLineage?
+    /// The bound that holds without assuming the path to the master symmetric
+    /// (`ClockReport.guaranteedErrorBound`); nil from nodes that do not say.
+    @OptionalNanosecondsCoded public var guaranteedClockErrorBound: MediaTime?
 
     enum CodingKeys: String, CodingKey {
         case node, records, missed, clockLineage
-        case clockErrorBound = "clockErrorBoundNs"
+        case clockErrorBound = "clockErrorBoundNs", guaranteedClockErrorBound = "guaranteedClockErrorBoundNs"
     }
 
     public init(
         node: String, records: [FrameRecord], missed: UInt64, clockErrorBound: MediaTime?,
-        clockLineage: ClockLineage? = nil
+        clockLineage: ClockLineage? = nil, guaranteedClockErrorBound: MediaTime? = nil
     ) {
         self.node = node
         self.records = records
         self.missed = missed
         self.clockErrorBound = clockErrorBound
         self.clockLineage = clockLineage
+        self.guaranteedClockErrorBound = guaranteedClockErrorBound
     }
 }

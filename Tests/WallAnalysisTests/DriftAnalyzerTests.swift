@@ -236,8 +236,53 @@ final class DriftAnalyzerTests: XCTestCase {
         XCTAssertEqual(
             verdict.sentence,
             "PASS: every pair stays within the 1.000 ms threshold at p99 with its clocks' uncertainty added to "
-                + "each frame; the worst, a–b, reaches 0.512 ms (0.412 ms by their own clocks; error bounds up to "
-                + "0.050 + 0.050 ms).")
+                + "each frame, by bounds that hold whatever the paths' asymmetry; the worst, a–b, reaches 0.512 ms "
+                + "(0.412 ms by their own clocks; error bounds up to 0.050 + 0.050 ms).")
+    }
+
+    func testVerdict_withinTheThresholdOnlyIfThePathsAreSymmetric_isUncertainNamingAsymmetry() throws {
+        var wall = SyntheticWall(nodes: ["a", "b", "c"])
+        wall.skew = ["b": { _ in 412_000 }]
+        // Estimated bounds of 0.05 ms assume the fastest exchanges symmetric; round trips of a
+        // millisecond leave room for 0.5 ms of asymmetry each way.
+        var analyzer = try DriftAnalyzer(nodes: wall.nodes)
+        try bound(&analyzer, 0.05, wall.nodes, guaranteed: 0.5)
+        try wall.feed(0..<100, to: &analyzer)
+        let verdict = analyzer.report().verdict
+        XCTAssertEqual(verdict.outcome, .uncertain)
+        XCTAssertEqual(verdict.worstPairClockUncertainty, .ms(1))
+        XCTAssertTrue(verdict.sentence.contains("if the paths to the master are symmetric"), verdict.sentence)
+        XCTAssertTrue(verdict.sentence.contains("reaches 0.512 ms"), verdict.sentence)
+        XCTAssertTrue(verdict.sentence.contains("asymmetry (half each round trip) they reach 1.412 ms"), verdict.sentence)
+        let report = analyzer.report()
+        XCTAssertEqual(report.nodes[0].guaranteedClockErrorBound?.maximum, .ms(0.5))
+        XCTAssertEqual(report.pairs[0].guaranteedClockUncertainty?.total, .ms(1))
+
+        // Nodes that give no guaranteed bound cannot be vouched for either.
+        var silent = try DriftAnalyzer(nodes: wall.nodes)
+        for node in wall.nodes { try silent.recordClockErrorBound(.ms(0.05), for: node) }
+        try wall.feed(0..<100, to: &silent)
+        XCTAssertEqual(silent.report().verdict.outcome, .uncertain)
+        XCTAssertTrue(
+            silent.report().verdict.sentence.contains("reported no bound that holds whatever its path's asymmetry"))
+    }
+
+    func testVerdict_fails_onlyWhenEvenTheGuaranteedBoundsCannotExplainTheSkew() throws {
+        var wall = SyntheticWall(nodes: ["a", "b", "c"])
+        wall.skew = ["b": { _ in 1_700_000 }]
+        // 1.7 ms apart; the estimated bounds (0.2 + 0.2) cannot explain it, the guaranteed ones
+        // (0.5 + 0.5) leave 0.7 ms: under the threshold, so no FAIL on an assumption.
+        var analyzer = try DriftAnalyzer(nodes: wall.nodes)
+        try bound(&analyzer, 0.2, wall.nodes, guaranteed: 0.5)
+        try wall.feed(0..<100, to: &analyzer)
+        XCTAssertEqual(analyzer.report().verdict.outcome, .uncertain, analyzer.report().verdict.sentence)
+        var tight = try DriftAnalyzer(nodes: wall.nodes)
+        try bound(&tight, 0.2, wall.nodes, guaranteed: 0.3)
+        try wall.feed(0..<100, to: &tight)
+        XCTAssertEqual(tight.report().verdict.outcome, .fail)
+        XCTAssertTrue(
+            tight.report().verdict.sentence.contains("more than their clocks' uncertainty, up to 0.600 ms, explains"),
+            tight.report().verdict.sentence)
     }
 
     func testVerdict_whenTheClocksMayBeFurtherApartThanTheThresholdAllows_isUncertain() throws {
@@ -330,18 +375,21 @@ final class DriftAnalyzerTests: XCTestCase {
                     for: node)
             }
         }
+        // Their guaranteed bounds, added whole (what of an asymmetry they share is not known).
+        for node in wall.nodes { try analyzer.recordGuaranteedClockErrorBound(.ms(0.3), for: node) }
         try wall.feed(0..<100, to: &analyzer)
         let report = analyzer.report()
         XCTAssertEqual(
             report.pairs[0].clockUncertainty, PairClockUncertainty(first: .ms(0.12), second: .ms(0.12), shared: relay))
+        assertWithinPrecision(report.pairs[0].skewWithClockUncertainty!.upper.p99, 410_000)
         let verdict = report.verdict
         XCTAssertEqual(verdict.outcome, .pass, verdict.sentence)
-        XCTAssertEqual(verdict.worstPairClockUncertainty, .ms(0.24))
+        XCTAssertEqual(verdict.worstPairClockUncertainty, .ms(0.6))
         XCTAssertEqual(
             verdict.sentence,
             "PASS: every pair stays within the 1.000 ms threshold at p99 with its clocks' uncertainty added to each "
-                + "frame; the worst, a–b, reaches 0.410 ms (0.170 ms by their own clocks; error bounds up to 0.120 + "
-                + "0.120 ms beyond the clock they share, 10.0.0.9:6000).")
+                + "frame, by bounds that hold whatever the paths' asymmetry; the worst, a–b, reaches 0.770 ms (0.170 "
+                + "ms by their own clocks; error bounds up to 0.300 + 0.300 ms).")
         // The nodes' whole bounds are still reported as they are.
         XCTAssertEqual(report.nodes[0].clockErrorBound?.maximum, .ms(0.72))
     }
@@ -391,8 +439,15 @@ final class DriftAnalyzerTests: XCTestCase {
         }
     }
 
-    private func bound(_ analyzer: inout DriftAnalyzer, _ milliseconds: Double, _ nodes: [String]) throws {
-        for node in nodes { try analyzer.recordClockErrorBound(.ms(milliseconds), for: node) }
+    /// Each of `nodes` reports an estimated bound of `milliseconds`, and a guaranteed one of
+    /// `guaranteed` (the same when nil: a path with no room for asymmetry).
+    private func bound(
+        _ analyzer: inout DriftAnalyzer, _ milliseconds: Double, _ nodes: [String], guaranteed: Double? = nil
+    ) throws {
+        for node in nodes {
+            try analyzer.recordClockErrorBound(.ms(milliseconds), for: node)
+            try analyzer.recordGuaranteedClockErrorBound(.ms(guaranteed ?? milliseconds), for: node)
+        }
     }
 
     func testVerdict_whenPairExceedsThreshold_failsNamingPairNodeAndExcess() throws {

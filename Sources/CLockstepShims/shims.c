@@ -31,6 +31,10 @@ LOCKSTEP_SETTER(gboolean, bool)
 LOCKSTEP_SETTER(gdouble, double)
 LOCKSTEP_SETTER(gpointer, pointer)
 
+gboolean lockstep_object_has_property(gpointer object, const char *name) {
+    return g_object_class_find_property(G_OBJECT_GET_CLASS(object), name) != NULL;
+}
+
 gchar *lockstep_object_get_string(gpointer object, const char *name) {
     gchar *value = NULL;
     g_object_get(object, name, &value, NULL);

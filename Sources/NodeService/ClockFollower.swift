@@ -39,10 +39,10 @@ public final class ClockFollower: Sendable {
     /// A node that serves as the master (`--serve-clock`) with relays in the config first tries to
     /// join the timeline they still serve (a master process that restarted while the wall played);
     /// every other node is set up at once.
-    public static func start(settings: NodeSettings, player: Player, logger: Logger) async -> ClockFollower {
+    public static func start(settings: NodeSettings, players: [Player], logger: Logger) async -> ClockFollower {
         let relays = Array(settings.clockSources.dropFirst())
         guard settings.serveClock, !settings.useLocalClock, !relays.isEmpty else {
-            return ClockFollower(settings: settings, player: player, logger: logger)
+            return ClockFollower(settings: settings, players: players, logger: logger)
         }
         let current = Current()
         logger.info(
@@ -52,10 +52,10 @@ public final class ClockFollower: Sendable {
             let joined = await ClockJoin.join(
                 relays: relays, configuration: serverConfiguration(settings, listen: settings.clock),
                 timeout: joinTimeout, logger: logger,
-                onStatus: followingPlayer(player, current: current, nodeID: settings.id, logger: logger))
+                onStatus: followingPlayer(players, current: current, nodeID: settings.id, logger: logger))
         else {
             logger.info("no relay serves a wall's timeline; serving this machine's clock")
-            return ClockFollower(settings: settings, player: player, logger: logger)
+            return ClockFollower(settings: settings, players: players, logger: logger)
         }
         logger.notice(
             "joined the wall's timeline; serving it as the master's stand-in",
@@ -75,7 +75,7 @@ public final class ClockFollower: Sendable {
         self.logger = logger
     }
 
-    init(settings: NodeSettings, player: Player, logger: Logger) {
+    init(settings: NodeSettings, players: [Player], logger: Logger) {
         self.logger = logger
         joined = nil
         let current = Current()
@@ -85,7 +85,7 @@ public final class ClockFollower: Sendable {
             server = nil
             relayAddress = nil
             current.state.withLock { $0 = (MasterClock.host, 0) }
-            player.masterClock = .host
+            for player in players { player.masterClock = .host }
             return
         }
         let relay = settings.relay.map { _ in ClockRelay() }
@@ -105,7 +105,7 @@ public final class ClockFollower: Sendable {
         sources = ClockSources(
             sources: settings.followedSources, configuration: SyncClockClient.Configuration(key: settings.clockKey),
             ownRelay: relay == nil ? nil : server?.identity, feeding: relay, logger: logger,
-            onStatus: Self.followingPlayer(player, current: current, nodeID: settings.id, logger: logger))
+            onStatus: Self.followingPlayer(players, current: current, nodeID: settings.id, logger: logger))
     }
 
     private static func serverConfiguration(_ settings: NodeSettings, listen: Endpoint) -> SyncClockServer.Configuration
@@ -116,7 +116,7 @@ public final class ClockFollower: Sendable {
     /// Hands every locked (or holdover) status to the player's master clock: the same clock while
     /// the generation lasts, a new one for a new generation.
     private static func followingPlayer(
-        _ player: Player, current: Current, nodeID: String, logger: Logger
+        _ players: [Player], current: Current, nodeID: String, logger: Logger
     ) -> @Sendable (ClockStatus) -> Void {
         { status in
             guard status.state == .locked || status.state == .holdover else { return }
@@ -130,7 +130,7 @@ public final class ClockFollower: Sendable {
                 return clock
             }
             if let created {
-                player.masterClock = created
+                for player in players { player.masterClock = created }
                 logger.info(
                     "following the master clock",
                     metadata: [

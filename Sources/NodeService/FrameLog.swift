@@ -40,6 +40,14 @@ public final class FrameLog: Sendable {
         }
     }
 
+    /// Records what every one of `players` presents (a screen's player and its standby), until
+    /// the task is cancelled.
+    public func record(from players: [Player]) async {
+        await withDiscardingTaskGroup { group in
+            for player in players { group.addTask { await self.record(from: player) } }
+        }
+    }
+
     public func append(_ frame: PresentedFrame) {
         state.withLock { state in
             let record = FrameRecord(

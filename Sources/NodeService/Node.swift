@@ -330,8 +330,10 @@ public final class Node: Sendable {
                 position: item == nil ? .zero : player.currentTime(),
                 prerolled: item?.status == .readyToPlay && player.rate == 0,
                 framesPresented: counts.presented, framesLate: counts.late,
-                framesDropped: player.videoFrameCounts.dropped, renderThread: player.renderThreadPriority.description,
-                error: (player.error ?? item?.error).map { "\($0)" }, pipelinesAbandoned: player.abandonedPipelines),
+                framesDropped: screen.players.map(\.videoFrameCounts.dropped).reduce(0, +),
+                renderThread: player.renderThreadPriority.description,
+                error: (player.error ?? item?.error).map { "\($0)" },
+                pipelinesAbandoned: screen.players.map(\.abandonedPipelines).reduce(0, +)),
             timeline: await timelineReport())
     }
 

@@ -23,7 +23,9 @@ public final class NodeScreen: FollowerPlayer, Sendable {
     static let playerAnswerLimit = MediaTime(value: 8, timescale: 1)
 
     let settings: NodeSettings
-    let player: QueuePlayer
+    /// The players: the one on the screen, and where the screen allows a second (`standby`), the
+    /// one a cut is prepared on while the first still plays.
+    public let players: [QueuePlayer]
     let frames: FrameLog
     /// The content the wall distributes, as this node holds it.
     public let content: ContentStore
@@ -33,10 +35,22 @@ public final class NodeScreen: FollowerPlayer, Sendable {
     /// The configured still, decoded for this screen, or why it cannot be shown.
     let still: Result<(rgb: [UInt8], size: PixelSize), PlayerError>?
     private let state = Mutex(Shown())
+    private let roles = Mutex(Roles())
+
+    /// Which player is on the screen, and which one holds a cut prepared in standby.
+    private struct Roles {
+        var active = 0
+        /// The player prepared in standby for the next start, if one is.
+        var prepared: Int?
+        /// Counts swaps, so a late clean-up never touches a player that has a new role since.
+        var swaps = 0
+    }
 
     private struct Shown {
         /// The media of the pass the player started from, while it plays the playlist.
         var media: String?
+        /// The media a player prepared in standby will play once it starts.
+        var pendingMedia: String?
         /// A picture on the screen in the player's place: the still or the test card.
         var picture: StillPicture?
         /// What the screen shows when the player does not: its show's name.
@@ -45,11 +59,16 @@ public final class NodeScreen: FollowerPlayer, Sendable {
         var problem: String?
     }
 
+    /// - Parameter players: one player, or two where the sink allows two pipelines at once
+    ///   (`standbyAllowed(settings:window:)`): then a start from a playing screen is prepared on
+    ///   the second while the first plays on, and the second takes over at the start's master time,
+    ///   with no frame held while it prepared.
     public init(
-        settings: NodeSettings, player: QueuePlayer, frames: FrameLog, window: OutputWindow?, logger: Logger
+        settings: NodeSettings, players: [QueuePlayer], frames: FrameLog, window: OutputWindow?, logger: Logger
     ) {
+        precondition(!players.isEmpty && players.count <= 2, "one player, or two with a standby")
         self.settings = settings
-        self.player = player
+        self.players = players
         self.frames = frames
         content = ContentStore(root: settings.contentDirectory)
         self.window = window
@@ -67,6 +86,22 @@ public final class NodeScreen: FollowerPlayer, Sendable {
     public var stillProblem: String? {
         if case .failure(let error) = still { return "\(error)" }
         return nil
+    }
+
+    /// The player on the screen.
+    public var player: QueuePlayer { players[roles.withLock { $0.active }] }
+
+    /// Whether a node may keep a second pipeline in standby: its sink draws into the node's own
+    /// window, or is no screen at all (a network or test sink), and no sound device would be opened
+    /// twice. A KMS plane, a Wayland surface or a sink's own window can hold one pipeline only.
+    public static func standbyAllowed(settings: NodeSettings, window: OutputWindow?) -> Bool {
+        let video = settings.video.sinkDescription
+        let screens = ["kmssink", "waylandsink", "autovideosink", "glimagesink", "xvimagesink", "ximagesink",
+            "fbdevsink", "gtksink", "d3dvideosink"]
+        let ownWindow = window != nil
+        guard ownWindow || !screens.contains(where: video.contains) else { return false }
+        guard let audio = settings.audioSink else { return true }
+        return audio.contains("fakesink")
     }
 
     /// The media the player plays now, if it plays the playlist.
@@ -95,8 +130,28 @@ public final class NodeScreen: FollowerPlayer, Sendable {
         } catch {
             return .failed("\(error)")
         }
+        // A start while the screen plays is prepared in standby, the screen playing on meanwhile.
+        let (active, standby) = roles.withLock { roles -> (Int, Int?) in
+            roles.prepared = nil
+            return (roles.active, players.count > 1 ? 1 - roles.active : nil)
+        }
+        let onScreen = players[active]
+        let playing = onScreen.rate != 0 && onScreen.currentItem != nil && state.withLock { $0.picture == nil }
+        if let standby, preparation.hold == nil, playing {
+            return await prepare(preparation, items: items, on: players[standby], standby: standby)
+        }
+        if let standby { empty(players[standby]) }
+        return await prepare(preparation, items: items, on: onScreen, standby: nil)
+    }
+
+    /// Loads and prerolls `preparation` on `player`: the one on the screen, or the one in standby.
+    private func prepare(
+        _ preparation: Preparation, items: [(item: PlayerItem, path: String)], on player: QueuePlayer, standby: Int?
+    ) async -> PreparationOutcome {
         if preparation.renewPipeline { player.renewPipelineAtNextLoad() }
-        takeDownPicture()
+        if standby == nil { takeDownPicture() }
+        // In standby its first frame must not reach the screen before the start.
+        player.showsPrerollFrame = standby == nil
         player.pause()
         player.removeAllItems()
         player.actionAtItemEnd = .advance
@@ -108,27 +163,81 @@ public final class NodeScreen: FollowerPlayer, Sendable {
         } catch {
             return .failed("\(error)")
         }
-        state.withLock {
-            $0.media = first.path
-            $0.show = nil
-            $0.problem = nil
+        if standby == nil {
+            state.withLock {
+                $0.media = first.path
+                $0.show = nil
+                $0.problem = nil
+            }
         }
         if let hold = preparation.hold {
-            guard await exactSeek(to: hold) != nil, await prerollPlayer() != nil else {
+            guard await exactSeek(to: hold, on: player) != nil, await prerollPlayer(player) != nil else {
                 player.renewPipelineAtNextLoad()
                 return .failed("the player did not show item time \(hold.seconds) s of \(first.path)")
             }
             return .ready
         }
-        guard await prerollPlayer() == true else {
+        guard await prerollPlayer(player) == true else {
             return .failed("the player did not preroll \(first.path)")
+        }
+        if let standby {
+            roles.withLock { $0.prepared = standby }
+            state.withLock { $0.pendingMedia = first.path }
         }
         return .ready
     }
 
     public func start(rate: PlaybackRate, itemTime: MediaTime, presentAt: MediaTime) throws {
-        player.automaticallyWaitsToMinimizeStalling = false
-        try player.setRate(rate.floatValue, time: itemTime, atHostTime: presentAt)
+        let swap = roles.withLock { roles -> (from: Int, to: Int, swap: Int)? in
+            guard let prepared = roles.prepared else { return nil }
+            defer {
+                roles.prepared = nil
+                roles.active = prepared
+                roles.swaps += 1
+            }
+            return (roles.active, prepared, roles.swaps + 1)
+        }
+        guard let swap else {
+            player.automaticallyWaitsToMinimizeStalling = false
+            try player.setRate(rate.floatValue, time: itemTime, atHostTime: presentAt)
+            return
+        }
+        // The prepared player starts at the start's master time, and the one on the screen pauses
+        // just before: it plays until the first frame of the other replaces its last, and a frame
+        // of its own due at that instant is not drawn over the new one.
+        let incoming = players[swap.to]
+        let outgoing = players[swap.from]
+        incoming.automaticallyWaitsToMinimizeStalling = false
+        try incoming.setRate(rate.floatValue, time: itemTime, atHostTime: presentAt)
+        try? outgoing.setRate(0, time: .invalid, atHostTime: presentAt - Self.outgoingPauseAhead)
+        state.withLock { state in
+            state.media = state.pendingMedia
+            state.pendingMedia = nil
+            state.show = nil
+            state.problem = nil
+        }
+        // Once the cut is on the screen: the incoming player shows what it prerolls again (a pause
+        // shows its exact frame), and the outgoing one lets go of its media.
+        let wait = (incoming.masterClock.map { presentAt - $0.now() } ?? .zero) + Self.swapSettling
+        Task { [weak self] in
+            try? await Task.sleep(for: .nanoseconds(max(0, wait.nanoseconds ?? 0)))
+            guard let self, self.roles.withLock({ $0.swaps == swap.swap }) else { return }
+            incoming.showsPrerollFrame = true
+            self.empty(outgoing)
+        }
+    }
+
+    /// How much before a cut the outgoing player pauses: more than the jitter of waking for it,
+    /// less than a frame, as the follower's scheduled pauses.
+    static let outgoingPauseAhead = MediaTime(value: 5, timescale: 1000)
+
+    /// How long after a cut the outgoing player is emptied: past the pause at the cut's time.
+    static let swapSettling = MediaTime(value: 300, timescale: 1000)
+
+    /// Stops `player` and lets go of its items (its decoders and buffers).
+    private func empty(_ player: QueuePlayer) {
+        player.pause()
+        player.removeAllItems()
     }
 
     public func pause(presentAt: MediaTime) throws {
@@ -148,7 +257,7 @@ public final class NodeScreen: FollowerPlayer, Sendable {
     }
 
     public func showExactFrame(itemTime: MediaTime) async -> Bool? {
-        let answer = await exactSeek(to: itemTime)
+        let answer = await exactSeek(to: itemTime, on: player)
         if answer == nil { player.renewPipelineAtNextLoad() }
         return answer
     }
@@ -156,7 +265,7 @@ public final class NodeScreen: FollowerPlayer, Sendable {
     public func show(_ show: TimelineShow) async {
         stopPlayer()
         // The sink keeps its last frame drawn until the player has let go of it.
-        await player.settle()
+        for player in players { await player.settle() }
         takeDownPicture()
         var problem: String?
         switch show {
@@ -191,11 +300,14 @@ public final class NodeScreen: FollowerPlayer, Sendable {
 
     // MARK: Helpers
 
-    /// Empties the player: nothing of the playlist stays on the screen.
+    /// Empties the players: nothing of the playlist stays on the screen.
     public func stopPlayer() {
-        player.pause()
-        player.removeAllItems()
-        state.withLock { $0.media = nil }
+        roles.withLock { $0.prepared = nil }
+        for player in players { empty(player) }
+        state.withLock {
+            $0.media = nil
+            $0.pendingMedia = nil
+        }
     }
 
     private func takeDownPicture() {
@@ -309,16 +421,14 @@ public final class NodeScreen: FollowerPlayer, Sendable {
 
     /// Seeks the player exactly to `itemTime`: whether the seek finished, or nil when the player
     /// gave no answer within `playerAnswerLimit` (or the node is shutting down).
-    private func exactSeek(to itemTime: MediaTime) async -> Bool? {
-        let player = self.player
-        return await playerAnswer("an exact seek to \(itemTime.seconds) s") { done in
+    private func exactSeek(to itemTime: MediaTime, on player: QueuePlayer) async -> Bool? {
+        await playerAnswer("an exact seek to \(itemTime.seconds) s") { done in
             player.seek(to: itemTime, toleranceBefore: .zero, toleranceAfter: .zero, completionHandler: done)
         }
     }
 
     /// Prerolls the player for rate 1: whether that finished, or nil as for `exactSeek(to:)`.
-    private func prerollPlayer() async -> Bool? {
-        let player = self.player
+    private func prerollPlayer(_ player: QueuePlayer) async -> Bool? {
         let answer = await playerAnswer("a preroll") { done in player.preroll(atRate: 1, completionHandler: done) }
         if answer == nil { player.cancelPendingPrerolls() }
         return answer

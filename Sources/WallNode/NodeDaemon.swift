@@ -70,25 +70,32 @@ struct NodeDaemon {
                     "window.fullscreen": .value(placement.fullscreen),
                 ])
         }
-        let player = QueuePlayer(
-            items: [], video: video, audioSinkDescription: settings.audioSink,
-            logger: Logger(label: "lockstep.player"))
-        player.automaticallyWaitsToMinimizeStalling = false
-        player.realtimeRenderPriority = settings.realtimePriority
-        player.pipelineLatency = settings.latency
-        // Every node chooses alike, from the config, whatever language its environment has.
-        player.setMediaSelectionCriteria(
-            PlayerMediaSelectionCriteria(preferredLanguages: settings.wall.audioLanguages),
-            forMediaCharacteristic: .audible)
-        player.setMediaSelectionCriteria(
-            PlayerMediaSelectionCriteria(preferredLanguages: settings.wall.subtitleLanguages),
-            forMediaCharacteristic: .legible)
+        // A second player where the screen allows it: a cut from a playing screen is prepared on
+        // it while the screen plays on (NodeScreen.standbyAllowed).
+        let count = NodeScreen.standbyAllowed(settings: settings, window: window) ? 2 : 1
+        let players = (0..<count).map { _ in
+            let player = QueuePlayer(
+                items: [], video: video, audioSinkDescription: settings.audioSink,
+                logger: Logger(label: "lockstep.player"))
+            player.automaticallyWaitsToMinimizeStalling = false
+            player.realtimeRenderPriority = settings.realtimePriority
+            player.pipelineLatency = settings.latency
+            // Every node chooses alike, from the config, whatever language its environment has.
+            player.setMediaSelectionCriteria(
+                PlayerMediaSelectionCriteria(preferredLanguages: settings.wall.audioLanguages),
+                forMediaCharacteristic: .audible)
+            player.setMediaSelectionCriteria(
+                PlayerMediaSelectionCriteria(preferredLanguages: settings.wall.subtitleLanguages),
+                forMediaCharacteristic: .legible)
+            return player
+        }
         let clock = await ClockFollower.start(
-            settings: settings, player: player, logger: Logger(label: "lockstep.clock"))
+            settings: settings, players: players, logger: Logger(label: "lockstep.clock"))
         let metrics = NodeMetrics(wall: settings.wallName, node: settings.id)
         let frames = FrameLog(displayLatency: settings.displayLatency) { metrics.observeLateness($0) }
         let screen = NodeScreen(
-            settings: settings, player: player, frames: frames, window: window, logger: Logger(label: "lockstep.screen")
+            settings: settings, players: players, frames: frames, window: window,
+            logger: Logger(label: "lockstep.screen")
         )
         let node = Node(settings: settings, screen: screen, clock: clock, logger: logger)
         // Under systemd (Type=notify) the node is started once its control API answers, and restarted
@@ -131,7 +138,7 @@ struct NodeDaemon {
                         }
                     }, successTerminationBehavior: .ignore),
                 .init(service: TaskService("clock") { try await clock.run() }),
-                .init(service: TaskService("frames") { await frames.record(from: player) }),
+                .init(service: TaskService("frames") { await frames.record(from: players) }),
                 .init(service: TaskService("timeline") { await node.run() }),
                 .init(service: TaskService("peers") { await node.askPeers(peers.clients) }),
                 .init(

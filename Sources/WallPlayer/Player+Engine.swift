@@ -254,6 +254,7 @@ extension Player {
             pipeline.playbin.set("volume", Double(current.volume))
             pipeline.playbin.set("mute", current.isMuted)
             pipeline.subtitles?.showClosedCaptions(current.closedCaptionDisplayEnabled)
+            if !current.showsPrerollFrame { pipeline.showPrerollFrame(false) }
             engine.pipeline = pipeline
             pipelineRef.withLock { $0 = pipeline }
             if status == .unknown { statusStream.update(.readyToPlay) }

@@ -108,6 +108,7 @@ public class Player: @unchecked Sendable {
         var framesDropped: UInt64 = 0
         var appliesMediaSelectionCriteriaAutomatically = true
         var closedCaptionDisplayEnabled = false
+        var showsPrerollFrame = true
         var selectionCriteria: [MediaCharacteristic: PlayerMediaSelectionCriteria] = [:]
     }
 
@@ -279,6 +280,17 @@ public class Player: @unchecked Sendable {
             // whose start must not begin early as if a wait for data had ended.
             let rate = self.rate
             if !newValue { queue.async { self.stopWaitingForData(rate: rate) } }
+        }
+    }
+
+    /// Whether the video sink draws the frame a preroll stops on at once (true, as AVPlayerLayer
+    /// shows a paused frame), or first when playback starts. A player prepared in standby behind
+    /// another that still plays turns it off, so its first frame does not show before its time.
+    public var showsPrerollFrame: Bool {
+        get { settings.withLock { $0.showsPrerollFrame } }
+        set {
+            settings.withLock { $0.showsPrerollFrame = newValue }
+            pipelineRef.withLock { $0 }?.showPrerollFrame(newValue)
         }
     }
 

@@ -42,10 +42,10 @@ final class ControlServerTests: XCTestCase {
             overrides: NodeSettings.Overrides(useLocalClock: true))
         let player = QueuePlayer(
             items: [], video: settings.video, audioSinkDescription: nil, logger: Logger(label: "test"))
-        let clock = await ClockFollower.start(settings: settings, player: player, logger: Logger(label: "test"))
+        let clock = await ClockFollower.start(settings: settings, players: [player], logger: Logger(label: "test"))
         let frames = FrameLog()
         let screen = NodeScreen(
-            settings: settings, player: player, frames: frames, window: nil, logger: Logger(label: "test"))
+            settings: settings, players: [player], frames: frames, window: nil, logger: Logger(label: "test"))
         let node = Node(settings: settings, screen: screen, clock: clock, logger: Logger(label: "test"))
         return (node, ControlServer.router(node: node, metrics: NodeMetrics(wall: "lobby", node: "a")))
     }

@@ -107,9 +107,9 @@ final class ShowControlWallTests: XCTestCase {
 
         // Every cut by ground truth: on every screen, where the cue's clip starts playing (its first
         // frame followed a frame period later by the next), within the window the lead allows. What
-        // the screen showed before it is measured: how long the old picture was held, and whether
-        // the new first frame appeared early (the screen holds while the node prepares the cut:
-        // docs/SHOW-CONTROL.md, "Today's cut"); it must not.
+        // the screen showed before it is measured: how long the old picture was held (a frame period:
+        // the cut is prepared in standby while the screen plays on), and whether the new first frame
+        // appeared early (it must not).
         let seen = receiver.seen
         let period = MediaTime(value: 1, timescale: 30)
         var skews: [Double] = []
@@ -138,7 +138,8 @@ final class ShowControlWallTests: XCTestCase {
                     early += 1
                     before -= 1
                 }
-                holds.append((frames[cut].at - frames[before].at).seconds)
+                // The finale holds its last frame (then: hold) until the next cue: that is its picture.
+                if frames[before].code != 479 { holds.append((frames[cut].at - frames[before].at).seconds) }
                 cuts.append(frames[cut].at)
             }
             guard cuts.count == ids.count, let first = cuts.min(), let last = cuts.max() else { continue }
@@ -158,9 +159,15 @@ final class ShowControlWallTests: XCTestCase {
                 + String(
                     format: "%.1f ms, max %.1f ms", percentile(latencies, 0.5) * 1000, (latencies.max() ?? .nan) * 1000)
                 + "; old picture held before the cut p50 "
-                + String(format: "%.1f ms, max %.1f ms", percentile(holds, 0.5) * 1000, (holds.max() ?? .nan) * 1000)
-                + "; first frame shown early in \(early) of \(holds.count) screen cuts")
+                + String(
+                    format: "%.1f ms, p99 %.1f ms, max %.1f ms", percentile(holds, 0.5) * 1000,
+                    percentile(holds, 0.99) * 1000, (holds.max() ?? .nan) * 1000)
+                + "; first frame shown early in \(early) of \(skews.count * ids.count) screen cuts")
         XCTAssertTrue(problems.isEmpty, problems.prefix(20).joined(separator: "; "))
+        // The picture plays until the cut: the next cue is prepared on the standby pipeline, and the
+        // frame before the cut is on the screen for a frame period (33 ms), not held for the ~300 ms
+        // a preparation on the one pipeline took.
+        XCTAssertLessThanOrEqual(percentile(holds, 0.99), 0.050, "the old picture held before the cut")
         // While a start's rate could be read before its start was armed, a preroll completing in
         // between played the first frame at once: 18 to 23 of 200 screen cuts showed it early.
         XCTAssertEqual(early, 0, "screen cuts whose first frame appeared before the cut")

@@ -54,6 +54,8 @@ void lockstep_object_set_int(gpointer object, const char *name, gint value);
 void lockstep_object_set_uint(gpointer object, const char *name, guint value);
 void lockstep_object_set_uint64(gpointer object, const char *name, guint64 value);
 void lockstep_object_set_bool(gpointer object, const char *name, gboolean value);
+/* Whether the object's class has a property `name` (G_OBJECT_GET_CLASS is a macro). */
+gboolean lockstep_object_has_property(gpointer object, const char *name);
 void lockstep_object_set_double(gpointer object, const char *name, gdouble value);
 void lockstep_object_set_pointer(gpointer object, const char *name, gpointer value);
 /** A string property's value, to be freed with g_free; NULL when unset. */

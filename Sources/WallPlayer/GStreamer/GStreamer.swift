@@ -50,6 +50,19 @@ enum GStreamer {
         }
     }
 
+    /// Whether `element` is a bin (a sink description of several elements is).
+    static func isBin(_ element: Element) -> Bool {
+        g_type_check_instance_is_a(
+            UnsafeMutableRawPointer(element.raw).assumingMemoryBound(to: GTypeInstance.self), gst_bin_get_type()) != 0
+    }
+
+    /// Calls `body` with every element inside `bin`, at any depth.
+    static func forEachElement(in bin: Element, _ body: (UnsafeMutablePointer<GstElement>) -> Void) {
+        forEachObject(in: gst_bin_iterate_recurse(bin.cast(to: GstBin.self))) { object in
+            body(object.assumingMemoryBound(to: GstElement.self))
+        }
+    }
+
     /// The first element inside `bin`, at any depth, that `factory` made.
     static func descendant(of bin: Element, factory: String) -> Element? {
         var found: Element?

@@ -324,6 +324,21 @@ final class PlaybackPipeline: @unchecked Sendable {
 
     var videoSettings: VideoOutputSettings { video.withLock { $0.settings } }
 
+    /// Whether the video sink draws the frame it prerolls on at once (GstVideoSink's
+    /// `show-preroll-frame`, on every element of the sink's bin that has it), or only when it plays.
+    func showPrerollFrame(_ shows: Bool) {
+        guard let videoSink else { return }
+        let apply: (gpointer) -> Void = { object in
+            if lockstep_object_has_property(object, "show-preroll-frame") != 0 {
+                lockstep_object_set_bool(object, "show-preroll-frame", shows ? 1 : 0)
+            }
+        }
+        apply(videoSink.raw)
+        if GStreamer.isBin(videoSink) {
+            GStreamer.forEachElement(in: videoSink) { apply(UnsafeMutableRawPointer($0)) }
+        }
+    }
+
     /// Applies new crop, gravity and size settings to the running pipeline. The sink description
     /// cannot change here: that needs a new pipeline.
     func updateVideo(_ settings: VideoOutputSettings) {

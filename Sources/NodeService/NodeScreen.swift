@@ -91,10 +91,12 @@ public final class NodeScreen: FollowerPlayer, Sendable {
     /// The player on the screen.
     public var player: QueuePlayer { players[roles.withLock { $0.active }] }
 
-    /// Whether a node may keep a second pipeline in standby: its sink draws into the node's own
+    /// Whether a node may keep a second pipeline in standby: its config allows it (`standby`), its
+    /// sink draws into the node's own
     /// window, or is no screen at all (a network or test sink), and no sound device would be opened
     /// twice. A KMS plane, a Wayland surface or a sink's own window can hold one pipeline only.
     public static func standbyAllowed(settings: NodeSettings, window: OutputWindow?) -> Bool {
+        guard settings.wall.node(settings.id)?.standby ?? true else { return false }
         let video = settings.video.sinkDescription
         let screens = ["kmssink", "waylandsink", "autovideosink", "glimagesink", "xvimagesink", "ximagesink",
             "fbdevsink", "gtksink", "d3dvideosink"]

@@ -161,7 +161,7 @@ struct ConfigReader {
     ]
     static let nodeKeys = [
         "id", "control", "tile", "output", "gravity", "video-sink", "audio", "audio-sink", "display-latency",
-        "screen", "serve-clock", "show-control",
+        "screen", "serve-clock", "show-control", "standby",
     ]
     static let screenKeys = ["display", "monitor", "window", "fullscreen", "title", "connector", "plane"]
 
@@ -401,6 +401,9 @@ struct ConfigReader {
             })
         config.showControl = try value(map, "show-control", or: false) { node throws(ConfigError) in
             try bool(node, key: "\(path).show-control")
+        }
+        config.standby = try value(map, "standby", or: true) { node throws(ConfigError) in
+            try bool(node, key: "\(path).standby")
         }
         return config
     }

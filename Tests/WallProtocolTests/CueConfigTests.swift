@@ -15,7 +15,7 @@ final class CueConfigTests: XCTestCase {
           - id: left
             control: 127.0.0.1:7701
             tile: {x: 0, y: 0, width: 1920, height: 1080}
-            \(showControlNode ? "show-control: true" : "")
+            \(showControlNode ? "show-control: true\n    standby: false" : "")
         """
     }
 
@@ -50,6 +50,8 @@ final class CueConfigTests: XCTestCase {
         XCTAssertEqual(show.allow.map(\.description), ["10.0.0.0/24", "::1/128"])
         XCTAssertEqual(show.rate, 5)
         XCTAssertTrue(wall.nodes[0].showControl)
+        XCTAssertFalse(wall.nodes[0].standby)
+        XCTAssertTrue(try WallConfig.parse(config(""), file: "w").nodes[0].standby, "on by default")
         // A clip's length the config leaves out comes from the nodes.
         let cue = try XCTUnwrap(wall.cues["reel"]?.cue())
         guard case .playlist(let clip) = cue.target else { return XCTFail("\(cue)") }

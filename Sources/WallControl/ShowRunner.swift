@@ -80,9 +80,11 @@ public final class ShowControlService: Sendable {
     public let runner: ShowRunner?
     public let input: ShowInput?
 
+    /// - Parameter say: where each command's outcome goes (a line of the daemon's output, or the
+    ///   node's log).
     public init(
         wall config: WallConfig, logger: Logger = Logger(label: "lockstep.show"),
-        say: @escaping @Sendable (String) -> Void = { Swift.print($0) }
+        say: @escaping @Sendable (String) -> Void
     ) throws {
         guard let settings = config.showControl else {
             runner = nil

@@ -57,7 +57,7 @@ struct ServeCommand: AsyncParsableCommand {
         let origin = ContentOrigin(library: library, authorization: token)
         let tls = try originTLS(wall)
         let notifier = ServiceNotifier.fromEnvironment()
-        let show = try ShowControlService(wall: wall)
+        let show = try ShowControlService(wall: wall, say: { Output.line($0) })
         let serving = Task {
             try await origin.run(
                 host: endpoint.host, port: Int(endpoint.port), tls: tls, routes: { show.routes($0, refusal: $1) }

@@ -220,18 +220,10 @@ public struct DriftAnalyzer: Sendable {
                 meanSignedSkew: Self.mean(pairStates[index].signedSum, count: pairStates[index].skew.count),
                 clockUncertainty: ClockLineageRecord.uncertainty(
                     nodeStates[wall.pairs[index].first].clock, nodeStates[wall.pairs[index].second].clock),
-                skewWithClockUncertainty: pairStates[index].framesWithoutBound > 0
-                    ? nil
-                    : ClockAdjustedSkew(
-                        upper: pairStates[index].skewWithClocks.statistics,
-                        lower: pairStates[index].skewLessClocks.statistics),
+                skewWithClockUncertainty: pairStates[index].withEstimated.adjusted,
                 guaranteedClockUncertainty: ClockLineageRecord.uncertainty(
                     nodeStates[wall.pairs[index].first].guaranteed, nodeStates[wall.pairs[index].second].guaranteed),
-                skewWithGuaranteedClockUncertainty: pairStates[index].framesWithoutGuaranteed > 0
-                    ? nil
-                    : ClockAdjustedSkew(
-                        upper: pairStates[index].skewWithGuaranteed.statistics,
-                        lower: pairStates[index].skewLessGuaranteed.statistics))
+                skewWithGuaranteedClockUncertainty: pairStates[index].withGuaranteed.adjusted)
         }
         return DriftReport(
             firstRunningTime: firstAligned.map(MediaTime.init(nanoseconds:)),
@@ -373,23 +365,15 @@ public struct DriftAnalyzer: Sendable {
             let skew = Int64(difference.magnitude)
             pairStates[index].skew.record(skew)
             pairStates[index].signedSum += Int128(difference)
-            // What the pair's clocks may be apart while this frame was shown, from the nodes' latest bounds.
-            if let clocks = ClockLineageRecord.currentUncertainty(
-                nodeStates[pair.first].clock, nodeStates[pair.second].clock)
-            {
-                pairStates[index].skewWithClocks.record(skew + clocks)
-                pairStates[index].skewLessClocks.record(max(0, skew - clocks))
-            } else {
-                pairStates[index].framesWithoutBound += 1
-            }
-            if let clocks = ClockLineageRecord.currentUncertainty(
-                nodeStates[pair.first].guaranteed, nodeStates[pair.second].guaranteed)
-            {
-                pairStates[index].skewWithGuaranteed.record(skew + clocks)
-                pairStates[index].skewLessGuaranteed.record(max(0, skew - clocks))
-            } else {
-                pairStates[index].framesWithoutGuaranteed += 1
-            }
+            // What the pair's clocks may be apart while this frame was shown, from the nodes' latest
+            // bounds: the estimated ones and the guaranteed ones.
+            pairStates[index].withEstimated.record(
+                skew,
+                clocks: ClockLineageRecord.currentUncertainty(nodeStates[pair.first].clock, nodeStates[pair.second].clock))
+            pairStates[index].withGuaranteed.record(
+                skew,
+                clocks: ClockLineageRecord.currentUncertainty(
+                    nodeStates[pair.first].guaranteed, nodeStates[pair.second].guaranteed))
         }
         spread.record(sorted[sorted.count - 1] - sorted[0])
         series.add(runningTime: frame.runningTime, skews: skews)
@@ -458,14 +442,31 @@ extension DriftAnalyzer {
     private struct PairState: Sendable {
         var skew = Distribution()
         var signedSum: Int128 = 0
-        /// Each frame's skew plus, and less, how far apart the pair's clocks may have been then.
-        var skewWithClocks = Distribution()
-        var skewLessClocks = Distribution()
+        /// Each frame's skew with the estimated bounds, and with the guaranteed ones.
+        var withEstimated = SkewWithClocks()
+        var withGuaranteed = SkewWithClocks()
+    }
+
+    /// Each frame's skew plus, and less, how far apart the pair's clocks may have been then, by one
+    /// kind of bound.
+    private struct SkewWithClocks: Sendable {
+        var upper = Distribution()
+        var lower = Distribution()
         var framesWithoutBound = 0
-        /// The same with the guaranteed bounds.
-        var skewWithGuaranteed = Distribution()
-        var skewLessGuaranteed = Distribution()
-        var framesWithoutGuaranteed = 0
+
+        mutating func record(_ skew: Int64, clocks: Int64?) {
+            guard let clocks else {
+                framesWithoutBound += 1
+                return
+            }
+            upper.record(skew + clocks)
+            lower.record(max(0, skew - clocks))
+        }
+
+        /// Nil when some frame was aligned before both nodes had reported such a bound.
+        var adjusted: ClockAdjustedSkew? {
+            framesWithoutBound > 0 ? nil : ClockAdjustedSkew(upper: upper.statistics, lower: lower.statistics)
+        }
     }
 
     /// How much a cumulative counter rose between samples, across restarts of the counter.

@@ -1,3 +1,4 @@
+import LockstepLocks
 import LockstepTime
 import Logging
 import WallTimeline
@@ -16,6 +17,17 @@ public actor Follower {
     private let logger: Logger
     /// The last master time read while the clock was usable.
     private var lastNow: MediaTime?
+    /// The run loop between two steps, and whether a step is wanted before its next one.
+    private var sleeper: (continuation: CheckedContinuation<Void, Never>, generation: UInt64)?
+    private var sleeps: UInt64 = 0
+    private var nudged = false
+    /// The newest version written by `adopt`.
+    private let keptVersion = KeptVersion()
+
+    /// One write at a time, and the newest version written.
+    private final class KeptVersion: Sendable {
+        let newest = Mutex<UInt64?>(nil)
+    }
 
     public init(
         wall: String, configuration: FollowerStateMachine.Configuration, player: any FollowerPlayer,
@@ -36,10 +48,15 @@ public actor Follower {
         machine.report(now: now())
     }
 
-    /// Follows `timeline` from now on, if it is this wall's, valid and newer than the one followed;
-    /// keeps it first, so a restart comes back to it. Returns false when it is the one followed.
+    /// Follows `timeline` from now on, if it is this wall's, valid and newer than the one followed,
+    /// and keeps it, so a restart comes back to it; returns once it is kept. Returns false when it is
+    /// the one followed.
+    ///
+    /// The follower takes it up at once, while it is written: an edit due a few frames from now (a
+    /// cue held in standby) does not wait for the disk. One that cannot be kept is followed still,
+    /// the wall in step, and the error says so.
     @discardableResult
-    public func adopt(_ timeline: Timeline) throws(FollowerError) -> Bool {
+    public func adopt(_ timeline: Timeline) async throws(FollowerError) -> Bool {
         do throws(TimelineError) {
             try timeline.validate()
             guard timeline.wall == machine.wall else { throw .otherWall(expected: machine.wall, got: timeline.wall) }
@@ -50,18 +67,33 @@ public actor Follower {
         } catch {
             throw .refused(error)
         }
-        do {
-            try keeper.keep(timeline)
-        } catch {
-            throw .notKept(error)
-        }
         machine.adopt(timeline, now: now())
+        // The next step comes at once: an edit due a few frames from now is not kept waiting for
+        // the tick.
+        wake(nil)
         logger.info(
             "timeline adopted",
             metadata: [
                 "timeline.version": .value(timeline.version), "timeline.segments": .value(timeline.segments.count),
                 "timeline.epoch": .value(timeline.epoch),
             ])
+        // Written off the actor, so the follower steps meanwhile; one write at a time, and never
+        // one older than the newest written (two adoptions may reach here out of order).
+        let keeper = self.keeper
+        let kept = keptVersion
+        let outcome = await Task.detached { () -> TimelineStoreError? in
+            kept.newest.withLock { newest -> TimelineStoreError? in
+                guard newest.map({ timeline.version > $0 }) ?? true else { return nil }
+                do throws(TimelineStoreError) {
+                    try keeper.keep(timeline)
+                } catch {
+                    return error
+                }
+                newest = timeline.version
+                return nil
+            }
+        }.value
+        if let outcome { throw .notKept(outcome) }
         return true
     }
 
@@ -74,8 +106,36 @@ public actor Follower {
     public func run() async {
         while !Task.isCancelled {
             await step()
-            try? await Task.sleep(for: Self.tickInterval)
+            await pause()
         }
+    }
+
+    /// Waits a tick, or until a new timeline is adopted.
+    private func pause() async {
+        if nudged {
+            nudged = false
+            return
+        }
+        sleeps += 1
+        let generation = sleeps
+        let timer = Task {
+            try? await Task.sleep(for: Self.tickInterval)
+            await self.wake(generation)
+        }
+        await withCheckedContinuation { sleeper = ($0, generation) }
+        timer.cancel()
+    }
+
+    /// Ends the pause of `generation` (the tick), or any (nil: an adoption), or has the next one
+    /// end at once.
+    private func wake(_ generation: UInt64?) {
+        guard let current = sleeper else {
+            if generation == nil { nudged = true }
+            return
+        }
+        guard generation == nil || generation == current.generation else { return }
+        sleeper = nil
+        current.continuation.resume()
     }
 
     /// One step of the machine and its actions.

@@ -58,7 +58,37 @@ public final class Node: Sendable {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.follower.run() }
             if settings.autoplay { group.addTask { await self.autoplay() } }
+            if screen.players.count > 2 { group.addTask { await self.keepCuesReady() } }
             await group.waitForAll()
+        }
+    }
+
+    /// How often the node checks the cues it keeps in standby.
+    static let cueStandbyInterval = Duration.milliseconds(250)
+
+    /// Keeps the config's standby cues prerolled, each on a player of its own, for the timeline
+    /// followed: the first pass each would cut to (an entry cue's depends on the playlist), until
+    /// cancelled. A clip's length is this node's file's, as the controller resolves it for files
+    /// alike on every node.
+    func keepCuesReady() async {
+        let names = CueConfig.standbyNames(settings.wall.cues)
+        var resolved: [String: Cue] = [:]
+        while !Task.isCancelled {
+            for name in names where resolved[name] == nil {
+                guard let config = settings.wall.cues[name] else { continue }
+                let media = config.media
+                let lengths = try? await mediaDurations(media)
+                let known = Dictionary(zip(media, lengths ?? []), uniquingKeysWith: { first, _ in first })
+                resolved[name] = config.cue(lengths: known)
+            }
+            if let timeline = await follower.timeline, case .usable(let now, _) = NodeClock(clock).reading() {
+                let at = now + MediaTime(value: 1, timescale: 1)
+                let wanted = names.compactMap { name in
+                    resolved[name].flatMap { timeline.cutPass(of: $0, named: name, at: at) }.map { (name, $0) }
+                }
+                await screen.keepCues(wanted)
+            }
+            try? await Task.sleep(for: Self.cueStandbyInterval)
         }
     }
 
@@ -358,6 +388,7 @@ public final class Node: Sendable {
             timelineReport.configDiffers = true
         }
         if let timeline = await follower.timeline { timelineReport.missingMedia = missingMedia(of: timeline) }
+        if screen.players.count > 2 { timelineReport.cuesReady = screen.cuesReady }
         return timelineReport
     }
 }

@@ -23,8 +23,9 @@ public final class NodeScreen: FollowerPlayer, Sendable {
     static let playerAnswerLimit = MediaTime(value: 8, timescale: 1)
 
     let settings: NodeSettings
-    /// The players: the one on the screen, and where the screen allows a second (`standby`), the
-    /// one a cut is prepared on while the first still plays.
+    /// The players: the one on the screen; where the screen allows more (`standby`), the one a cut
+    /// is prepared on while the first still plays, and one for each cue kept in standby
+    /// (`standbyCues`), its first frame prerolled.
     public let players: [QueuePlayer]
     let frames: FrameLog
     /// The content the wall distributes, as this node holds it.
@@ -37,13 +38,40 @@ public final class NodeScreen: FollowerPlayer, Sendable {
     private let state = Mutex(Shown())
     private let roles = Mutex(Roles())
 
-    /// Which player is on the screen, and which one holds a cut prepared in standby.
+    /// Which player is on the screen, which one holds a cut prepared in standby, and which hold
+    /// cues. A player in none of these roles is free.
     private struct Roles {
         var active = 0
         /// The player prepared in standby for the next start, if one is.
         var prepared: Int?
         /// Counts swaps, so a late clean-up never touches a player that has a new role since.
         var swaps = 0
+        /// Players holding a cue's first pass prerolled, and that pass.
+        var cues: [Int: Pass] = [:]
+        /// The player a cue is being prerolled on.
+        var loading: Int?
+        /// Players just taken off the screen, emptied once the cut is on it.
+        var settling: Set<Int> = []
+        /// The cues wanted in standby, by name, with their first passes.
+        var wanted: [(name: String, pass: Pass)] = []
+
+        /// A player to prepare a cut on: a free one, else one settling after a cut (its clean-up
+        /// then leaves it alone).
+        mutating func takeSpare(of count: Int) -> Int? {
+            let candidates = (0..<count).filter { $0 != active && $0 != loading && cues[$0] == nil }
+            guard let spare = candidates.first(where: { !settling.contains($0) }) ?? candidates.first else {
+                return nil
+            }
+            settling.remove(spare)
+            return spare
+        }
+
+        /// The players in no role.
+        func free(of count: Int) -> [Int] {
+            (0..<count).filter {
+                $0 != active && $0 != prepared && $0 != loading && cues[$0] == nil && !settling.contains($0)
+            }
+        }
     }
 
     private struct Shown {
@@ -66,7 +94,7 @@ public final class NodeScreen: FollowerPlayer, Sendable {
     public init(
         settings: NodeSettings, players: [QueuePlayer], frames: FrameLog, window: OutputWindow?, logger: Logger
     ) {
-        precondition(!players.isEmpty && players.count <= 2, "one player, or two with a standby")
+        precondition(!players.isEmpty, "a screen has a player")
         self.settings = settings
         self.players = players
         self.frames = frames
@@ -91,10 +119,11 @@ public final class NodeScreen: FollowerPlayer, Sendable {
     /// The player on the screen.
     public var player: QueuePlayer { players[roles.withLock { $0.active }] }
 
-    /// Whether a node may keep a second pipeline in standby: its config allows it (`standby`), its
-    /// sink draws into the node's own
-    /// window, or is no screen at all (a network or test sink), and no sound device would be opened
-    /// twice. A KMS plane, a Wayland surface or a sink's own window can hold one pipeline only.
+    /// Whether a node may keep more pipelines than the one on the screen (a cut's and the cues' in
+    /// standby): its config allows it (`standby`), its sink draws into the node's own window, or is
+    /// no screen at all (a network or test sink), and no sound device would be opened twice: no
+    /// audio, or a sound server's sink that mixes streams (PulseAudio, PipeWire). A KMS plane, a
+    /// Wayland surface or a sink's own window can hold one pipeline only, as can an ALSA device.
     public static func standbyAllowed(settings: NodeSettings, window: OutputWindow?) -> Bool {
         guard settings.wall.node(settings.id)?.standby ?? true else { return false }
         let video = settings.video.sinkDescription
@@ -103,7 +132,7 @@ public final class NodeScreen: FollowerPlayer, Sendable {
         let ownWindow = window != nil
         guard ownWindow || !screens.contains(where: video.contains) else { return false }
         guard let audio = settings.audioSink else { return true }
-        return audio.contains("fakesink")
+        return ["fakesink", "pulsesink", "pipewiresink"].contains(where: audio.contains)
     }
 
     /// The media the player plays now, if it plays the playlist.
@@ -126,6 +155,12 @@ public final class NodeScreen: FollowerPlayer, Sendable {
     }
 
     public func prepare(_ preparation: Preparation) async -> PreparationOutcome {
+        roles.withLock { $0.prepared = nil }
+        // A cue held in standby: its player is ready already, the rest of its passes queue behind.
+        // It takes over from the playlist playing or paused.
+        if showsThePlaylist, preparation.hold == nil, let held = takeCue(preparation.passes[0]) {
+            return prepareHeldCue(preparation, on: held)
+        }
         let items: [(item: PlayerItem, path: String)]
         do {
             items = try preparation.passes.map { pass throws(NodeError) in try item(for: pass) }
@@ -134,16 +169,49 @@ public final class NodeScreen: FollowerPlayer, Sendable {
         }
         // A start while the screen plays is prepared in standby, the screen playing on meanwhile.
         let (active, standby) = roles.withLock { roles -> (Int, Int?) in
-            roles.prepared = nil
-            return (roles.active, players.count > 1 ? 1 - roles.active : nil)
+            (roles.active, players.count > 1 ? roles.takeSpare(of: players.count) : nil)
         }
-        let onScreen = players[active]
-        let playing = onScreen.rate != 0 && onScreen.currentItem != nil && state.withLock { $0.picture == nil }
-        if let standby, preparation.hold == nil, playing {
+        if let standby, preparation.hold == nil, showsThePlaylist, player.rate != 0 {
             return await prepare(preparation, items: items, on: players[standby], standby: standby)
         }
-        if let standby { empty(players[standby]) }
-        return await prepare(preparation, items: items, on: onScreen, standby: nil)
+        for index in roles.withLock({ $0.free(of: players.count) }) { empty(players[index]) }
+        return await prepare(preparation, items: items, on: players[active], standby: nil)
+    }
+
+    /// Whether the player on the screen shows the playlist, playing or paused (no picture in its
+    /// place).
+    private var showsThePlaylist: Bool {
+        player.currentItem != nil && state.withLock { $0.picture == nil }
+    }
+
+    /// The player holding `pass` prerolled for a cue, if one does: now the one prepared for the
+    /// start, in one step, so it is never free meanwhile.
+    private func takeCue(_ pass: Pass) -> Int? {
+        roles.withLock { roles -> Int? in
+            guard let index = roles.cues.first(where: { $0.value == pass })?.key else { return nil }
+            roles.cues[index] = nil
+            roles.prepared = index
+            return index
+        }
+    }
+
+    /// The start `preparation` asks for, on the player holding its first pass in standby: ready at
+    /// once, the passes after it queued behind.
+    private func prepareHeldCue(_ preparation: Preparation, on index: Int) -> PreparationOutcome {
+        let held = players[index]
+        do {
+            for pass in preparation.passes.dropFirst() { held.insert(try item(for: pass).item, after: nil) }
+            let path = try self.path(of: preparation.passes[0].media, content: preparation.passes[0].content(forNode: settings.id))
+            state.withLock { $0.pendingMedia = path }
+        } catch {
+            // Not ready after all: it is emptied, and the cue prerolled afresh.
+            empty(held)
+            roles.withLock { $0.prepared = nil }
+            return .failed("\(error)")
+        }
+        held.actionAtItemEnd = preparation.advanceAtItemEnd ? .advance : .pause
+        logger.debug("a cue held in standby takes the cut", metadata: ["screen.player": .value(index)])
+        return .ready
     }
 
     /// Loads and prerolls `preparation` on `player`: the one on the screen, or the one in standby.
@@ -194,6 +262,7 @@ public final class NodeScreen: FollowerPlayer, Sendable {
             guard let prepared = roles.prepared else { return nil }
             defer {
                 roles.prepared = nil
+                roles.settling.insert(roles.active)
                 roles.active = prepared
                 roles.swaps += 1
             }
@@ -223,10 +292,67 @@ public final class NodeScreen: FollowerPlayer, Sendable {
         let wait = (incoming.masterClock.map { presentAt - $0.now() } ?? .zero) + Self.swapSettling
         Task { [weak self] in
             try? await Task.sleep(for: .nanoseconds(max(0, wait.nanoseconds ?? 0)))
-            guard let self, self.roles.withLock({ $0.swaps == swap.swap }) else { return }
-            incoming.showsPrerollFrame = true
-            self.empty(outgoing)
+            guard let self else { return }
+            // Unless a cut since took it as its spare, the outgoing player is emptied, and free.
+            self.roles.withLock { roles in
+                if roles.settling.remove(swap.from) != nil { self.empty(outgoing) }
+            }
+            if self.roles.withLock({ $0.swaps == swap.swap }) { incoming.showsPrerollFrame = true }
         }
+    }
+
+    // MARK: Cues in standby
+
+    /// The cues held prerolled now, of those wanted, while the screen shows the playlist: each
+    /// cuts without preparation.
+    public var cuesReady: [String] {
+        guard showsThePlaylist else { return [] }
+        return roles.withLock { roles in
+            roles.wanted.filter { wanted in roles.cues.values.contains(wanted.pass) }.map(\.name)
+        }
+    }
+
+    /// One round of keeping `wanted` prerolled, each cue's first pass on a player of its own: a
+    /// player holding a pass no longer wanted lets go of it, and the first wanted pass not held is
+    /// prerolled on a free player (one at a time; the caller repeats). A cue taken by a cut is
+    /// prerolled again the same way.
+    public func keepCues(_ wanted: [(name: String, pass: Pass)]) async {
+        let passes = Set(wanted.map(\.pass))
+        let (stale, next) = roles.withLock { roles -> ([Int], (index: Int, pass: Pass)?) in
+            roles.wanted = wanted
+            let stale = roles.cues.filter { !passes.contains($0.value) }.map(\.key)
+            for index in stale { roles.cues[index] = nil }
+            guard roles.loading == nil,
+                let missing = wanted.first(where: { !roles.cues.values.contains($0.pass) })?.pass,
+                let free = roles.free(of: players.count).first
+            else { return (stale, nil) }
+            roles.loading = free
+            return (stale, (free, missing))
+        }
+        for index in stale { empty(players[index]) }
+        guard let next else { return }
+        let player = players[next.index]
+        var prerolled = false
+        do {
+            let (item, _) = try item(for: next.pass)
+            player.showsPrerollFrame = false
+            player.pause()
+            player.removeAllItems()
+            player.actionAtItemEnd = .pause
+            player.insert(item, after: nil)
+            try await waitUntilReady(item)
+            prerolled = await prerollPlayer(player) == true
+        } catch {
+            logger.warning(
+                "a cue cannot be held in standby", metadata: ["timeline.media": "\(next.pass.media)", "error": "\(error)"])
+        }
+        let kept = roles.withLock { roles -> Bool in
+            guard roles.loading == next.index else { return false }
+            roles.loading = nil
+            if prerolled { roles.cues[next.index] = next.pass }
+            return prerolled
+        }
+        if !kept { empty(player) }
     }
 
     /// How much before a cut the outgoing player pauses: more than the jitter of waking for it,
@@ -302,10 +428,15 @@ public final class NodeScreen: FollowerPlayer, Sendable {
 
     // MARK: Helpers
 
-    /// Empties the players: nothing of the playlist stays on the screen.
+    /// Empties the players, but for the cues held in standby: nothing of the playlist stays on
+    /// the screen.
     public func stopPlayer() {
-        roles.withLock { $0.prepared = nil }
-        for player in players { empty(player) }
+        let held = roles.withLock { roles -> Set<Int> in
+            roles.prepared = nil
+            roles.settling = []
+            return Set(roles.cues.keys).union(roles.loading.map { [$0] } ?? [])
+        }
+        for (index, player) in players.enumerated() where !held.contains(index) { empty(player) }
         state.withLock {
             $0.media = nil
             $0.pendingMedia = nil

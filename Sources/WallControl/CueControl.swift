@@ -1,4 +1,5 @@
 import Foundation
+import LockstepLocks
 import LockstepTime
 import ShowControl
 import WallProtocol
@@ -7,10 +8,13 @@ import WallTimeline
 /// Show control: cues by name and the transport verbs, from `wallctl cue` or from the inputs a
 /// control daemon or a node listens on (`ShowInput`), each carried out as a timeline edit at one
 /// master time, like every other verb.
-public struct CueControl: Sendable {
+public final class CueControl: Sendable {
     public let control: TimelineControl
     /// The config's cues, their clips' lengths resolved (the nodes asked once).
     private let resolved: [String: Cue]
+    /// The timeline this sent last: a cue held in standby edits it without asking the nodes for it
+    /// when they all follow its version.
+    private let lastSent = Mutex<Timeline?>(nil)
 
     /// Resolves every cue of the wall's config (asking the nodes the lengths of clips without an
     /// out point): an unknown length is an error naming the cue.
@@ -55,14 +59,48 @@ public struct CueControl: Sendable {
         }
     }
 
+    /// How far ahead a cue every node holds in standby takes effect: the edit's way to the nodes
+    /// and a step of their followers, with room for a busy scheduler. Its first frame is prerolled
+    /// already.
+    public static let standbyLead = MediaTime(value: 60, timescale: 1000)
+
     /// Carries `command` out on every screen at one master time `lead` ahead, or at `at` (a master
     /// time an OSC bundle named) when that is later; with `confirming`, returns once every node
-    /// carries it out, else once every node holds it.
+    /// carries it out, else once every node holds it. A cue every node says it holds in standby
+    /// (`cuesReady`) takes effect `standbyLead` ahead instead.
+    ///
+    /// - Returns: the timeline sent, and whether the cue was held in standby on every node.
     @discardableResult
     public func perform(
-        _ command: ShowCommand, lead: MediaTime, at: MediaTime? = nil, confirming: Bool = true
-    ) async throws -> Timeline {
+        _ command: ShowCommand, lead: MediaTime, at requested: MediaTime? = nil, confirming: Bool = true
+    ) async throws -> (timeline: Timeline, held: Bool) {
         let edit = try edit(for: command)
-        return try await control.carryOut("\(command)", lead: lead, at: at, confirming: confirming) { _, _ in edit }
+        // A cue every node holds in standby: one round trip finds that, the master's time and the
+        // version every node follows; the timeline itself is the one sent last, when it is that one.
+        if case .cue(let name) = command, control.wall.config.cues[name]?.standby == true {
+            let samples = try await control.wall.everyNode { client throws(ControlError) in try await client.status() }
+            let statuses = samples.values.map(\.status)
+            let versions = Set(statuses.map { $0.timeline?.version })
+            if statuses.allSatisfy({ $0.clock.usable && $0.timeline?.cuesReady?.contains(name) == true }),
+                versions.count == 1, let version = versions.first ?? nil
+            {
+                var timeline = lastSent.withLock { $0 }
+                if timeline?.version != version { timeline = try await control.current().timeline }
+                if let timeline, timeline.version == version {
+                    let at = try TimelineControl.effectiveTime(
+                        lead: Self.standbyLead, minimum: .zero, master: try Wall.masterNow(from: samples))
+                    let sent = try await control.carryOut(
+                        "\(command)", on: timeline, at: at, lead: Self.standbyLead, requested: requested,
+                        confirming: confirming) { _, _ in edit }
+                    lastSent.withLock { $0 = sent }
+                    return (sent, true)
+                }
+            }
+        }
+        let sent = try await control.carryOut("\(command)", lead: lead, at: requested, confirming: confirming) { _, _ in
+            edit
+        }
+        lastSent.withLock { $0 = sent }
+        return (sent, false)
     }
 }

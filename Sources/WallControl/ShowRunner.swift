@@ -38,11 +38,18 @@ public final class ShowRunner: Sendable {
 
     /// Carries out what is queued until the task is cancelled.
     public func run() async {
+        // The cues are resolved before the first press where the nodes answer: it would wait for
+        // their round trips.
+        let early = Task { try? await CueControl.prepare(wall) }
+        defer { early.cancel() }
         var cues: CueControl?
         var realtime: Bool?
+        var first = true
         for await request in queue {
             guard !Task.isCancelled else { return }
             do {
+                if first { cues = await early.value }
+                first = false
                 if cues == nil { cues = try await CueControl.prepare(wall) }
                 var at: MediaTime?
                 if let tag = request.timeTagUnixNanoseconds {
@@ -55,12 +62,12 @@ public final class ShowRunner: Sendable {
                         say("show control: \(request.command): time tag ignored, the master does not serve real time")
                     }
                 }
-                let timeline = try await cues!.perform(request.command, lead: lead, at: at, confirming: false)
+                let (timeline, held) = try await cues!.perform(request.command, lead: lead, at: at, confirming: false)
                 let waited = LocalClock.monotonic.now() - request.arrival
                 say(
                     "show control: \(request.command) from \(request.sender) over \(request.via): version "
                         + "\(timeline.version), sent " + String(format: "%.1f ms", waited.seconds * 1000)
-                        + " after it arrived")
+                        + " after it arrived" + (held ? ", held in standby" : ""))
             } catch {
                 say("show control: \(request.command) from \(request.sender) failed: \(error)")
                 // The nodes may have changed (a restart, new media): the cues are resolved again.

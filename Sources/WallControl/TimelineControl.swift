@@ -34,9 +34,18 @@ public struct TimelineControl: Sendable {
 
     /// The master time an edit or a new timeline takes effect at: the master's now, as the fastest
     /// node tells it, plus a lead that covers the control round trips and a node's preparation.
-    public func effectiveTime(lead: MediaTime) async throws -> MediaTime {
-        let (now, slowest) = try await wall.masterNow()
-        let margin = MediaTime.maximum(MediaTime.maximum(lead, Self.minimumEditLead), slowest * 3 + Self.safety)
+    ///
+    /// - Parameter minimum: the least lead: `minimumEditLead` for what nodes prepare; less for a
+    ///   cut every node holds prepared already (a cue in standby).
+    public func effectiveTime(lead: MediaTime, minimum: MediaTime = minimumEditLead) async throws -> MediaTime {
+        try Self.effectiveTime(lead: lead, minimum: minimum, master: try await wall.masterNow())
+    }
+
+    static func effectiveTime(
+        lead: MediaTime, minimum: MediaTime, master: (time: MediaTime, slowestRoundTrip: MediaTime)
+    ) throws -> MediaTime {
+        let (now, slowest) = master
+        let margin = MediaTime.maximum(MediaTime.maximum(lead, minimum), slowest * 3 + Self.safety)
         return (now + margin).convertScale(MediaTime.nanosecondTimescale)
     }
 
@@ -180,16 +189,27 @@ public struct TimelineControl: Sendable {
     ///     holds it (show control, which must not keep the next button waiting).
     @discardableResult
     public func carryOut(
-        _ what: String, lead: MediaTime, at requested: MediaTime? = nil, confirming: Bool = true,
-        _ make: @Sendable (Timeline, MediaTime) throws -> TimelineEdit
+        _ what: String, lead: MediaTime, minimumLead: MediaTime = minimumEditLead, at requested: MediaTime? = nil,
+        confirming: Bool = true, _ make: @Sendable (Timeline, MediaTime) throws -> TimelineEdit
     ) async throws -> Timeline {
         _ = try await wall.waitForClocks()
-        guard var timeline = try await current().timeline else {
+        guard let timeline = try await current().timeline else {
             throw ControlError.timeline(
                 "no node holds a timeline of wall \"\(wall.config.name)\": start one with wallctl play or wallctl start"
             )
         }
-        var at = try await effectiveTime(lead: lead)
+        let at = try await effectiveTime(lead: lead, minimum: minimumLead)
+        return try await carryOut(what, on: timeline, at: at, lead: lead, requested: requested, confirming: confirming, make)
+    }
+
+    /// `carryOut` on `timeline` (the one every node follows, as the caller knows) at master time
+    /// `at`: for a cut that cannot wait for the round trips that find them.
+    public func carryOut(
+        _ what: String, on timeline: Timeline, at: MediaTime, lead: MediaTime, requested: MediaTime? = nil,
+        confirming: Bool = true, _ make: @Sendable (Timeline, MediaTime) throws -> TimelineEdit
+    ) async throws -> Timeline {
+        var timeline = timeline
+        var at = at
         if let requested, requested > at { at = requested.convertScale(MediaTime.nanosecondTimescale) }
         // What no time from now on needs is dropped, so a timeline edited for months stays small.
         timeline.forget(before: at - lead - lead)

@@ -163,7 +163,14 @@ public struct Wall: Sendable {
     /// The master's time now, as the node that answers fastest tells it (it read its master time
     /// about half a round trip before its answer arrived), and the slowest round trip.
     public func masterNow() async throws -> (time: MediaTime, slowestRoundTrip: MediaTime) {
-        let samples = try await everyNode { client throws(ControlError) in try await client.status() }
+        try Self.masterNow(from: try await everyNode { client throws(ControlError) in try await client.status() })
+    }
+
+    /// The master's time now, from status answers read a moment ago: the fastest one's, plus half
+    /// its round trip and what passed since; and the slowest round trip.
+    public static func masterNow(
+        from samples: [String: (status: NodeStatus, roundTrip: MediaTime, receivedAt: MediaTime)]
+    ) throws -> (time: MediaTime, slowestRoundTrip: MediaTime) {
         guard let fastest = samples.values.min(by: { $0.roundTrip < $1.roundTrip }),
             let master = fastest.status.masterTime
         else { throw ControlError.notReady(nodes: ["wall": "no node reported the master time"]) }

@@ -6,6 +6,7 @@ import ServiceLifecycle
 import WallControl
 import WallDisplay
 import WallPlayer
+import WallProtocol
 
 #if canImport(Glibc)
     import Glibc
@@ -71,8 +72,11 @@ struct NodeDaemon {
                 ])
         }
         // A second player where the screen allows it: a cut from a playing screen is prepared on
-        // it while the screen plays on (NodeScreen.standbyAllowed).
-        let count = NodeScreen.standbyAllowed(settings: settings, window: window) ? 2 : 1
+        // it while the screen plays on (NodeScreen.standbyAllowed); and one for each cue kept in
+        // standby, its first frame prerolled.
+        let count =
+            NodeScreen.standbyAllowed(settings: settings, window: window)
+            ? 2 + CueConfig.standbyNames(settings.wall.cues).count : 1
         let players = (0..<count).map { _ in
             let player = QueuePlayer(
                 items: [], video: video, audioSinkDescription: settings.audioSink,

@@ -122,9 +122,13 @@ public struct TimelineReport: Sendable, Hashable, Codable {
     /// The files the timeline names (media and stills) that are not in this node's media roots:
     /// content not yet copied, or deleted. Nil from nodes that do not say.
     public var missingMedia: [String]?
+    /// The cues this node holds prerolled in standby while it plays: each cuts a few frames after
+    /// its trigger here. Nil from nodes that do not say.
+    public var cuesReady: [String]?
 
     enum CodingKeys: String, CodingKey {
         case version, state, entry, pass, inStep, rejoins, problem, settled, show, configDiffers, missingMedia
+        case cuesReady
         case itemTime = "itemTimeNs", offset = "offsetNs"
     }
 

@@ -27,17 +27,39 @@ public struct CueConfig: Sendable, Hashable {
         case black
         case pause
         case resume
+
+        /// Whether the cue cuts to a playing clip or entry: what a node can hold prerolled.
+        public var cutsToVideo: Bool {
+            switch self {
+            case .clip, .entry: return true
+            case .still, .black, .pause, .resume: return false
+            }
+        }
     }
 
     public var target: Target
     public var after: Cue.After
     /// For a still or black: how long before `after`.
     public var duration: MediaTime?
+    /// Whether every node keeps the cue's first frame prerolled on a pipeline of its own
+    /// (`standby:`, default true for a clip or an entry), so the cue cuts a few frames after its
+    /// trigger; false: it cuts at the edit lead, as any verb. Each costs a pipeline per node.
+    public var standby: Bool
 
-    public init(target: Target, after: Cue.After = .return, duration: MediaTime? = nil) {
+    /// At most this many cues are kept in standby: each costs every node a pipeline (about 150 MB
+    /// at 1080p).
+    public static let standbyLimit = 4
+
+    public init(target: Target, after: Cue.After = .return, duration: MediaTime? = nil, standby: Bool? = nil) {
         self.target = target
         self.after = after
         self.duration = duration
+        self.standby = standby ?? target.cutsToVideo
+    }
+
+    /// The cues kept in standby, by name: those of `cues` that cut to video and ask for it.
+    public static func standbyNames(_ cues: [String: CueConfig]) -> [String] {
+        cues.filter { $0.value.standby && $0.value.target.cutsToVideo }.keys.sorted()
     }
 
     /// Media files its clip names.
@@ -83,6 +105,14 @@ extension ConfigReader {
             }
             cues[name] = try cue(value, key: key, baseDirectory: baseDirectory)
         }
+        let standby = CueConfig.standbyNames(cues)
+        if standby.count > CueConfig.standbyLimit {
+            throw invalid(
+                node, "cues",
+                "\(standby.count) cues are kept in standby (\(standby.joined(separator: ", "))): at most "
+                    + "\(CueConfig.standbyLimit), each a pipeline on every node; give the others standby: false"
+            )
+        }
         return cues
     }
 
@@ -98,7 +128,7 @@ extension ConfigReader {
         }
         let map = try mapping(node, key: key)
         try checkKeys(
-            map, allowed: ["media", "in", "out", "playlist", "entry", "at", "still", "black", "for", "then"],
+            map, allowed: ["media", "in", "out", "playlist", "entry", "at", "still", "black", "for", "then", "standby"],
             path: key + ".")
         let targets = ["media", "playlist", "entry", "still", "black"].filter { optional(map, $0) != nil }
         guard targets.count == 1 else {
@@ -156,7 +186,13 @@ extension ConfigReader {
         case .still, .black: defaultAfter = duration == nil ? .hold : .return
         default: defaultAfter = .return
         }
-        return CueConfig(target: target, after: after ?? defaultAfter, duration: duration)
+        let standby = try value(map, "standby", or: nil) { node throws(ConfigError) -> Bool? in
+            try bool(node, key: key + ".standby")
+        }
+        if standby == true, !target.cutsToVideo {
+            throw invalid(node, key + ".standby", "only a clip or an entry is kept in standby")
+        }
+        return CueConfig(target: target, after: after ?? defaultAfter, duration: duration, standby: standby)
     }
 
     func showControl(_ node: Node) throws(ConfigError) -> ShowInputSettings {

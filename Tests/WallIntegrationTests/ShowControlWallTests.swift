@@ -40,6 +40,8 @@ final class ShowControlWallTests: XCTestCase {
         try FileManager.default.copyItem(at: try TestMedia.frameCode(seconds: 20), to: clip)
         let receiver = try FrameCodeCollector(count: ids.count)
         defer { receiver.stop() }
+        let stalls = StallWatch()
+        defer { stalls.stop() }
         let wall = TestWall(
             name: "show-test", clockPort: masterPort, media: clip.path, canvas: (640, 90),
             playlist: ["{media: \(clip.path), out: 4s}"], stateDirectory: folder.appendingPathComponent("state").path,
@@ -68,13 +70,17 @@ final class ShowControlWallTests: XCTestCase {
                 ])
         }
         let daemon = try ChildProcess(wallctl, ["serve", "--config", config.path])
+        // The daemon's lines as they come: each command's outcome says whether it was held in standby.
+        let daemonLines = Mutex<[String]>([])
+        nonisolated(unsafe) let reading = daemon
+        Thread { while let line = reading.readLine() { daemonLines.withLock { $0.append(line) } } }.start()
         defer {
             for process in nodes + [master, daemon] { process.signal(SIGTERM) }
             if (testRun?.failureCount ?? 0) > 0 {
-                print("daemon:\n" + daemon.finish().output.split(separator: "\n").suffix(80).joined(separator: "\n"))
+                print("daemon:\n" + daemonLines.withLock { $0 }.suffix(80).joined(separator: "\n"))
                 for (index, node) in nodes.enumerated() {
                     let lines = node.finish().errors.split(separator: "\n").filter { !$0.contains("lockstep.clock") }
-                    print("node \(ids[index]):\n" + lines.prefix(60).joined(separator: "\n"))
+                    print("node \(ids[index]):\n" + lines.filter { $0.contains("too late") || $0.contains("rejoin") || $0.contains("error") || $0.contains("warning") }.prefix(60).joined(separator: "\n"))
                 }
             }
         }
@@ -114,13 +120,18 @@ final class ShowControlWallTests: XCTestCase {
         let period = MediaTime(value: 1, timescale: 30)
         var skews: [Double] = []
         var latencies: [Double] = []
+        // Which cues every node held in standby, as the daemon said, in the order they came.
+        let said = daemonLines.withLock { $0 }.filter { $0.contains("show control: cue ") && $0.contains(" version ") }
+        let heldCues = said.map { $0.hasSuffix("held in standby") }
+        var heldLatencies: [Double] = []
+        var lateHeld: [String] = []
         var holds: [Double] = []
         var early = 0
         var problems: [String] = []
         for (index, trigger) in triggers.enumerated() {
             let code = firstCode[trigger.cue]!
             let window =
-                (trigger.at + MediaTime(value: 300, timescale: 1000))..<(trigger.at
+                (trigger.at + MediaTime(value: 20, timescale: 1000))..<(trigger.at
                 + MediaTime(seconds: interval + 0.6, preferredTimescale: 1000))
             var cuts: [MediaTime] = []
             for (node, frames) in seen.enumerated() {
@@ -144,7 +155,20 @@ final class ShowControlWallTests: XCTestCase {
             }
             guard cuts.count == ids.count, let first = cuts.min(), let last = cuts.max() else { continue }
             skews.append((last - first).seconds)
-            latencies.append((first - trigger.at).seconds)
+            latencies.append((last - trigger.at).seconds)
+            if heldCues.indices.contains(index), heldCues[index] {
+                heldLatencies.append((last - trigger.at).seconds)
+                // The target is 100 ms (bench/cues measures it on a quiet machine); here, on a machine
+                // that may be busier, over 150 ms is late unless the machine itself stalled meanwhile.
+                if last - trigger.at > MediaTime(value: 150, timescale: 1000) {
+                    let stall = stalls.longestStall(overlapping: trigger.at..<last)
+                    let text =
+                        "cue \(index) (\(trigger.cue) after \(index > 0 ? triggers[index - 1].cue : "none")) "
+                        + "\(Int((last - trigger.at).seconds * 1000)) ms, first screen at "
+                        + "\(Int((first - trigger.at).seconds * 1000)) ms"
+                    if stall == .zero { lateHeld.append(text) } else { print("show control test: \(text), the machine stalled \(Int(stall.seconds * 1000)) ms meanwhile") }
+                }
+            }
         }
         func percentile(_ values: [Double], _ p: Double) -> Double {
             let sorted = values.sorted()
@@ -155,9 +179,13 @@ final class ShowControlWallTests: XCTestCase {
                 + String(
                     format: "%.3f ms, p99 %.3f ms, max %.3f ms", percentile(skews, 0.5) * 1000,
                     percentile(skews, 0.99) * 1000, (skews.max() ?? .nan) * 1000)
-                + "; trigger to first screen p50 "
+                + "; trigger to every screen p50 "
                 + String(
                     format: "%.1f ms, max %.1f ms", percentile(latencies, 0.5) * 1000, (latencies.max() ?? .nan) * 1000)
+                + "; \(heldLatencies.count) cues held in standby on every node: trigger to every screen p50 "
+                + String(
+                    format: "%.1f ms, p99 %.1f ms, max %.1f ms", percentile(heldLatencies, 0.5) * 1000,
+                    percentile(heldLatencies, 0.99) * 1000, (heldLatencies.max() ?? .nan) * 1000)
                 + "; old picture held before the cut p50 "
                 + String(
                     format: "%.1f ms, p99 %.1f ms, max %.1f ms", percentile(holds, 0.5) * 1000,
@@ -174,6 +202,11 @@ final class ShowControlWallTests: XCTestCase {
         XCTAssertEqual(skews.count, triggers.count)
         XCTAssertLessThanOrEqual(skews.max() ?? 1, 0.005, "every screen plays the cue from its first frame together")
         XCTAssertLessThanOrEqual(latencies.max() ?? 10, 1.3, "each cut within the edit lead of its trigger")
+        // Each cue is held in standby on every node again well within the 1.2 s between them, and
+        // cuts every screen within 100 ms of its trigger (half of them; none over 150 ms).
+        XCTAssertGreaterThanOrEqual(heldLatencies.count, triggers.count * 9 / 10, "cues every node held in standby")
+        XCTAssertLessThanOrEqual(percentile(heldLatencies, 0.5), 0.100, "trigger to every screen, cues held in standby")
+        XCTAssertTrue(lateHeld.isEmpty, "cues held in standby on every screen over 150 ms after the trigger: \(lateHeld)")
 
         // A flood: malformed OSC and strings, then well-formed cues from 127.0.0.2, which the config
         // does not allow. The wall's timeline stays on its version; the daemon goes on taking cues.

@@ -63,6 +63,33 @@ final class CueConfigTests: XCTestCase {
                 lengths: ["a.mp4": MediaTime(value: 3, timescale: 1)]))
     }
 
+    func testStandby_isEveryClipAndEntryCue_unlessOneSaysNot() throws {
+        let wall = try WallConfig.parse(
+            config(
+                """
+                cues:
+                  welcome: {media: a.mp4}
+                  chapter: {entry: 1}
+                  rare: {media: b.mp4, standby: false}
+                  logo: {still: logo.png, for: 5s}
+                  dark: black
+                """), file: "w")
+        XCTAssertEqual(CueConfig.standbyNames(wall.cues), ["chapter", "welcome"])
+        XCTAssertFalse(wall.cues["rare"]!.standby)
+        XCTAssertFalse(wall.cues["logo"]!.standby, "a still needs no preroll")
+        // More than the limit: each costs every node a pipeline, so the config says which.
+        let clips = (1...5).map { "  c\($0): {media: a.mp4}" }
+        XCTAssertThrowsError(try WallConfig.parse(config((["cues:"] + clips).joined(separator: "\n")), file: "wall.yaml")) {
+            error in
+            XCTAssertTrue("\(error)".contains("5 cues are kept in standby (c1, c2, c3, c4, c5): at most 4"), "\(error)")
+            XCTAssertTrue("\(error)".contains("standby: false"), "\(error)")
+        }
+        let fewer = clips.dropLast() + ["  c5: {media: a.mp4, standby: false}"]
+        XCTAssertEqual(
+            CueConfig.standbyNames(try WallConfig.parse(config((["cues:"] + fewer).joined(separator: "\n")), file: "w").cues),
+            ["c1", "c2", "c3", "c4"])
+    }
+
     func testBadCues_areErrorsNamingTheKeyAndLine() {
         let cases: [(String, String)] = [
             ("cues: {\"no spaces\": black}", "cues.no spaces"),
@@ -75,6 +102,8 @@ final class CueConfigTests: XCTestCase {
             ("cues: {x: {entry: 1, in: 2s}}", "goes with media"),
             ("cues: {x: {entry: -1}}", "cues.x.entry"),
             ("cues: {x: {media: a.mp4, colour: red}}", "colour"),
+            ("cues: {x: {still: a.png, for: 2s, standby: true}}", "only a clip or an entry is kept in standby"),
+            ("cues: {x: {media: a.mp4, standby: maybe}}", "cues.x.standby"),
             ("show-control: {osc: \"nowhere\"}", "show-control.osc"),
             ("show-control: {allow: [example.com]}", "show-control.allow[0]"),
             ("show-control: {allow: []}", "names nobody"),

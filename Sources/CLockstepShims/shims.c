@@ -41,6 +41,18 @@ gchar *lockstep_object_get_string(gpointer object, const char *name) {
     return value;
 }
 
+gboolean lockstep_object_get_bool(gpointer object, const char *name) {
+    gboolean value = FALSE;
+    g_object_get(object, name, &value, NULL);
+    return value;
+}
+
+gint lockstep_object_get_int(gpointer object, const char *name) {
+    gint value = 0;
+    g_object_get(object, name, &value, NULL);
+    return value;
+}
+
 guint lockstep_object_get_uint(gpointer object, const char *name) {
     guint value = 0;
     g_object_get(object, name, &value, NULL);

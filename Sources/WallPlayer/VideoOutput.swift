@@ -48,20 +48,27 @@ public struct VideoOutputSettings: Sendable, Hashable {
     public var videoGravity: VideoGravity
     /// The part of the picture shown (the wall tile).
     public var sourceCrop: NormalizedRect
-    /// The size of the output in pixels; nil keeps the cropped picture's own size.
+    /// The size of the output in pixels; nil keeps the cropped picture's own size, and the sink
+    /// scales it to its surface (as `videoGravity` says, where the sink scales: X and GL sinks).
     public var outputSize: PixelSize?
+    /// The size of the surface the sink draws on, where the caller knows it (its window's) and
+    /// `outputSize` is nil: what `resizeAspectFill` crops the picture to the shape of. A kmssink
+    /// tells its display's by itself.
+    public var displaySize: PixelSize?
     /// A window the sink draws into (an X window id, `GstVideoOverlay`), owned by the caller; nil
     /// lets a windowing sink open its own.
     public var windowHandle: UInt?
 
     public init(
         sinkDescription: String = "autovideosink", videoGravity: VideoGravity = .resizeAspect,
-        sourceCrop: NormalizedRect = .full, outputSize: PixelSize? = nil, windowHandle: UInt? = nil
+        sourceCrop: NormalizedRect = .full, outputSize: PixelSize? = nil, displaySize: PixelSize? = nil,
+        windowHandle: UInt? = nil
     ) {
         self.sinkDescription = sinkDescription
         self.videoGravity = videoGravity
         self.sourceCrop = sourceCrop
         self.outputSize = outputSize
+        self.displaySize = displaySize
         self.windowHandle = windowHandle
     }
 
@@ -71,13 +78,16 @@ public struct VideoOutputSettings: Sendable, Hashable {
     }
 
     /// The pixels to cut from each edge of a `source`-sized picture: the crop rectangle, narrowed
-    /// further for `resizeAspectFill` so that what remains has the output's aspect ratio.
-    func cropInsets(source: PixelSize) -> (left: Int, right: Int, top: Int, bottom: Int) {
+    /// further for `resizeAspectFill` so that what remains has the output's aspect ratio (the
+    /// output size's, else the surface's: `displaySize`, or `sinkDisplay`, what the sink reports).
+    func cropInsets(source: PixelSize, sinkDisplay: PixelSize? = nil) -> (left: Int, right: Int, top: Int, bottom: Int) {
         var x = sourceCrop.x * Double(source.width)
         var y = sourceCrop.y * Double(source.height)
         var width = sourceCrop.width * Double(source.width)
         var height = sourceCrop.height * Double(source.height)
-        if videoGravity == .resizeAspectFill, let output = outputSize, output.width > 0, output.height > 0 {
+        if videoGravity == .resizeAspectFill, let output = outputSize ?? displaySize ?? sinkDisplay, output.width > 0,
+            output.height > 0
+        {
             let target = Double(output.width) / Double(output.height)
             if width / height > target {
                 let narrowed = height * target

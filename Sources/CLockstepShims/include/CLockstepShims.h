@@ -62,6 +62,8 @@ void lockstep_object_set_pointer(gpointer object, const char *name, gpointer val
 gchar *lockstep_object_get_string(gpointer object, const char *name);
 /** An unsigned integer property's value. */
 guint lockstep_object_get_uint(gpointer object, const char *name);
+gint lockstep_object_get_int(gpointer object, const char *name);
+gboolean lockstep_object_get_bool(gpointer object, const char *name);
 
 /* MARK: Signals (g_signal_connect is a macro) */
 

@@ -327,15 +327,35 @@ final class PlaybackPipeline: @unchecked Sendable {
     /// Whether the video sink draws the frame it prerolls on at once (GstVideoSink's
     /// `show-preroll-frame`, on every element of the sink's bin that has it), or only when it plays.
     func showPrerollFrame(_ shows: Bool) {
-        guard let videoSink else { return }
-        let apply: (gpointer) -> Void = { object in
-            if lockstep_object_has_property(object, "show-preroll-frame") != 0 {
-                lockstep_object_set_bool(object, "show-preroll-frame", shows ? 1 : 0)
+        setOnVideoSink("show-preroll-frame", shows)
+    }
+
+    /// Sets boolean `property` on the video sink and every element of its bin that has it.
+    private func setOnVideoSink(_ property: String, _ value: Bool) {
+        forEachVideoSinkElement { object in
+            if lockstep_object_has_property(object, property) != 0 {
+                lockstep_object_set_bool(object, property, value ? 1 : 0)
             }
         }
-        apply(videoSink.raw)
+    }
+
+    /// Boolean `property` of every element of the video sink that has it.
+    func videoSinkSetting(_ property: String) -> [Bool] {
+        var values: [Bool] = []
+        forEachVideoSinkElement { object in
+            if lockstep_object_has_property(object, property) != 0 {
+                values.append(lockstep_object_get_bool(object, property) != 0)
+            }
+        }
+        return values
+    }
+
+    /// Calls `body` with the video sink and every element of its bin.
+    private func forEachVideoSinkElement(_ body: (gpointer) -> Void) {
+        guard let videoSink else { return }
+        body(videoSink.raw)
         if GStreamer.isBin(videoSink) {
-            GStreamer.forEachElement(in: videoSink) { apply(UnsafeMutableRawPointer($0)) }
+            GStreamer.forEachElement(in: videoSink) { body(UnsafeMutableRawPointer($0)) }
         }
     }
 
@@ -357,16 +377,34 @@ final class PlaybackPipeline: @unchecked Sendable {
 
     private func applyCrop(source: PixelSize) {
         guard let crop else { return }
-        let insets = videoSettings.cropInsets(source: source)
+        let insets = videoSettings.cropInsets(source: source, sinkDisplay: sinkDisplaySize())
         crop.set("left", Int32(insets.left))
         crop.set("right", Int32(insets.right))
         crop.set("top", Int32(insets.top))
         crop.set("bottom", Int32(insets.bottom))
     }
 
+    /// The display size a sink reports (kmssink's `display-width` and `display-height`, once it
+    /// opened its device), if it does.
+    private func sinkDisplaySize() -> PixelSize? {
+        var size: PixelSize?
+        forEachVideoSinkElement { object in
+            guard lockstep_object_has_property(object, "display-width") != 0,
+                lockstep_object_has_property(object, "display-height") != 0
+            else { return }
+            let width = Int(lockstep_object_get_int(object, "display-width"))
+            let height = Int(lockstep_object_get_int(object, "display-height"))
+            if width > 0, height > 0 { size = PixelSize(width: width, height: height) }
+        }
+        return size
+    }
+
     private func configureScaling(_ settings: VideoOutputSettings) {
         guard let scale, let sizeFilter else { return }
         scale.set("add-borders", settings.videoGravity == .resizeAspect)
+        // A sink that scales to its surface (ximagesink by asking upstream for its window's size,
+        // xvimagesink, glimagesink) keeps the picture's shape unless the gravity is resize.
+        setOnVideoSink("force-aspect-ratio", settings.videoGravity != .resize)
         let description: String
         if let size = settings.outputSize {
             description = "video/x-raw,width=\(size.width),height=\(size.height),pixel-aspect-ratio=1/1"

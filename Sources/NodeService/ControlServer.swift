@@ -117,7 +117,8 @@ public enum ControlServer {
                     sinks: sinks.map {
                         SinkCheck(role: $0.0, description: $0.1, problem: sinkProblem($0.1, role: $0.0))
                     },
-                    still: settings.still?.path, stillProblem: node.screen.stillProblem))
+                    still: settings.still?.path, stillProblem: node.screen.stillProblem,
+                    frameCost: await node.frameCost()))
         }
         router.get(RouterPath(ControlPath.content)) { _, _ in
             json(node.content.report())

@@ -27,6 +27,8 @@ public final class Node: Sendable {
     private let logger: Logger
     /// Why the stored timeline could not be used at start, until a timeline is followed.
     private let storeProblem: Mutex<String?>
+    /// One frame cost measurement at a time (`frameCost()`).
+    private let measuring = OneAtATime()
 
     public init(settings: NodeSettings, screen: NodeScreen, clock: ClockFollower, logger: Logger) {
         self.settings = settings
@@ -342,6 +344,24 @@ public final class Node: Sendable {
         return durations
     }
 
+    /// What a frame of the media the screen plays (else the config's) costs this machine now
+    /// (`FrameCost`), measured off the caller's thread: one measurement at a time.
+    public func frameCost() async -> FrameCostReport {
+        let path = screen.media ?? settings.media
+        let video = settings.video
+        return await Task.detached { [measuring] in
+            measuring.lock.withLock { _ in
+                do {
+                    let cost = try FrameCost.measure(url: URL(fileURLWithPath: path), video: video)
+                    return FrameCostReport(
+                        media: path, perFrame: cost.perFrame, framePeriod: cost.framePeriod, frames: cost.frames)
+                } catch {
+                    return FrameCostReport(media: path, perFrame: nil, framePeriod: nil, frames: nil, problem: "\(error)")
+                }
+            }
+        }.value
+    }
+
     // MARK: Status
 
     public func status() async -> NodeStatus {
@@ -391,6 +411,11 @@ public final class Node: Sendable {
         if screen.players.count > 2 { timelineReport.cuesReady = screen.cuesReady }
         return timelineReport
     }
+}
+
+/// A lock a detached task can hold.
+private final class OneAtATime: Sendable {
+    let lock = Mutex(())
 }
 
 /// The node's clock as the follower reads it: usable by SyncClock's one definition.

@@ -201,10 +201,13 @@ public struct DriftAnalyzer: Sendable {
     // MARK: Report
 
     /// The statistics of the frames finalized so far; call `finish()` first for a run's final report.
-    public func report() -> DriftReport {
+    ///
+    /// - Parameter frameCosts: what a frame costs each node's machine, by node id, where measured:
+    ///   a FAIL's reason names it.
+    public func report(frameCosts: [String: FrameCostReport] = [:]) -> DriftReport {
         let nodeDrift = nodes.indices.map { index in
             let state = nodeStates[index]
-            return NodeDrift(
+            var drift = NodeDrift(
                 node: nodes[index], framesPresented: state.framesPresented, skew: state.skew.statistics,
                 meanSignedSkew: Self.mean(state.signedSkewSum, count: state.skew.count),
                 lateness: state.lateness.statistics,
@@ -213,6 +216,8 @@ public struct DriftAnalyzer: Sendable {
                 lateFrames: state.late.increase, droppedFrames: state.dropped.increase,
                 missingFrames: state.missingFrames, undeliveredRecords: state.undeliveredRecords,
                 ignoredRecords: state.ignoredRecords, unusableRecords: state.unusableRecords)
+            drift.frameCost = frameCosts[nodes[index]]
+            return drift
         }
         let pairDrift = wall.pairs.indices.map { index in
             PairDrift(

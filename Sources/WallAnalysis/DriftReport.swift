@@ -1,4 +1,5 @@
 import LockstepTime
+import WallProtocol
 
 /// What `wallctl drift` reports: how far apart the wall's screens presented the same frames, per
 /// node, per pair and for the whole wall, with a verdict and a time series to plot.
@@ -77,10 +78,13 @@ public struct NodeDrift: Sendable, Hashable, Codable {
     public var ignoredRecords: Int
     /// Records without a numeric running time or presentation time.
     public var unusableRecords: Int
+    /// What a frame costs the node's machine (measured after the run, for a FAIL); nil when not
+    /// asked.
+    public var frameCost: FrameCostReport?
 
     enum CodingKeys: String, CodingKey {
         case node, framesPresented, skew, lateness, clockErrorBound, guaranteedClockErrorBound, lateFrames,
-            droppedFrames, missingFrames, undeliveredRecords, ignoredRecords, unusableRecords
+            droppedFrames, missingFrames, undeliveredRecords, ignoredRecords, unusableRecords, frameCost
         case meanSignedSkew = "meanSignedSkewNs"
     }
 

@@ -1,4 +1,5 @@
 import LockstepTime
+import WallProtocol
 
 /// Whether the wall stayed in sync, judged on the worst pair's p99 skew with what the nodes' clocks
 /// may be off by added: the report never claims more than it knows. A PASS rests on the bounds that
@@ -76,13 +77,24 @@ public struct DriftVerdict: Sendable, Hashable, Codable {
         let clockText =
             clocks.map { "the pair's clocks may be up to \($0.millisecondsText) ms apart" }
             ?? "the pair's clocks reported no error bound"
+        // What its machine measured a frame to cost, against the frame period, where it was asked.
+        let cost = node.frameCost.flatMap { cost -> String? in
+            guard cost.perFrame != nil else { return nil }
+            return "; decoding a frame and bringing it to its screen's size costs it \(cost.sentence), measured after "
+                + "the run"
+        }
         if late * 2 > threshold {
+            let machine =
+                node.frameCost?.share.map { $0 > FrameCostReport.warningShare }.map {
+                    $0
+                        ? "its machine cannot keep up (decoding and scaling leave less than a third of the frame period)"
+                        : "its machine has the time to decode (the sink, rendering or a busy moment holds it back)"
+                } ?? "its machine or its sink cannot keep up (decoding, rendering, a busy CPU)"
             return "Why: \(node.node) presents its frames late by its own clock (p99 \(late.millisecondsText) ms after "
-                + "they were due\(share)): its machine or its sink cannot keep up (decoding, rendering, a busy CPU), "
-                + "not the sync; \(clockText)."
+                + "they were due\(share)\(cost ?? "")): \(machine), not the sync; \(clockText)."
         }
         return "Why: \(node.node) presents its frames on time by its own clock (p99 \(late.millisecondsText) ms late"
-            + "\(share)), so it disagrees with the others about when frames are due: the clocks or the timeline, "
+            + "\(share)\(cost ?? "")), so it disagrees with the others about when frames are due: the clocks or the timeline, "
             + "not the machine; \(clockText)."
     }
 

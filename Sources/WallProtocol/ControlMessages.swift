@@ -65,10 +65,13 @@ public struct NodeCheck: Sendable, Hashable, Codable {
     /// it can, or when there is none).
     public var still: String?
     public var stillProblem: String?
+    /// What a frame of the node's media costs its machine, measured as the node answers (nil from
+    /// nodes that do not measure).
+    public var frameCost: FrameCostReport?
 
     public init(
         node: String, version: String, configSHA256: String?, sinks: [SinkCheck], still: String? = nil,
-        stillProblem: String? = nil
+        stillProblem: String? = nil, frameCost: FrameCostReport? = nil
     ) {
         self.node = node
         self.version = version
@@ -76,6 +79,52 @@ public struct NodeCheck: Sendable, Hashable, Codable {
         self.sinks = sinks
         self.still = still
         self.stillProblem = stillProblem
+        self.frameCost = frameCost
+    }
+}
+
+/// A node's frame cost (`FrameCost`): decoding a frame of `media` and bringing it to the screen's
+/// tile, size and format, at full speed on the node's machine as it is, against the frame period.
+public struct FrameCostReport: Sendable, Hashable, Codable {
+    public var media: String
+    @OptionalNanosecondsCoded public var perFrame: MediaTime?
+    @OptionalNanosecondsCoded public var framePeriod: MediaTime?
+    public var frames: Int?
+    /// Why it could not be measured, if it could not.
+    public var problem: String?
+
+    enum CodingKeys: String, CodingKey {
+        case media, frames, problem
+        case perFrame = "perFrameNs", framePeriod = "framePeriodNs"
+    }
+
+    public init(
+        media: String, perFrame: MediaTime?, framePeriod: MediaTime?, frames: Int?, problem: String? = nil
+    ) {
+        self.media = media
+        self.perFrame = perFrame
+        self.framePeriod = framePeriod
+        self.frames = frames
+        self.problem = problem
+    }
+
+    /// A frame that costs more than this share of the frame period leaves the sink, a busy moment
+    /// and a cut's preparation too little room.
+    public static let warningShare = 2.0 / 3.0
+
+    /// The share of the frame period a frame costs, when both are known.
+    public var share: Double? {
+        guard let perFrame, let framePeriod, framePeriod > .zero else { return nil }
+        return perFrame.seconds / framePeriod.seconds
+    }
+
+    /// "7.9 ms of the 33.3 ms frame period (24 %)".
+    public var sentence: String {
+        guard let perFrame else { return "not measured (\(problem ?? "no reason given"))" }
+        let cost = String(format: "%.1f ms", perFrame.seconds * 1000)
+        guard let framePeriod, let share else { return "\(cost) a frame" }
+        return "\(cost) of the \(String(format: "%.1f", framePeriod.seconds * 1000)) ms frame period "
+            + "(\(Int((share * 100).rounded())) %)"
     }
 }
 

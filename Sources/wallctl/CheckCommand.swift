@@ -141,6 +141,17 @@ struct CheckCommand: AsyncParsableCommand {
                 lines.append("  still \(still): ok")
             }
         }
+        if let cost = check.frameCost {
+            let name = URL(fileURLWithPath: cost.media).lastPathComponent
+            if let share = cost.share, share > FrameCostReport.warningShare {
+                lines.append(
+                    "  warning: a frame of \(name) costs \(cost.sentence) to decode and bring to this screen: less than "
+                        + "a third is left for the sink, a busy moment and a cut's preparation; expect late frames "
+                        + "(a lighter encoding, a smaller tile or a faster machine)")
+            } else {
+                lines.append("  frame cost (\(name), decode to the screen's size): \(cost.sentence)")
+            }
+        }
         problems += clockProblems(findings.clock, lines: &lines)
         for (name, outcome) in findings.media {
             switch outcome {

@@ -147,7 +147,13 @@ struct DriftCommand: AsyncParsableCommand {
             analyzer.finish()
             if let collector { try comparison?.ingest(collector.drain()) }
             comparison?.finish()
-            let report = analyzer.report()
+            var report = analyzer.report()
+            // A FAIL says why: each node measures what a frame costs its machine, against the frame period.
+            if report.verdict.outcome == .fail {
+                let costs = await wall.eachNode { client throws(ControlError) in try await client.check().frameCost }
+                report = analyzer.report(
+                    frameCosts: costs.compactMapValues { outcome in (try? outcome.get()) ?? nil })
+            }
             let truth = comparison?.report()
 
             // With --json - (or --plot -) standard output carries the data, and the tables go to stderr.

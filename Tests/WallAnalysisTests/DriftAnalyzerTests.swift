@@ -468,6 +468,33 @@ final class DriftAnalyzerTests: XCTestCase {
                 + "the pair's clocks reported no error bound.")
     }
 
+    /// The machine's measured frame cost, where the command asked for it, says whether decoding is
+    /// what holds a late node back.
+    func testVerdict_whenALateNodesFrameCostIsKnown_saysWhetherDecodingHoldsItBack() throws {
+        var wall = SyntheticWall(nodes: ["a", "b", "c"])
+        wall.skew = ["c": { _ in 1_700_000 }]
+        var analyzer = try DriftAnalyzer(nodes: wall.nodes)
+        try wall.feed(0..<100, to: &analyzer)
+        let period = MediaTime(value: 1, timescale: 30)
+        let heavy = FrameCostReport(media: "/m/clip.mp4", perFrame: .ms(27), framePeriod: period, frames: 45)
+        XCTAssertTrue(
+            analyzer.report(frameCosts: ["c": heavy]).verdict.sentence.contains(
+                "due; decoding a frame and bringing it to its screen's size costs it 27.0 ms of the 33.3 ms frame "
+                    + "period (81 %), measured after the run): its machine cannot keep up (decoding and scaling leave "
+                    + "less than a third of the frame period), not the sync"),
+            analyzer.report(frameCosts: ["c": heavy]).verdict.sentence)
+        let light = FrameCostReport(media: "/m/clip.mp4", perFrame: .ms(4), framePeriod: period, frames: 45)
+        let report = analyzer.report(frameCosts: ["c": light, "a": heavy])
+        XCTAssertTrue(
+            report.verdict.sentence.contains("12 %), measured after the run): its machine has the time to decode"),
+            report.verdict.sentence)
+        XCTAssertEqual(report.nodes.first { $0.node == "c" }?.frameCost, light, "in the report, for --json")
+        let failed = FrameCostReport(media: "/m/clip.mp4", perFrame: nil, framePeriod: nil, frames: nil, problem: "x")
+        XCTAssertEqual(
+            analyzer.report(frameCosts: ["c": failed]).verdict.sentence, analyzer.report().verdict.sentence,
+            "a cost that could not be measured says nothing")
+    }
+
     /// A node on time by its own clock and still apart: what stands in the way is when it thinks
     /// frames are due (its clock, or its timeline), and the verdict says so rather than blaming the machine.
     func testVerdict_whenANodeIsOnTimeByItsOwnClock_blamesTheClocksNotTheMachine() throws {

@@ -115,6 +115,10 @@ final class WallCheckTests: XCTestCase {
         let result = try check(config)
         XCTAssertEqual(result.status, 0, result.output + result.errors)
         XCTAssertTrue(result.output.hasSuffix("check: ready"), result.output)
+        // Each node measures what a frame of its media costs its machine, against the frame period.
+        XCTAssertEqual(
+            result.output.components(separatedBy: "frame cost (").count - 1, 2, result.output)
+        XCTAssertTrue(result.output.contains("of the 33.3 ms frame period ("), result.output)
     }
 
     func testCheck_namesAClockSourceANodeCouldNotFallBackOn() async throws {

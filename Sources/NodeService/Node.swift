@@ -61,7 +61,23 @@ public final class Node: Sendable {
             group.addTask { await self.follower.run() }
             if settings.autoplay { group.addTask { await self.autoplay() } }
             if screen.players.count > 2 { group.addTask { await self.keepCuesReady() } }
+            if NodeSettings.sinkElement(settings.video.sinkDescription) == "waylandsink",
+                let compositor = CompositorWatch()
+            {
+                group.addTask { await compositor.watch { await self.compositorRestarted() } }
+            }
             await group.waitForAll()
+        }
+    }
+
+    /// The Wayland compositor came back after a restart: the screen is shown again, on new pipelines.
+    func compositorRestarted() async {
+        logger.warning("the Wayland compositor restarted: the screen is shown again on a new pipeline")
+        screen.outputLost()
+        if await follower.timeline == nil {
+            await screen.showBetweenShows()
+        } else {
+            await follower.outputLost("the Wayland compositor restarted")
         }
     }
 

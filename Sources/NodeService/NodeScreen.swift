@@ -355,6 +355,17 @@ public final class NodeScreen: FollowerPlayer, Sendable {
         if !kept { empty(player) }
     }
 
+    /// The output went away and came back (a compositor restarted): every pipeline drew on the old
+    /// one, so each is built anew at its next load, and the cues held on them are prerolled again.
+    public func outputLost() {
+        for player in players { player.renewPipelineAtNextLoad() }
+        let held = roles.withLock { roles -> [Int] in
+            defer { roles.cues = [:] }
+            return Array(roles.cues.keys)
+        }
+        for index in held { empty(players[index]) }
+    }
+
     /// How much before a cut the outgoing player pauses: more than the jitter of waking for it,
     /// less than a frame, as the follower's scheduled pauses.
     static let outgoingPauseAhead = MediaTime(value: 5, timescale: 1000)

@@ -97,6 +97,13 @@ public actor Follower {
         return true
     }
 
+    /// The screen's output went away and came back (`FollowerStateMachine.outputLost`): the node
+    /// shows where the wall is again, on a new pipeline, at once.
+    public func outputLost(_ reason: String) async {
+        await perform(machine.outputLost(reason))
+        wake(nil)
+    }
+
     /// Follows a timeline read back from the state file at start: checked there already, kept.
     public func resume(_ timeline: Timeline) {
         machine.adopt(timeline, now: nil)

@@ -319,6 +319,25 @@ public struct FollowerStateMachine: Sendable {
         state = .showing(plan)
     }
 
+    /// The screen's output went away and came back (a compositor restarted): whatever the screen
+    /// showed is gone with its pipeline, so the node shows where the wall is again, on a new one. A
+    /// preparation under way finishes on the old one and is then done again.
+    public mutating func outputLost(_ reason: String) -> [FollowerAction] {
+        guard timeline != nil else { return [] }
+        switch state {
+        case .idle, .backingOff:
+            renewPipeline = true
+            return []
+        case .preparing(var anchor):
+            renewPipeline = true
+            anchor.superseded = true
+            state = .preparing(anchor)
+            return []
+        case .following, .showing:
+            return [rejoin(because: reason)]
+        }
+    }
+
     /// The player refused an action (a start, a pause): anchor again where the wall is.
     public mutating func playerRefused(_ reason: String) -> [FollowerAction] {
         guard case .following = state else { return [] }

@@ -92,6 +92,26 @@ final class FollowerStateMachineTests: XCTestCase {
         XCTAssertTrue(again.renewPipeline)
     }
 
+    /// A compositor that restarted took the screen's pipeline with it: the node shows where the
+    /// wall is again, on a new pipeline; a preparation under way is done again once it answers.
+    func testTheOutputLost_showsTheWallAgainOnANewPipeline() throws {
+        var machine = FollowerStateMachine(wall: "w")
+        XCTAssertEqual(machine.outputLost("gone"), [], "nothing shown, nothing to show again")
+        machine.adopt(try timeline(start: .zero), now: nil)
+        let preparation = try XCTUnwrap(preparations(settled(&machine, at: seconds(20))).first)
+        XCTAssertEqual(machine.outputLost("gone"), [], "a preparation under way finishes first")
+        XCTAssertEqual(machine.prepared(preparation.id, outcome: .ready, now: seconds(20) + ms(100)), [])
+        let again = try XCTUnwrap(preparations(machine.tick(observe(seconds(20) + ms(140)))).first)
+        XCTAssertTrue(again.renewPipeline, "on a new pipeline")
+        let started = machine.prepared(again.id, outcome: .ready, now: seconds(20) + ms(300))
+        XCTAssertEqual(machine.activity, "following (playing)", "\(started)")
+        XCTAssertEqual(
+            machine.outputLost("the Wayland compositor restarted"),
+            [.note(.rejoining(reason: "the Wayland compositor restarted", rejoins: 1))])
+        let renewed = try XCTUnwrap(preparations(machine.tick(observe(seconds(21)))).first)
+        XCTAssertTrue(renewed.renewPipeline)
+    }
+
     func testANewTimelineDuringAPreparation_supersedesIt_andTheStaleAnswerIsIgnored() throws {
         var machine = FollowerStateMachine(wall: "w")
         let first = try timeline(start: .zero)

@@ -512,19 +512,23 @@ final class ScreenTests: XCTestCase {
             at: runtime, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let socket = "lockstep-wayland-\(getpid())"
         let wayland = ["XDG_RUNTIME_DIR": runtime.path, "WAYLAND_DISPLAY": socket]
-        displayProcesses.append(
-            try ChildProcess(
+        let startCompositor = {
+            let compositor = try ChildProcess(
                 weston,
                 [
                     "--backend=headless-backend.so", "--use-pixman", "--width=\(Self.screen.width)",
                     "--height=\(Self.screen.height)", "--socket=\(socket)", "--debug",
                 ],
-                environment: ["XDG_RUNTIME_DIR": runtime.path]))
-        try await withTimeout(10, "weston's socket") {
-            while !FileManager.default.fileExists(atPath: runtime.appendingPathComponent(socket).path) {
-                try await Task.sleep(for: .milliseconds(100))
+                environment: ["XDG_RUNTIME_DIR": runtime.path])
+            self.displayProcesses.append(compositor)
+            try await withTimeout(10, "weston's socket") {
+                while !FileManager.default.fileExists(atPath: runtime.appendingPathComponent(socket).path) {
+                    try await Task.sleep(for: .milliseconds(100))
+                }
             }
+            return compositor
         }
+        let compositor = try await startCompositor()
         let clip = try TestMedia.audioVideo(seconds: 6, size: "\(Self.screen.width)x\(Self.screen.height)").path
         let config = folder.appendingPathComponent("wayland.yaml").path
         try TestWall(
@@ -549,17 +553,21 @@ final class ScreenTests: XCTestCase {
         nodes["wayland"] = node
         try await playThenPause(wallctl, config)
         // weston-screenshooter writes wayland-screenshot-<time>.png into its working directory.
-        let shots = folder.appendingPathComponent("wayland-shots")
-        try FileManager.default.createDirectory(at: shots, withIntermediateDirectories: true)
         let environment = wayland.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
-        try TestMedia.run("/bin/sh", ["-c", "cd '\(shots.path)' && env \(environment) '\(screenshooter)'"])
-        let shot = try XCTUnwrap(
-            try FileManager.default.contentsOfDirectory(atPath: shots.path).first { $0.hasSuffix(".png") },
-            "weston-screenshooter wrote no screenshot")
-        let path = shots.appendingPathComponent(shot).path
-        try FileManager.default.createDirectory(at: Self.shots, withIntermediateDirectories: true)
-        try? FileManager.default.removeItem(at: Self.shots.appendingPathComponent("wayland.png"))
-        try FileManager.default.copyItem(atPath: path, toPath: Self.shots.appendingPathComponent("wayland.png").path)
+        let screenshot = { (name: String) throws -> String in
+            let shots = self.folder.appendingPathComponent("wayland-shots-\(name)")
+            try FileManager.default.createDirectory(at: shots, withIntermediateDirectories: true)
+            try TestMedia.run("/bin/sh", ["-c", "cd '\(shots.path)' && env \(environment) '\(screenshooter)'"])
+            let shot = try XCTUnwrap(
+                try FileManager.default.contentsOfDirectory(atPath: shots.path).first { $0.hasSuffix(".png") },
+                "weston-screenshooter wrote no screenshot")
+            let path = shots.appendingPathComponent(shot).path
+            try FileManager.default.createDirectory(at: Self.shots, withIntermediateDirectories: true)
+            try? FileManager.default.removeItem(at: Self.shots.appendingPathComponent("\(name).png"))
+            try FileManager.default.copyItem(atPath: path, toPath: Self.shots.appendingPathComponent("\(name).png").path)
+            return path
+        }
+        let path = try screenshot("wayland")
         let whole = try bestFrame(
             shot: path, source: clip, x: 0, y: 0, width: Self.screen.width, height: Self.screen.height)
         XCTAssertGreaterThan(
@@ -568,6 +576,24 @@ final class ScreenTests: XCTestCase {
         let top = try bestFrame(shot: path, source: clip, x: 0, y: 0, width: Self.screen.width, height: 32)
         XCTAssertEqual(top.frame, whole.frame)
         XCTAssertGreaterThan(top.psnr, 30, "the panel shows through above the picture")
+
+        // The compositor dies and comes back on its socket: the node's pipeline lost its display;
+        // the node renews it and shows the paused frame again, fullscreen, by itself.
+        compositor.signal(SIGKILL)
+        _ = compositor.finish()
+        try? FileManager.default.removeItem(at: runtime.appendingPathComponent(socket))
+        try? FileManager.default.removeItem(at: runtime.appendingPathComponent(socket + ".lock"))
+        _ = try await startCompositor()
+        var again = (frame: -1, psnr: -Double.infinity)
+        try await eventually(within: 20, "the paused frame on the restarted compositor") {
+            let shot = try screenshot("wayland-restarted")
+            again = try self.bestFrame(
+                shot: shot, source: clip, x: 0, y: 0, width: Self.screen.width, height: Self.screen.height)
+            return again.psnr > 30
+        }
+        XCTAssertEqual(again.frame, whole.frame, "the frame the wall is paused on, again (\(again.psnr) dB)")
+        let status = try TestNode(port: 17956).status()
+        XCTAssertEqual((status["timeline"] as? [String: Any])?["state"] as? String, "paused", "\(status)")
     }
 
     /// Plays the wall (play waits for the nodes by itself) and pauses it a second into the show;

@@ -4,7 +4,9 @@ public import LockstepTime
 ///
 /// The semantics follow Linux `netem`, with what real congested paths add:
 /// - **Delay**: every datagram is held for a base `delay` (client to server; `replyDelay`, when
-///   given, server to client) plus a jitter term drawn from `distribution`, never below zero.
+///   given, server to client) plus a jitter term drawn from `distribution` (`jitter`; `replyJitter`,
+///   when given, for replies), never below zero. A reply delay or jitter of its own makes the path
+///   asymmetric, fixed or only under load: what two-way time transfer cannot see.
 ///   `correlationPercent` carries each direction's previous jitter term into the next one, as
 ///   netem's correlation does (`next = ρ·previous + (1 − ρ)·fresh`).
 /// - **Stalls**: with probability `stallPercent` per datagram the path stops for `stall`; every
@@ -33,6 +35,8 @@ public struct Impairment: Sendable, Hashable, CustomStringConvertible {
     /// The base delay from the server back to clients; nil: the same as `delay`.
     public var replyDelay: MediaTime?
     public var jitter: MediaTime
+    /// The jitter of replies, server to client; nil: the same as `jitter`.
+    public var replyJitter: MediaTime?
     public var distribution: Distribution
     public var correlationPercent: Double
     public var stallPercent: Double
@@ -45,13 +49,14 @@ public struct Impairment: Sendable, Hashable, CustomStringConvertible {
 
     public init(
         delay: MediaTime = .zero, replyDelay: MediaTime? = nil, jitter: MediaTime = .zero,
-        distribution: Distribution = .uniform, correlationPercent: Double = 0, stallPercent: Double = 0,
+        replyJitter: MediaTime? = nil, distribution: Distribution = .uniform, correlationPercent: Double = 0, stallPercent: Double = 0,
         stall: MediaTime = .zero, lossPercent: Double = 0, lossBurst: Double = 1, reorderPercent: Double = 0,
         duplicatePercent: Double = 0
     ) {
         self.delay = delay
         self.replyDelay = replyDelay
         self.jitter = jitter
+        self.replyJitter = replyJitter
         self.distribution = distribution
         self.correlationPercent = correlationPercent
         self.stallPercent = stallPercent
@@ -66,6 +71,7 @@ public struct Impairment: Sendable, Hashable, CustomStringConvertible {
     public func validate() throws(ImpairmentError) {
         var times = [("delay", delay), ("jitter", jitter), ("stall", stall)]
         if let replyDelay { times.append(("reply delay", replyDelay)) }
+        if let replyJitter { times.append(("reply jitter", replyJitter)) }
         for (name, time) in times {
             guard let nanoseconds = time.nanoseconds, nanoseconds >= 0 else {
                 throw .invalidTime(name: name, value: time)
@@ -87,8 +93,9 @@ public struct Impairment: Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         var parts = ["delay \(delay)"]
         if let replyDelay, replyDelay != delay { parts[0] += " (replies \(replyDelay))" }
-        if jitter > .zero {
+        if jitter > .zero || (replyJitter ?? .zero) > .zero {
             parts[0] += " ± \(jitter) \(distribution.rawValue)"
+            if let replyJitter, replyJitter != jitter { parts[0] += " (replies ± \(replyJitter))" }
             if correlationPercent > 0 { parts[0] += ", \(correlationPercent) % correlated" }
         }
         if stallPercent > 0, stall > .zero { parts.append("stalls of \(stall) at \(stallPercent) %") }

@@ -15,6 +15,8 @@ struct ImpairmentModel: Sendable {
     private struct Path: Sendable {
         var random: SplitMix64
         let delay: Int64
+        /// Its jitter, in ns.
+        let jitter: Double
         var previousJitter = 0.0
         var stalledUntil = Int64.min
         var losing = false
@@ -24,7 +26,6 @@ struct ImpairmentModel: Sendable {
     static let paretoShape = 3.0
 
     private let impairment: Impairment
-    private let jitter: Double
     private let correlation: Double
     private let stall: Int64
     private let stallChance: Double
@@ -40,7 +41,6 @@ struct ImpairmentModel: Sendable {
     /// - Precondition: `impairment` is valid.
     init(impairment: Impairment, seed: UInt64) {
         self.impairment = impairment
-        jitter = Double(impairment.jitter.nanoseconds ?? 0)
         correlation = impairment.correlationPercent / 100
         stall = impairment.stall.nanoseconds ?? 0
         stallChance = impairment.stallPercent / 100
@@ -50,10 +50,12 @@ struct ImpairmentModel: Sendable {
         reorder = impairment.reorderPercent / 100
         duplicate = impairment.duplicatePercent / 100
         let delay = impairment.delay.nanoseconds ?? 0
-        toServer = Path(random: SplitMix64(seed: seed), delay: delay)
+        let jitter = Double(impairment.jitter.nanoseconds ?? 0)
+        toServer = Path(random: SplitMix64(seed: seed), delay: delay, jitter: jitter)
         toClient = Path(
             random: SplitMix64(seed: seed ^ 0x5DEE_CE66_D1CE_4E5B),
-            delay: impairment.replyDelay.flatMap(\.nanoseconds) ?? delay)
+            delay: impairment.replyDelay.flatMap(\.nanoseconds) ?? delay,
+            jitter: impairment.replyJitter.flatMap(\.nanoseconds).map(Double.init) ?? jitter)
     }
 
     /// The decision for a datagram arriving at `arrival` (ns, any monotonic origin) toward the
@@ -83,11 +85,11 @@ struct ImpairmentModel: Sendable {
 
     private func heldFor(_ path: inout Path, at arrival: Int64) -> Int64 {
         var hold = path.delay
-        if jitter > 0 {
+        if path.jitter > 0 {
             let fresh = jitterTerm(&path.random)
             let term = correlation > 0 ? correlation * path.previousJitter + (1 - correlation) * fresh : fresh
             path.previousJitter = term
-            hold = max(0, hold + Int64((term * jitter).rounded()))
+            hold = max(0, hold + Int64((term * path.jitter).rounded()))
         }
         // Behind a stall, a datagram leaves when the path clears, at the earliest.
         if path.stalledUntil > arrival { hold = max(hold, path.stalledUntil - arrival) }

@@ -53,6 +53,13 @@ struct ImpairCommand: AsyncParsableCommand {
     var jitter: Double = 0
 
     @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp(
+            "The jitter of replies, server to client (default: --jitter): a path that queues one way.",
+            valueName: "ms"))
+    var replyJitter: Double?
+
+    @Option(
         help: ArgumentHelp(
             "The jitter's shape: \(Impairment.Distribution.allCases.map(\.rawValue).joined(separator: ", ")).",
             valueName: "name"),
@@ -108,7 +115,8 @@ struct ImpairCommand: AsyncParsableCommand {
     var impairment: Impairment {
         Impairment(
             delay: Self.milliseconds(delay), replyDelay: replyDelay.map(Self.milliseconds),
-            jitter: Self.milliseconds(jitter), distribution: distribution, correlationPercent: correlation,
+            jitter: Self.milliseconds(jitter), replyJitter: replyJitter.map(Self.milliseconds),
+            distribution: distribution, correlationPercent: correlation,
             stallPercent: stallChance, stall: Self.milliseconds(stall), lossPercent: loss, lossBurst: lossBurst,
             reorderPercent: reorder, duplicatePercent: duplicate)
     }

@@ -127,6 +127,26 @@ final class ImpairmentModelTests: XCTestCase {
         XCTAssertEqual(model.decide(toServer: false, at: 0).departures, [3_000_000])
     }
 
+    /// A path that queues one way: requests pass clean, replies wait behind a pareto tail.
+    func testReplies_haveTheirOwnJitter() {
+        var model = ImpairmentModel(
+            impairment: Impairment(
+                delay: milliseconds(1), jitter: .zero, replyJitter: milliseconds(2), distribution: .pareto),
+            seed: 7)
+        let requests = (0..<2_000).map { model.decide(toServer: true, at: Int64($0) * 1_000_000).departures[0] }
+        let replies = (0..<2_000).map { model.decide(toServer: false, at: Int64($0) * 1_000_000).departures[0] }
+        XCTAssertEqual(Set(requests), [1_000_000], "no jitter toward the server")
+        let mean = Double(replies.reduce(0, +)) / Double(replies.count)
+        XCTAssertEqual(mean, 3_000_000, accuracy: 250_000, "the base delay plus a 2 ms mean excess")
+        XCTAssertGreaterThanOrEqual(replies.min() ?? 0, 1_000_000, "a pareto tail is above the base delay")
+        XCTAssertTrue(
+            "\(Impairment(delay: milliseconds(1), jitter: milliseconds(1), replyJitter: milliseconds(4)))".contains(
+                "uniform (replies ± 0.004000000s)"))
+        XCTAssertThrowsError(try Impairment(replyJitter: milliseconds(-1)).validate()) { error in
+            XCTAssertEqual(error as? ImpairmentError, .invalidTime(name: "reply jitter", value: self.milliseconds(-1)))
+        }
+    }
+
     func testValidate_namesTheValueOutOfRange() {
         XCTAssertThrowsError(try Impairment(lossPercent: 101).validate()) { error in
             XCTAssertEqual(error as? ImpairmentError, .invalidPercentage(name: "loss", value: 101))

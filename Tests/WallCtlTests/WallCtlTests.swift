@@ -46,6 +46,7 @@ final class WallCtlTests: XCTestCase {
         try assertFails(
             ["identify", "--config", "/dev/null", "--seconds", "0.5"], saying: "--seconds must be 1 to 600, got 0.5")
         try assertFails(impair + ["--reply-delay", "nan"], saying: "reply delay must be zero or more")
+        try assertFails(impair + ["--reply-jitter", "-2"], saying: "reply jitter must be zero or more")
         try assertFails(
             ["drift", "--config", "/dev/null", "--duration", "1", "--json", "-", "--plot", "-"],
             saying: "--json - and --plot - cannot both write to standard output")

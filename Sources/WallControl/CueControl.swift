@@ -18,9 +18,12 @@ public final class CueControl: Sendable {
 
     /// Resolves every cue of the wall's config (asking the nodes the lengths of clips without an
     /// out point): an unknown length is an error naming the cue.
-    public static func prepare(_ wall: Wall) async throws -> CueControl {
+    ///
+    /// - Parameter only: the one cue to resolve (`wallctl cue NAME`), sparing the others' files a
+    ///   look on every node; nil: all.
+    public static func prepare(_ wall: Wall, only: String? = nil) async throws -> CueControl {
         let control = TimelineControl(wall: wall)
-        let cues = wall.config.cues
+        let cues = wall.config.cues.filter { only == nil || $0.key == only }
         let media = Array(Set(cues.values.flatMap(\.media))).sorted()
         let lengths = media.isEmpty ? [:] : try await control.lengths(of: media)
         var resolved: [String: Cue] = [:]
@@ -46,7 +49,8 @@ public final class CueControl: Sendable {
         switch command {
         case .cue(let name):
             guard let cue = resolved[name] else {
-                let known = names.isEmpty ? "the config has no cues:" : "its cues are \(names.joined(separator: ", "))"
+                let all = control.wall.config.cues.keys.sorted()
+                let known = all.isEmpty ? "the config has no cues:" : "its cues are \(all.joined(separator: ", "))"
                 throw .timeline("no cue \"\(name)\" in wall \(control.wall.config.name): \(known)")
             }
             return .cue(name: name, cue)

@@ -39,7 +39,7 @@ struct CueCommand: AsyncParsableCommand {
             return
         }
         try await options.withWall { wall in
-            try await CueControl.prepare(wall).perform(.cue(name!), lead: edit.leadTime)
+            try await CueControl.prepare(wall, only: name).perform(.cue(name!), lead: edit.leadTime)
         }
     }
 }

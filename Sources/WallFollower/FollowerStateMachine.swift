@@ -231,6 +231,14 @@ public struct FollowerStateMachine: Sendable {
             if let upcoming, upcoming.from > plan.segmentFrom, upcoming.from - now <= ahead, plan.pausedAt == nil {
                 return actions + carryOut(upcoming, of: timeline, plan: plan, observation: observation, now: now)
             }
+            if plan.state == .playing, now > plan.anchor, timeline.position(at: now).state == .ended {
+                // The playlist ended (a clip that holds its last frame): the player stopped there by
+                // itself, its last pass not advancing, and no frame is due from now on.
+                var ended = plan
+                ended.state = .ended
+                state = .following(ended)
+                return actions
+            }
             if plan.state == .playing, now > plan.anchor {
                 if let rejoin = judgeFrames(timeline, plan: plan, latest: observation.latestFrame, now: now) {
                     return actions + [rejoin]

@@ -136,6 +136,24 @@ final class FollowerStateMachineTests: XCTestCase {
         XCTAssertEqual(machine.report(now: seconds(23))?.rejoins, 1)
     }
 
+    /// A playlist that ends holds its last frame: no frame is due after it, so presenting none is
+    /// no stall (it used to rejoin 1.5 s after every held clip, redrawing the screen).
+    func testAPlaylistThatEnds_holdsItsLastFrame_withoutRejoining() throws {
+        var machine = FollowerStateMachine(wall: "w")
+        // Entries of 4 s and 2 s, once each, from 10 s: ended at 16 s.
+        machine.adopt(try timeline(start: seconds(10), loops: false), now: nil)
+        let preparation = try XCTUnwrap(preparations(settled(&machine, at: seconds(9))).first)
+        _ = machine.prepared(preparation.id, outcome: .ready, now: seconds(9) + ms(100))
+        let frame = FrameSample(
+            sequence: 180, presentationTimestamp: seconds(2) - ms(33), presentedAt: seconds(16) - ms(33),
+            dueAt: seconds(16) - ms(33))
+        _ = machine.tick(observe(seconds(16) - ms(20), frame: frame, queued: 1, paused: false))
+        XCTAssertEqual(machine.tick(observe(seconds(16) + ms(100), frame: frame, queued: 1, paused: true)), [])
+        XCTAssertEqual(machine.tick(observe(seconds(20), frame: frame, queued: 1, paused: true)), [], "no rejoin")
+        XCTAssertEqual(machine.activity, "following (ended)")
+        XCTAssertEqual(machine.report(now: seconds(20))?.rejoins, 0)
+    }
+
     func testFramesOffTheTimeline_sixInARow_makeItRejoin() throws {
         var machine = FollowerStateMachine(wall: "w")
         machine.adopt(try timeline(start: .zero), now: nil)

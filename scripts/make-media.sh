@@ -5,6 +5,9 @@
 #   scripts/make-media.sh framecode OUT.mp4 [SECONDS] [WxH] [AUDIO_SECONDS]
 #                                                          H.264 + AAC whose pixels carry the frame number;
 #                                                          the tone lasts AUDIO_SECONDS (default SECONDS)
+#   scripts/make-media.sh framecode-tones OUT.mp4 [SECONDS] [WxH]
+#                                                          the frame-code clip whose audio says the second:
+#                                                          a tone of 200 + 100 * (second mod 16) Hz
 #   scripts/make-media.sh rotated OUT.mp4 [SECONDS] [WxH]    the av pattern stored as WxH with a display
 #                                                          matrix saying "turn 90° counterclockwise", as a
 #                                                          phone stores a video shot upright
@@ -75,9 +78,15 @@ remux() {
 }
 
 bframes=()
+audio="sine=frequency=440:sample_rate=48000:duration=${audio_seconds}"
 case "$kind" in
     av)
         video="testsrc2=size=${size}:rate=${fps}:duration=${seconds}"
+        ;;
+    framecode-tones)
+        video="color=c=black:size=${size}:rate=${fps}:duration=${seconds},format=yuv420p,geq=lum='24+13*mod(N,16)':cb='24+13*mod(floor(N/16),16)':cr='24+13*mod(floor(N/256),16)'"
+        audio="aevalsrc=exprs='0.5*sin(2*PI*(200+100*mod(floor(t)\\,16))*t)':s=48000:d=${seconds}"
+        bframes=(-bf 0)
         ;;
     framecode)
         video="color=c=black:size=${size}:rate=${fps}:duration=${seconds},format=yuv420p,geq=lum='24+13*mod(N,16)':cb='24+13*mod(floor(N/16),16)':cr='24+13*mod(floor(N/256),16)'"
@@ -153,13 +162,13 @@ case "$kind" in
         exit 0
         ;;
     *)
-        echo "make-media.sh: unknown kind '$kind' (expected av, framecode, barcode, framecode-ts, framecode-av1, rotated, hap, interlaced, languages or captions)" >&2
+        echo "make-media.sh: unknown kind '$kind' (expected av, framecode, framecode-tones, barcode, framecode-ts, framecode-av1, rotated, hap, interlaced, languages or captions)" >&2
         exit 2
         ;;
 esac
 
 encode mp4 -f lavfi -i "$video" \
-    -f lavfi -i "sine=frequency=440:sample_rate=48000:duration=${audio_seconds}" \
+    -f lavfi -i "$audio" \
     -map 0:v -map 1:a \
     -c:v libx264 -preset veryfast -pix_fmt yuv420p -g "$gop" -keyint_min "$gop" -sc_threshold 0 -crf 16 "${bframes[@]}" \
     -c:a aac -b:a 96k \

@@ -122,7 +122,8 @@ public final class NodeScreen: FollowerPlayer, Sendable {
     /// Whether a node may keep more pipelines than the one on the screen (a cut's and the cues' in
     /// standby): its config allows it (`standby`), its sink draws into the node's own window, or is
     /// no screen at all (a network or test sink), and no sound device would be opened twice: no
-    /// audio, or a sound server's sink that mixes streams (PulseAudio, PipeWire). A KMS plane, a
+    /// audio, a network or test sink, or a sound server's sink that mixes streams (PulseAudio,
+    /// PipeWire). A KMS plane, a
     /// Wayland surface or a sink's own window can hold one pipeline only, as can an ALSA device.
     public static func standbyAllowed(settings: NodeSettings, window: OutputWindow?) -> Bool {
         guard settings.wall.node(settings.id)?.standby ?? true else { return false }
@@ -132,7 +133,7 @@ public final class NodeScreen: FollowerPlayer, Sendable {
         let ownWindow = window != nil
         guard ownWindow || !screens.contains(where: video.contains) else { return false }
         guard let audio = settings.audioSink else { return true }
-        return ["fakesink", "pulsesink", "pipewiresink"].contains(where: audio.contains)
+        return ["fakesink", "udpsink", "pulsesink", "pipewiresink"].contains(where: audio.contains)
     }
 
     /// The media the player plays now, if it plays the playlist.

@@ -1,5 +1,6 @@
 import Foundation
 import LockstepLocks
+import LockstepNet
 import LockstepTime
 import ShowControl
 import WallProtocol
@@ -24,7 +25,8 @@ public final class CueControl: Sendable {
     public static func prepare(_ wall: Wall, only: String? = nil) async throws -> CueControl {
         let control = TimelineControl(wall: wall)
         let cues = wall.config.cues.filter { only == nil || $0.key == only }
-        let media = Array(Set(cues.values.flatMap(\.media))).sorted()
+        // Only clips without an out point need the nodes' word on their length.
+        let media = Array(Set(cues.values.flatMap(\.mediaOfUnknownLength))).sorted()
         let lengths = media.isEmpty ? [:] : try await control.lengths(of: media)
         var resolved: [String: Cue] = [:]
         for (name, config) in cues {
@@ -68,16 +70,31 @@ public final class CueControl: Sendable {
     /// already.
     public static let standbyLead = MediaTime(value: 60, timescale: 1000)
 
+    /// What a cut every node holds needs on top of the slowest recent send, for the nodes' steps.
+    static let sendMargin = MediaTime(value: 30, timescale: 1000)
+
+    /// How long the recent sends took, to every node and back: a busy controller or wall answers
+    /// slowly, and a cut due before the nodes have it would miss its first frames.
+    private let sendTimes = Mutex(RecentValues<MediaTime>(capacity: 8))
+
+    /// The lead of a cue every node holds: `standbyLead`, or longer while recent sends took longer
+    /// (the slowest of the last eight, plus `sendMargin`).
+    public var heldLead: MediaTime {
+        let slowest = sendTimes.withLock { $0.values.max() } ?? .zero
+        return MediaTime.maximum(Self.standbyLead, slowest + Self.sendMargin)
+    }
+
     /// Carries `command` out on every screen at one master time `lead` ahead, or at `at` (a master
     /// time an OSC bundle named) when that is later; with `confirming`, returns once every node
     /// carries it out, else once every node holds it. A cue every node says it holds in standby
     /// (`cuesReady`) takes effect `standbyLead` ahead instead.
     ///
-    /// - Returns: the timeline sent, and whether the cue was held in standby on every node.
+    /// - Returns: the timeline sent, and the lead it was sent with when every node held the cue in
+    ///   standby (nil: the edit lead).
     @discardableResult
     public func perform(
         _ command: ShowCommand, lead: MediaTime, at requested: MediaTime? = nil, confirming: Bool = true
-    ) async throws -> (timeline: Timeline, held: Bool) {
+    ) async throws -> (timeline: Timeline, held: MediaTime?) {
         let edit = try edit(for: command)
         // A cue every node holds in standby: one round trip finds that, the master's time and the
         // version every node follows; the timeline itself is the one sent last, when it is that one.
@@ -91,20 +108,27 @@ public final class CueControl: Sendable {
                 var timeline = lastSent.withLock { $0 }
                 if timeline?.version != version { timeline = try await control.current().timeline }
                 if let timeline, timeline.version == version {
+                    let lead = heldLead
                     let at = try TimelineControl.effectiveTime(
-                        lead: Self.standbyLead, minimum: .zero, master: try Wall.masterNow(from: samples))
+                        lead: lead, minimum: .zero, master: try Wall.masterNow(from: samples))
+                    let sending = LocalClock.monotonic.now()
                     let sent = try await control.carryOut(
-                        "\(command)", on: timeline, at: at, lead: Self.standbyLead, requested: requested,
+                        "\(command)", on: timeline, at: at, lead: lead, requested: requested,
                         confirming: confirming) { _, _ in edit }
+                    if !confirming { sendTimes.withLock { $0.append(LocalClock.monotonic.now() - sending) } }
                     lastSent.withLock { $0 = sent }
-                    return (sent, true)
+                    return (sent, lead)
                 }
             }
+        }
+        // Not held: every node must have the cue's files, or it is said now, naming what is missing.
+        if case .cue(let name) = command, let media = control.wall.config.cues[name]?.media, !media.isEmpty {
+            _ = try await control.lengths(of: media)
         }
         let sent = try await control.carryOut("\(command)", lead: lead, at: requested, confirming: confirming) { _, _ in
             edit
         }
         lastSent.withLock { $0 = sent }
-        return (sent, false)
+        return (sent, nil)
     }
 }

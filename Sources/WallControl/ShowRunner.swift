@@ -67,7 +67,8 @@ public final class ShowRunner: Sendable {
                 say(
                     "show control: \(request.command) from \(request.sender) over \(request.via): version "
                         + "\(timeline.version), sent " + String(format: "%.1f ms", waited.seconds * 1000)
-                        + " after it arrived" + (held ? ", held in standby" : ""))
+                        + " after it arrived"
+                        + (held.map { String(format: ", held in standby (cut %.0f ms ahead)", $0.seconds * 1000) } ?? ""))
             } catch {
                 say("show control: \(request.command) from \(request.sender) failed: \(error)")
                 // The nodes may have changed (a restart, new media): the cues are resolved again.

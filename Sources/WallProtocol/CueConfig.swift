@@ -68,6 +68,12 @@ public struct CueConfig: Sendable, Hashable {
         return []
     }
 
+    /// Media files its clip names without an out point: those whose length the nodes must tell.
+    public var mediaOfUnknownLength: [String] {
+        if case .clip(let items) = target { return items.filter { $0.outPoint == nil }.map(\.media) }
+        return []
+    }
+
     /// The cue, its clip's entries ending at their own out points or at `lengths[media]`; nil when
     /// an entry's length is known neither way.
     public func cue(lengths: [String: MediaTime] = [:], distributed: [String: [String: ContentID]] = [:]) -> Cue? {

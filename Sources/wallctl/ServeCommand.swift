@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import LockstepCLI
 import LockstepNet
+import WallConsole
 import WallContent
 import WallControl
 import WallProtocol
@@ -41,9 +42,9 @@ struct ServeCommand: AsyncParsableCommand {
         } catch {
             throw ControlError.config("controller.listen: \(error)")
         }
-        let token: String?
+        let controlToken: ControlToken?
         do {
-            token = try wall.security.tokenFile.map { try ControlToken(contentsOfFile: $0).authorization }
+            controlToken = try wall.security.tokenFile.map { try ControlToken(contentsOfFile: $0) }
         } catch {
             throw ControlError.config("\(error)")
         }
@@ -54,21 +55,29 @@ struct ServeCommand: AsyncParsableCommand {
         } catch {
             throw ControlError.config("controller.library: \(error)")
         }
-        let origin = ContentOrigin(library: library, authorization: token)
+        let origin = ContentOrigin(library: library, authorization: controlToken?.authorization)
         let tls = try originTLS(wall)
         let notifier = ServiceNotifier.fromEnvironment()
         let show = try ShowControlService(wall: wall, say: { Output.line($0) })
+        let console = try Console(
+            config: wall, token: controlToken, secure: tls != nil, library: library)
         let serving = Task {
             try await origin.run(
-                host: endpoint.host, port: Int(endpoint.port), tls: tls, routes: { show.routes($0, refusal: $1) }
+                host: endpoint.host, port: Int(endpoint.port), tls: tls,
+                routes: { router, refusal in
+                    show.routes(router, refusal: refusal)
+                    console.routes(router)
+                }
             ) { port in
                 Output.line(
                     "wallctl: serving wall \(wall.name)'s content library \(folder) (\(library.holdings().count) files) "
-                        + "on \(endpoint.host):\(port)")
+                        + "on \(endpoint.host):\(port); the operator console at \(tls == nil ? "http" : "https")://"
+                        + "\(endpoint.host):\(port)/console")
                 notifier.ready(status: "content library on \(endpoint.host):\(port)")
             }
         }
         let showing = Task { try await show.run() }
+        let consoling = Task { await console.run() }
         Termination.onHangup { Output.line("wallctl: SIGHUP ignored; the daemon keeps serving") }
         let stopped = Task {
             _ = await Termination.wait(seconds: nil)
@@ -83,6 +92,9 @@ struct ServeCommand: AsyncParsableCommand {
         }
         showing.cancel()
         try? await showing.value
+        consoling.cancel()
+        await consoling.value
+        await console.shutdown()
         try await show.shutdown()
         notifier.stopping()
         Output.line("wallctl: stopped; sent \(origin.server.bytesSent) bytes")

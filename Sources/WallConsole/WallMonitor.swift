@@ -1,0 +1,364 @@
+import Foundation
+import LockstepLocks
+import LockstepTime
+import WallAnalysis
+import WallControl
+import WallProtocol
+
+/// The one loop that watches the wall for every open console: it asks each node for its status
+/// every `interval` (each node on its own, so a node that does not answer delays only itself, up
+/// to the request timeout), its content and its frame records less often, and a thumbnail of one
+/// node at a time; whatever changed goes to every console as a server-sent event. Ten consoles
+/// cost the nodes nothing more than one.
+public final class WallMonitor: Sendable {
+    /// How often each node's status is asked for: with the request's own time, how far behind the
+    /// nodes the page is at the most.
+    public static let interval = Duration.milliseconds(150)
+    static let contentInterval = Duration.seconds(1)
+    static let framesInterval = Duration.milliseconds(500)
+    /// The time between two thumbnails of one node, at the least.
+    static let thumbnailInterval = Duration.seconds(2)
+    static let thumbnailWidth = 192
+    static let eventsKept = 200
+    static let actionsKept = 20
+
+    public let wall: Wall
+    private let state: Mutex<State>
+    private let subscribers = Mutex<[Int: AsyncStream<String>.Continuation]>([:])
+    private let nextSubscriber = Mutex(0)
+
+    struct State: Sendable {
+        var views: [String: NodeView]
+        var thumbnails: [String: Data] = [:]
+        var events: [ConsoleEvent] = []
+        var drift: DriftWatch
+        var actions: [ActionRecord] = []
+        var push: PushView?
+    }
+
+    /// - Parameter wall: the wall, with requests bounded by a short timeout (a second): the loop
+    ///   must not wait long on a node that is down.
+    public init(wall: Wall) {
+        self.wall = wall
+        let ids = wall.clients.map(\.id)
+        state = Mutex(
+            State(
+                views: Dictionary(uniqueKeysWithValues: ids.map { ($0, NodeView(id: $0)) }),
+                drift: DriftWatch(nodes: ids)))
+    }
+
+    // MARK: Consoles
+
+    /// A new console's stream of server-sent events, starting with the whole picture (`hello`);
+    /// it ends when `stop` is called with its id or the monitor stops.
+    public func subscribe(wallInfo: WallInfo) -> (id: Int, events: AsyncStream<String>) {
+        let id = nextSubscriber.withLock { next in
+            next += 1
+            return next
+        }
+        let (stream, continuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingNewest(2048))
+        let hello = state.withLock { state in
+            Hello(
+                wall: wallInfo, nodes: wall.clients.map { state.views[$0.id]! }, events: state.events,
+                drift: state.drift.view(), actions: state.actions, push: state.push)
+        }
+        continuation.yield(Self.frame("hello", hello))
+        subscribers.withLock { $0[id] = continuation }
+        continuation.onTermination = { [weak self] _ in self?.unsubscribe(id) }
+        return (id, stream)
+    }
+
+    public func unsubscribe(_ id: Int) {
+        _ = subscribers.withLock { $0.removeValue(forKey: id) }
+    }
+
+    /// How many consoles are open.
+    public var consoles: Int { subscribers.withLock { $0.count } }
+
+    /// Sends one event to every console: encoded once, whatever the number of consoles.
+    func publish(_ kind: String, _ value: some Encodable) {
+        let frame = Self.frame(kind, value)
+        for continuation in subscribers.withLock({ Array($0.values) }) { continuation.yield(frame) }
+    }
+
+    static func frame(_ kind: String, _ value: some Encodable) -> String {
+        let data = (try? JSONEncoder().encode(value)) ?? Data("null".utf8)
+        return "event: \(kind)\ndata: \(String(decoding: data, as: UTF8.self))\n\n"
+    }
+
+    // MARK: What consoles read
+
+    public func thumbnail(_ node: String) -> Data? { state.withLock { $0.thumbnails[node] } }
+    public func view(_ node: String) -> NodeView? { state.withLock { $0.views[node] } }
+
+    // MARK: The loop
+
+    /// Watches the wall until the task is cancelled.
+    public func run() async {
+        await withTaskGroup(of: Void.self) { group in
+            for client in wall.clients {
+                group.addTask { await self.watchStatus(client) }
+                group.addTask { await self.watchContent(client) }
+            }
+            group.addTask { await self.watchFrames() }
+            group.addTask { await self.watchThumbnails() }
+            group.addTask { await self.keepAlive() }
+        }
+        for continuation in subscribers.withLock({ Array($0.values) }) { continuation.finish() }
+    }
+
+    /// Milliseconds since 1970, on this machine's clock.
+    static func unixMs() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
+
+    private func watchStatus(_ client: NodeClient) async {
+        let clock = ContinuousClock()
+        while !Task.isCancelled {
+            let started = clock.now
+            let sent = Self.unixMs()
+            let outcome = await Result.of { () throws(ControlError) in try await client.status().status }
+            let now = Self.unixMs()
+            let (view, events, actions) = state.withLock { state -> (NodeView?, [ConsoleEvent], [ActionRecord]) in
+                let before = state.views[client.id]!
+                var after: NodeView
+                switch outcome {
+                case .success(let status):
+                    after = before.updated(with: status, at: now)
+                    state.drift.record(status)
+                    if status.player.framesPresented < (state.drift.after[client.id] ?? 0) {
+                        state.drift.start(client.id, after: 0)
+                    }
+                case .failure(let error):
+                    after = before.unreachable(error.description, at: now)
+                }
+                after.polledAtUnixMs = sent
+                after.answeredAtUnixMs = now
+                state.views[client.id] = after
+                let events = ConsoleEvent.changes(from: before, to: after, at: now)
+                state.events = Array((state.events + events).suffix(Self.eventsKept))
+                let actions = state.noteTaken(by: after, at: now)
+                return (after.differs(from: before) ? after : nil, events, actions)
+            }
+            if let view { publish("node", view) }
+            for event in events { publish("event", event) }
+            for action in actions { publish("action", action) }
+            try? await Task.sleep(until: started + Self.interval, clock: clock)
+        }
+    }
+
+    private func watchContent(_ client: NodeClient) async {
+        while !Task.isCancelled {
+            if let report = try? await client.content() {
+                let view = state.withLock { state -> NodeView? in
+                    let before = state.views[client.id]!
+                    let after = before.updated(with: report)
+                    state.views[client.id] = after
+                    return after != before ? after : nil
+                }
+                if let view { publish("node", view) }
+            }
+            try? await Task.sleep(for: Self.contentInterval)
+        }
+    }
+
+    /// The nodes' frame records for the drift view: from the frames they present once watched.
+    private func watchFrames() async {
+        var lastSent = Int64(0)
+        while !Task.isCancelled {
+            try? await Task.sleep(for: Self.framesInterval)
+            let after = state.withLock { state in
+                for (id, view) in state.views where state.drift.after[id] == nil && view.reachable {
+                    state.drift.start(id, after: view.framesPresented ?? 0)
+                }
+                return state.drift.after
+            }
+            let replies = await wall.eachNode { client throws(ControlError) in
+                guard let sequence = after[client.id] else {
+                    throw .notReady(nodes: [client.id: "not answering yet"])
+                }
+                return try await client.frames(after: sequence)
+            }
+            let now = Self.unixMs() / 1000
+            let view = state.withLock { state -> DriftWatch.View? in
+                for case .success(let reply) in replies.values { state.drift.ingest(reply, now: now) }
+                return now > lastSent ? state.drift.view() : nil
+            }
+            if let view {
+                lastSent = now
+                publish("drift", view)
+            }
+        }
+    }
+
+    /// One node's thumbnail at a time, each node's at most every `thumbnailInterval`.
+    private func watchThumbnails() async {
+        let config = wall.config
+        while !Task.isCancelled {
+            let round = ContinuousClock.now
+            for client in wall.clients {
+                guard !Task.isCancelled else { return }
+                guard state.withLock({ $0.views[client.id]?.reachable == true }),
+                    let tile = config.node(client.id)?.tile, tile.width > 0, tile.height > 0
+                else { continue }
+                let width = Self.thumbnailWidth
+                let height = max(8, min(512, width * tile.height / tile.width))
+                guard let snapshot = try? await client.snapshot(width: width, height: height) else { continue }
+                let picture = Thumbnail.bmp(rgb: snapshot.rgb, width: snapshot.width, height: snapshot.height)
+                let view = state.withLock { state -> NodeView? in
+                    state.thumbnails[client.id] = picture
+                    state.views[client.id]?.thumbnail += 1
+                    return state.views[client.id]
+                }
+                if let view { publish("node", view) }
+            }
+            try? await Task.sleep(until: round + Self.thumbnailInterval, clock: .continuous)
+        }
+    }
+
+    /// A comment line every 15 s: proxies and browsers keep an idle stream open.
+    private func keepAlive() async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: .seconds(15))
+            for continuation in subscribers.withLock({ Array($0.values) }) { continuation.yield(": keep-alive\n\n") }
+        }
+    }
+
+    // MARK: Actions and pushes
+
+    /// Notes an action: started, sent, or failed; every console hears of it.
+    func record(_ action: ActionRecord) {
+        let event = ConsoleEvent(
+            atUnixMs: Self.unixMs(), node: nil, kind: .action,
+            text: action.error.map { "\(action.verb) failed: \($0)" }
+                ?? action.version.map { "\(action.verb): timeline version \($0) sent to every node" }
+                ?? "\(action.verb): carrying out")
+        state.withLock { state in
+            if let index = state.actions.firstIndex(where: { $0.id == action.id }) {
+                state.actions[index] = action
+            } else {
+                state.actions = Array((state.actions + [action]).suffix(Self.actionsKept))
+            }
+            state.events = Array((state.events + [event]).suffix(Self.eventsKept))
+        }
+        publish("action", action)
+        publish("event", event)
+    }
+
+    /// The master's time now, by the node that answered last (nanoseconds).
+    func masterNow() -> Int64? {
+        let now = Self.unixMs()
+        return state.withLock { $0.masterNow(unixMs: now) }
+    }
+
+    func record(_ push: PushView) {
+        state.withLock { $0.push = push }
+        publish("push", push)
+    }
+}
+
+extension WallMonitor.State {
+    /// Notes, for each action, when `view`'s node was first seen holding its version (or a newer
+    /// one), and when first seen carrying it out: past the edit's master time, on it, settled, and
+    /// in step when it plays (what `wallctl` waits for before it returns). Returns the actions
+    /// that changed.
+    mutating func noteTaken(by view: NodeView, at now: Int64) -> [ActionRecord] {
+        guard let version = view.version else { return [] }
+        var changed: [ActionRecord] = []
+        for index in actions.indices {
+            guard let wanted = actions[index].version, version >= wanted else { continue }
+            var action = actions[index]
+            if action.heldUnixMs[view.id] == nil { action.heldUnixMs[view.id] = now }
+            let due = action.effectiveMasterNs.map { (view.masterTimeNs ?? .min) >= $0 } ?? true
+            let carried =
+                due && view.settled != false && view.problem == nil && (view.state != "playing" || view.inStep == true)
+            if carried, action.takenUnixMs[view.id] == nil { action.takenUnixMs[view.id] = now }
+            if action != actions[index] {
+                actions[index] = action
+                changed.append(action)
+            }
+        }
+        return changed
+    }
+
+    /// The master's time now, by the node that answered last (nanoseconds), if any answered.
+    func masterNow(unixMs now: Int64) -> Int64? {
+        views.values.compactMap { view -> (Int64, Int64)? in
+            guard view.reachable, let master = view.masterTimeNs, let answered = view.answeredAtUnixMs else { return nil }
+            return (answered, master + (now - answered) * 1_000_000)
+        }.max { $0.0 < $1.0 }?.1
+    }
+}
+
+/// One action an operator took from a console: the timeline version it made, and when each node
+/// was seen carrying that version out.
+public struct ActionRecord: Sendable, Hashable, Codable {
+    public var id: Int
+    public var verb: String
+    public var requestedUnixMs: Int64
+    public var sentUnixMs: Int64?
+    public var version: UInt64?
+    public var error: String?
+    /// The master time the edit takes effect at (nanoseconds), and when that was on this
+    /// machine's clock, by the master time the nodes last told.
+    public var effectiveMasterNs: Int64?
+    public var dueUnixMs: Int64?
+    /// By node: when it was first seen holding the version, and carrying it out.
+    public var heldUnixMs: [String: Int64] = [:]
+    public var takenUnixMs: [String: Int64] = [:]
+}
+
+/// A push from a console: the file, and each node's progress toward holding it.
+public struct PushView: Sendable, Hashable, Codable {
+    public var name: String
+    public var size: UInt64
+    public var sha256: String?
+    /// "uploading", "distributing", "done" or "failed".
+    public var state: String
+    public var error: String?
+    public var nodes: [Progress]
+
+    public struct Progress: Sendable, Hashable, Codable {
+        public var node: String
+        public var have: UInt64
+        public var total: UInt64
+        public var done: Bool
+        public var problem: String?
+    }
+}
+
+/// What the page lays out and labels: sent once, in `hello`.
+public struct WallInfo: Sendable, Hashable, Codable {
+    public struct Tile: Sendable, Hashable, Codable {
+        public var id: String
+        public var x: Int
+        public var y: Int
+        public var width: Int
+        public var height: Int
+    }
+
+    public struct Entry: Sendable, Hashable, Codable {
+        public var media: String
+        public var inS: Double?
+        public var outS: Double?
+    }
+
+    public var name: String
+    public var canvasWidth: Int
+    public var canvasHeight: Int
+    public var tiles: [Tile]
+    public var playlist: [Entry]
+    public var loops: Bool
+    public var cues: [String: String]
+    public var schedule: [String]
+    public var csrf: String
+    public var uploadLimitBytes: UInt64
+}
+
+/// The first event a console receives: the whole picture.
+struct Hello: Sendable, Encodable {
+    var wall: WallInfo
+    var nodes: [NodeView]
+    var events: [ConsoleEvent]
+    var drift: DriftWatch.View
+    var actions: [ActionRecord]
+    var push: PushView?
+}

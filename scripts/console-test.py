@@ -20,6 +20,7 @@ os.environ["SE_OFFLINE"] = "true"
 from selenium import webdriver  # noqa: E402
 from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.common.keys import Keys  # noqa: E402
 
 
 def say(line):
@@ -171,6 +172,14 @@ def run(args):
         wait("every screen playing in step after resume",
              lambda: console.taken_by_all("resume") and console.every_tile(lambda t: t["inStep"] == "true"), 20)
         say("step resumed")
+
+        # A seek with the scrub bar, by keyboard: Home, then Enter seeks every screen to 0 s.
+        scrub = driver.find_element(By.ID, "scrub")
+        scrub.send_keys(Keys.HOME)
+        scrub.send_keys(Keys.ENTER)
+        wait("the seek carried out by every node",
+             lambda: console.taken_by_all("seek") and console.every_tile(lambda t: t["inStep"] == "true"), 20)
+        say(f"step seek: {console.taken_by_all('seek').text}")
 
         # A cue: its button, a new version every node takes.
         driver.find_element(By.CSS_SELECTOR, f"button[data-cue='{args.cue}']").click()

@@ -8,7 +8,8 @@ import XCTest
 
 /// The operator console in a real browser: Debian's chromium, headless, driven through chromedriver
 /// by selenium (scripts/console-test.py) against `wallctl serve` and a live four-node wall. The
-/// script logs in (a wrong token first), sees the screens in step, pauses, cues, pushes a file,
+/// script logs in (a wrong token first), sees the screens in step, pauses, seeks with the scrub bar,
+/// cues, pushes a file,
 /// and sees a node killed with SIGKILL marked and then back in step; this side answers its requests
 /// (killing and restarting the node) and checks the pause against ground truth at the sinks and the
 /// nodes' own status. With LOCKSTEP_CONSOLE_SCREENSHOTS=1 the screenshots go to docs/images.

@@ -34,7 +34,7 @@ extension Console {
         router.get("/console/console.css") { _, _ -> Response in
             Self.asset(ConsolePage.style, type: "text/css; charset=utf-8")
         }
-        router.post("/console/login") { request, context -> Response in
+        router.post("/console/login") { request, _ -> Response in
             if let refused = Self.foreignOrigin(request) { return refused }
             let body: ByteBuffer
             do {
@@ -49,6 +49,8 @@ extension Console {
                 response.headers[.setCookie] = self.sessions.setCookie(session, secure: self.secure)
                 return response
             } catch {
+                // A guesser waits for each answer; an operator who mistyped hardly notices.
+                try? await Task.sleep(for: Self.refusalDelay)
                 return Self.loginPage("\(error)", status: .unauthorized, needsToken: self.sessions.needsToken)
             }
         }
@@ -140,6 +142,8 @@ extension Console {
     }
 
     static let csrfField = HTTPField.Name(ConsoleSessions.csrfHeader)!
+    /// How long a wrong token's refusal waits.
+    static let refusalDelay = Duration.milliseconds(500)
 
     /// The refusal of a state-changing request: from another site, or without a live session and
     /// its CSRF header.

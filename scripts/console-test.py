@@ -40,6 +40,8 @@ def wait(what, check, within):
             last = check()
             if last:
                 return last
+        except Failure:
+            raise
         except Exception as error:  # a page between two renders
             last = error
         time.sleep(0.1)
@@ -96,7 +98,16 @@ class Console:
     def taken_by_all(self, verb):
         item = self.action(verb)
         n = len(self.args.nodes)
-        return item if item is not None and f"carried out by {n} of {n}" in item.text else None
+        if item is None or f"carried out by {n} of {n}" not in item.text:
+            return None
+        # No node is seen carrying an edit out before its master time.
+        action = self.driver.execute_script(
+            "return window.consoleStats.actions.find(a => a.version == arguments[0])", int(item.get_attribute("data-version")))
+        early = {node: at - action["dueUnixMs"] for node, at in action["takenUnixMs"].items()
+                 if action.get("dueUnixMs") and at < action["dueUnixMs"] - 20}
+        if early:
+            raise Failure(f"{verb}: carried out before it was due (ms): {early}")
+        return item
 
     def collect_urls(self):
         for entry in self.driver.get_log("performance"):
@@ -267,6 +278,11 @@ def run(args):
     except Failure as failure:
         console.shot("failure") if args.screenshots else None
         say(f"FAIL {failure}")
+        for element in ["action-status", "actions", "push-status", "summary"]:
+            say(f"page #{element}: " + driver.find_element(By.ID, element).text.replace("\n", " | "))
+        say(f"page tiles: {console.tiles()}")
+        say("page state: " + json.dumps(driver.execute_script(
+            "return [window.consoleStats.actions.slice(0, 2), [...window.consoleStats.nodes.values()]]")))
         return 1
     finally:
         driver.quit()

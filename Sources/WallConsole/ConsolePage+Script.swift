@@ -4,7 +4,7 @@ extension ConsolePage {
     /// header, and the token never appears in it or in any URL it requests.
     static let script = #"""
         "use strict";
-        const state = { wall: null, nodes: new Map(), csrf: "", actions: [], drift: null, push: null,
+        const state = { wall: null, nodes: new Map(), csrf: "", actions: [], drift: null, push: null, playlist: null,
           scrubbing: false, lags: [], updates: 0, firstRenderMs: null };
         // What a test or a benchmark reads: how far behind the daemon's poll each update arrived.
         window.consoleStats = state;
@@ -82,13 +82,21 @@ extension ConsolePage {
             button.addEventListener("click", () => act({ verb: "cue", name }, button));
             cues.append(button);
           }
-          const playlist = $("playlist");
-          playlist.replaceChildren(...wall.playlist.map((entry, index) =>
-            el("li", { dataset: { entry: index }, textContent: `${entry.media.split("/").pop()} ${entry.inS ?? 0}–${entry.outS ?? "end"} s` })));
-          $("loops").textContent = wall.loops ? "The playlist loops." : "The playlist ends on its last frame.";
+          showPlaylist({ entries: wall.playlist, loops: wall.loops, version: null });
           const schedule = $("schedule");
           schedule.replaceChildren(...(wall.schedule.length ? wall.schedule : ["No schedule: section."]).map((line) => el("li", { textContent: line })));
           if (!wall.uploadLimitBytes) { $("push-button").disabled = true; $("push-status").textContent = "This daemon keeps no content library."; }
+        }
+
+        // The config's playlist until a node's timeline says what the wall really plays.
+        function showPlaylist(playlist) {
+          state.playlist = playlist;
+          const seconds = (value) => value == null ? "end" : Number(value.toFixed(3));
+          $("playlist").replaceChildren(...playlist.entries.map((entry, index) =>
+            el("li", { dataset: { entry: index }, textContent: `${entry.media.split("/").pop()} ${seconds(entry.inS ?? 0)}–${seconds(entry.outS)} s` })));
+          $("loops").textContent = (playlist.version != null ? `Timeline version ${playlist.version}: ` : "From the config: ") +
+            (playlist.loops ? "the playlist loops." : "the playlist ends on its last frame.");
+          summarize();
         }
 
         function showNode(view) {
@@ -142,7 +150,7 @@ extension ConsolePage {
           if (!lead || !state.wall) return;
           document.querySelectorAll("#playlist li").forEach((li) =>
             li.classList.toggle("current", Number(li.dataset.entry) === lead.entry && lead.show === "playlist"));
-          const entry = state.wall.playlist[lead.entry ?? 0];
+          const entry = (state.playlist || { entries: [] }).entries[lead.entry ?? 0];
           const scrub = $("scrub");
           if (entry && entry.outS != null) scrub.max = entry.outS;
           $("scrub-entry").textContent = lead.entry ?? "–";
@@ -293,6 +301,7 @@ extension ConsolePage {
             hello.actions.slice().reverse().forEach(showAction);
             showDrift(hello.drift);
             if (hello.push) showPush(hello.push);
+            if (hello.playlist) showPlaylist(hello.playlist);
             document.body.dataset.ready = "true";
             // From the navigation's start to the whole wall drawn: what the benchmark reports.
             if (state.firstRenderMs == null) state.firstRenderMs = performance.now();
@@ -302,6 +311,7 @@ extension ConsolePage {
           source.addEventListener("action", (message) => showAction(JSON.parse(message.data)));
           source.addEventListener("drift", (message) => showDrift(JSON.parse(message.data)));
           source.addEventListener("push", (message) => showPush(JSON.parse(message.data)));
+          source.addEventListener("playlist", (message) => showPlaylist(JSON.parse(message.data)));
         }
 
         document.addEventListener("DOMContentLoaded", () => {

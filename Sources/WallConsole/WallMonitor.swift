@@ -4,6 +4,7 @@ import LockstepTime
 import WallAnalysis
 import WallControl
 import WallProtocol
+import WallTimeline
 
 /// The one loop that watches the wall for every open console: it asks each node for its status
 /// every `interval` (each node on its own, so a node that does not answer delays only itself, up
@@ -34,6 +35,11 @@ public final class WallMonitor: Sendable {
         var drift: DriftWatch
         var actions: [ActionRecord] = []
         var push: PushView?
+        /// The newest timeline version seen, the timeline itself once read, and the playlist it
+        /// plays now.
+        var timelineVersion: UInt64 = 0
+        var timeline: Timeline?
+        var playlist: PlaylistView?
     }
 
     /// - Parameter wall: the wall, with requests bounded by a short timeout (a second): the loop
@@ -57,13 +63,14 @@ public final class WallMonitor: Sendable {
             return next
         }
         let (stream, continuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingNewest(2048))
-        let hello = state.withLock { state in
-            Hello(
+        // Under the state lock, as every publication: nothing published after the hello is missed.
+        state.withLock { state in
+            let hello = Hello(
                 wall: wallInfo, nodes: wall.clients.map { state.views[$0.id]! }, events: state.events,
-                drift: state.drift.view(), actions: state.actions, push: state.push)
+                drift: state.drift.view(), actions: state.actions, push: state.push, playlist: state.playlist)
+            continuation.yield(Self.frame("hello", hello))
+            subscribers.withLock { $0[id] = continuation }
         }
-        continuation.yield(Self.frame("hello", hello))
-        subscribers.withLock { $0[id] = continuation }
         continuation.onTermination = { [weak self] _ in self?.unsubscribe(id) }
         return (id, stream)
     }
@@ -75,7 +82,8 @@ public final class WallMonitor: Sendable {
     /// How many consoles are open.
     public var consoles: Int { subscribers.withLock { $0.count } }
 
-    /// Sends one event to every console: encoded once, whatever the number of consoles.
+    /// Sends one event to every console: encoded once, whatever the number of consoles. Called
+    /// with the state locked, so events leave in the order the state changed.
     func publish(_ kind: String, _ value: some Encodable) {
         let frame = Self.frame(kind, value)
         for continuation in subscribers.withLock({ Array($0.values) }) { continuation.yield(frame) }
@@ -117,7 +125,9 @@ public final class WallMonitor: Sendable {
             let sent = Self.unixMs()
             let outcome = await Result.of { () throws(ControlError) in try await client.status().status }
             let now = Self.unixMs()
-            let (view, events, actions) = state.withLock { state -> (NodeView?, [ConsoleEvent], [ActionRecord]) in
+            // Published under the lock: two tasks' updates reach every console in the order they
+            // were made, so an older view never lands after a newer one.
+            state.withLock { state in
                 let before = state.views[client.id]!
                 var after: NodeView
                 switch outcome {
@@ -136,25 +146,58 @@ public final class WallMonitor: Sendable {
                 let events = ConsoleEvent.changes(from: before, to: after, at: now)
                 state.events = Array((state.events + events).suffix(Self.eventsKept))
                 let actions = state.noteTaken(by: after, at: now)
-                return (after.differs(from: before) ? after : nil, events, actions)
+                if after.differs(from: before) { publish("node", after) }
+                for event in events { publish("event", event) }
+                for action in actions { publish("action", action) }
             }
-            if let view { publish("node", view) }
-            for event in events { publish("event", event) }
-            for action in actions { publish("action", action) }
+            if case .success(let status) = outcome { await readTimeline(client, status: status) }
             try? await Task.sleep(until: started + Self.interval, clock: clock)
+        }
+    }
+
+    /// Reads the timeline from the first node seen on a newer version: the playlist the wall plays
+    /// (which `wallctl load` or a schedule may have changed from the config's), with each entry's
+    /// real in and out points.
+    ///
+    /// Its segment in force is looked up again at every status of the first node, so a change the
+    /// version made for later (a cue's clip, and the playlist it returns to) shows when it happens.
+    private func readTimeline(_ client: NodeClient, status: NodeStatus) async {
+        guard let master = status.masterTime else { return }
+        if let version = status.timeline?.version,
+            state.withLock({ state in
+                guard version > state.timelineVersion else { return false }
+                state.timelineVersion = version
+                return true
+            }),
+            let timeline = try? await client.timeline()
+        {
+            state.withLock { $0.timeline = timeline }
+        } else if client.id != wall.clients.first?.id {
+            return
+        }
+        state.withLock { state in
+            guard let timeline = state.timeline else { return }
+            let segment = timeline.segment(at: master)
+            let view = PlaylistView(
+                version: timeline.version, show: "\(segment.show)", loops: segment.playlist.loops,
+                entries: segment.playlist.entries.map {
+                    WallInfo.Entry(media: $0.media, inS: $0.inPoint.seconds, outS: $0.outPoint.seconds)
+                })
+            guard view != state.playlist else { return }
+            state.playlist = view
+            publish("playlist", view)
         }
     }
 
     private func watchContent(_ client: NodeClient) async {
         while !Task.isCancelled {
             if let report = try? await client.content() {
-                let view = state.withLock { state -> NodeView? in
+                state.withLock { state in
                     let before = state.views[client.id]!
                     let after = before.updated(with: report)
                     state.views[client.id] = after
-                    return after != before ? after : nil
+                    if after != before { publish("node", after) }
                 }
-                if let view { publish("node", view) }
             }
             try? await Task.sleep(for: Self.contentInterval)
         }
@@ -178,14 +221,13 @@ public final class WallMonitor: Sendable {
                 return try await client.frames(after: sequence)
             }
             let now = Self.unixMs() / 1000
-            let view = state.withLock { state -> DriftWatch.View? in
+            let sent = state.withLock { state -> Bool in
                 for case .success(let reply) in replies.values { state.drift.ingest(reply, now: now) }
-                return now > lastSent ? state.drift.view() : nil
+                guard now > lastSent else { return false }
+                publish("drift", state.drift.view())
+                return true
             }
-            if let view {
-                lastSent = now
-                publish("drift", view)
-            }
+            if sent { lastSent = now }
         }
     }
 
@@ -203,12 +245,11 @@ public final class WallMonitor: Sendable {
                 let height = max(8, min(512, width * tile.height / tile.width))
                 guard let snapshot = try? await client.snapshot(width: width, height: height) else { continue }
                 let picture = Thumbnail.bmp(rgb: snapshot.rgb, width: snapshot.width, height: snapshot.height)
-                let view = state.withLock { state -> NodeView? in
+                state.withLock { state in
                     state.thumbnails[client.id] = picture
                     state.views[client.id]?.thumbnail += 1
-                    return state.views[client.id]
+                    publish("node", state.views[client.id]!)
                 }
-                if let view { publish("node", view) }
             }
             try? await Task.sleep(until: round + Self.thumbnailInterval, clock: .continuous)
         }
@@ -232,15 +273,19 @@ public final class WallMonitor: Sendable {
                 ?? action.version.map { "\(action.verb): timeline version \($0) sent to every node" }
                 ?? "\(action.verb): carrying out")
         state.withLock { state in
+            var action = action
             if let index = state.actions.firstIndex(where: { $0.id == action.id }) {
+                // What the monitor saw of it meanwhile stays.
+                action.heldUnixMs.merge(state.actions[index].heldUnixMs) { mine, _ in mine }
+                action.takenUnixMs.merge(state.actions[index].takenUnixMs) { mine, _ in mine }
                 state.actions[index] = action
             } else {
                 state.actions = Array((state.actions + [action]).suffix(Self.actionsKept))
             }
             state.events = Array((state.events + [event]).suffix(Self.eventsKept))
+            publish("action", action)
+            publish("event", event)
         }
-        publish("action", action)
-        publish("event", event)
     }
 
     /// The master's time now, by the node that answered last (nanoseconds).
@@ -250,8 +295,10 @@ public final class WallMonitor: Sendable {
     }
 
     func record(_ push: PushView) {
-        state.withLock { $0.push = push }
-        publish("push", push)
+        state.withLock { state in
+            state.push = push
+            publish("push", push)
+        }
     }
 }
 
@@ -325,6 +372,14 @@ public struct PushView: Sendable, Hashable, Codable {
     }
 }
 
+/// The playlist the wall's newest timeline plays, as a node holds it.
+public struct PlaylistView: Sendable, Hashable, Codable {
+    public var version: UInt64
+    public var show: String
+    public var loops: Bool
+    public var entries: [WallInfo.Entry]
+}
+
 /// What the page lays out and labels: sent once, in `hello`.
 public struct WallInfo: Sendable, Hashable, Codable {
     public struct Tile: Sendable, Hashable, Codable {
@@ -361,4 +416,5 @@ struct Hello: Sendable, Encodable {
     var drift: DriftWatch.View
     var actions: [ActionRecord]
     var push: PushView?
+    var playlist: PlaylistView?
 }

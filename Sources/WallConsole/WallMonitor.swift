@@ -17,8 +17,11 @@ public final class WallMonitor: Sendable {
     public static let interval = Duration.milliseconds(150)
     static let contentInterval = Duration.seconds(1)
     static let framesInterval = Duration.milliseconds(500)
-    /// The time between two thumbnails of one node, at the least.
+    /// The time between two thumbnails of one node, at the least; a quarter second per node on a
+    /// wall of more than eight, so a console's thumbnail traffic stays about 4 pictures a second
+    /// (some 250 KB/s) however large the wall.
     static let thumbnailInterval = Duration.seconds(2)
+    static let thumbnailIntervalPerNode = Duration.milliseconds(250)
     static let thumbnailWidth = 192
     static let eventsKept = 200
     static let actionsKept = 20
@@ -231,9 +234,11 @@ public final class WallMonitor: Sendable {
         }
     }
 
-    /// One node's thumbnail at a time, each node's at most every `thumbnailInterval`.
+    /// One node's thumbnail at a time, each node's at most every `thumbnailInterval` (longer on a
+    /// large wall).
     private func watchThumbnails() async {
         let config = wall.config
+        let interval = max(Self.thumbnailInterval, Self.thumbnailIntervalPerNode * wall.clients.count)
         while !Task.isCancelled {
             let round = ContinuousClock.now
             for client in wall.clients {
@@ -251,7 +256,7 @@ public final class WallMonitor: Sendable {
                     publish("node", state.views[client.id]!)
                 }
             }
-            try? await Task.sleep(until: round + Self.thumbnailInterval, clock: .continuous)
+            try? await Task.sleep(until: round + interval, clock: .continuous)
         }
     }
 

@@ -49,7 +49,8 @@ extension ConsolePage {
             return `fetching ${t.name} ${megabytes(t.have)}/${megabytes(t.size)}` + (t.problem ? ` (${t.problem})` : "");
           }
           if (view.missingMedia && view.missingMedia.length) return "missing " + view.missingMedia.join(", ");
-          return view.contentHeld != null ? `${view.contentHeld} files, ready` : "–";
+          if (view.missingMedia) return `media ready; ${view.contentHeld ?? 0} in the content store`;
+          return view.contentHeld != null ? `${view.contentHeld} in the content store` : "–";
         }
 
         function layout(wall) {
@@ -144,8 +145,10 @@ extension ConsolePage {
         function summarize() {
           const views = [...state.nodes.values()];
           const reachable = views.filter((v) => v.reachable);
-          const inStep = views.filter((v) => v.inStep === true).length;
-          $("summary").textContent = `${reachable.length} of ${views.length} answering, ${inStep} in step`;
+          const inStep = views.filter((v) => v.inStep === true && v.state === "playing").length;
+          const playing = reachable.filter((v) => v.state === "playing").length;
+          $("summary").textContent = `${reachable.length} of ${views.length} answering` +
+            (playing ? `, ${inStep} of ${playing} playing in step` : "");
           const lead = reachable.find((v) => v.itemTimeS != null);
           if (!lead || !state.wall) return;
           document.querySelectorAll("#playlist li").forEach((li) =>

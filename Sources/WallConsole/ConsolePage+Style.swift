@@ -57,7 +57,7 @@ extension ConsolePage {
         .events { max-height: 18rem; overflow-y: auto; }
         .events time, .actions time { color: var(--muted); font-variant-numeric: tabular-nums; }
         #playlist li.current { font-weight: bold; color: var(--accent); }
-        #playlist li.current::after { content: "  ◀ playing"; font-weight: normal; }
+        #playlist li.current::after { content: "  ◀ now"; font-weight: normal; }
         .table-wrap { overflow-x: auto; }
         table { border-collapse: collapse; width: 100%; font-size: .85rem; font-variant-numeric: tabular-nums; }
         th, td { text-align: left; padding: .3rem .5rem; border-bottom: 1px solid #2d333b; white-space: nowrap; }

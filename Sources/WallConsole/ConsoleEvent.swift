@@ -31,7 +31,7 @@ public struct ConsoleEvent: Sendable, Hashable, Codable {
         }
         guard after.reachable else { return events }
         if !before.reachable {
-            add(.reachable, "\(after.id) answers" + (before.version == nil ? "" : " again"))
+            add(.reachable, "\(after.id) answers" + (before.polledAtUnixMs == nil ? "" : " again"))
         }
         if let rejoins = after.rejoins, let old = before.rejoins, rejoins > old {
             add(.rejoin, "\(after.id) rejoined the wall's timeline (\(rejoins) rejoin\(rejoins == 1 ? "" : "s"))")

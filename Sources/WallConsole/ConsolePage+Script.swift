@@ -27,6 +27,7 @@ extension ConsolePage {
         const megabytes = (bytes) => (bytes / 1e6).toFixed(1) + " MB";
 
         function condition(view) {
+          if (!view.reachable && view.polledAtUnixMs == null) return ["warn", "asking…"];
           if (!view.reachable) return ["bad", "unreachable" + (view.unreachableSinceUnixMs ? " for " + ago(view.unreachableSinceUnixMs) : "")];
           if (view.problem) return ["bad", view.problem];
           if (view.state === "playing") {

@@ -6,7 +6,8 @@ import WallControl
 import WallProtocol
 import WallTimeline
 
-/// The one loop that watches the wall for every open console: it asks each node for its status
+/// The one loop that watches the wall for every open console (and only while one is open): it asks
+/// each node for its status
 /// every `interval` (each node on its own, so a node that does not answer delays only itself, up
 /// to the request timeout), its content and its frame records less often, and a thumbnail of one
 /// node at a time; whatever changed goes to every console as a server-sent event. Ten consoles
@@ -104,18 +105,67 @@ public final class WallMonitor: Sendable {
 
     // MARK: The loop
 
-    /// Watches the wall until the task is cancelled.
+    /// How long the loop goes on after the last console closed: a reload does not start it over.
+    static let idleGrace = Duration.seconds(10)
+
+    /// Watches the wall while a console is open, until the task is cancelled. With none open the
+    /// daemon asks the nodes nothing: the loop starts with the first console and stops
+    /// `idleGrace` after the last (the event log then says what changed meanwhile, from the
+    /// nodes' counters, when it starts again).
     public func run() async {
-        await withTaskGroup(of: Void.self) { group in
-            for client in wall.clients {
-                group.addTask { await self.watchStatus(client) }
-                group.addTask { await self.watchContent(client) }
+        while !Task.isCancelled {
+            while consoles == 0 {
+                do {
+                    try await Task.sleep(for: .milliseconds(100))
+                } catch {
+                    return
+                }
             }
-            group.addTask { await self.watchFrames() }
-            group.addTask { await self.watchThumbnails() }
-            group.addTask { await self.keepAlive() }
+            // What was seen before the pause is no longer known to hold: each node's view starts
+            // over (its "since" times are since watching began), and frames from then would be a
+            // backlog the nodes no longer keep.
+            state.withLock { state in
+                for client in wall.clients where state.views[client.id]?.polledAtUnixMs != nil {
+                    var fresh = NodeView(id: client.id)
+                    fresh.thumbnail = state.views[client.id]!.thumbnail
+                    state.views[client.id] = fresh
+                }
+                state.drift = DriftWatch(nodes: wall.clients.map(\.id))
+            }
+            await withTaskGroup(of: Void.self) { group in
+                for client in wall.clients {
+                    group.addTask { await self.watchStatus(client) }
+                    group.addTask { await self.watchContent(client) }
+                }
+                group.addTask { await self.watchFrames() }
+                group.addTask { await self.watchThumbnails() }
+                group.addTask { await self.keepAlive() }
+                // The first to end is this one: no console for `idleGrace`, or cancelled.
+                group.addTask { await self.waitUntilIdle() }
+                await group.next()
+                group.cancelAll()
+            }
         }
         for continuation in subscribers.withLock({ Array($0.values) }) { continuation.finish() }
+    }
+
+    /// Returns once no console has been open for `idleGrace`, or when cancelled.
+    private func waitUntilIdle() async {
+        var idleSince: ContinuousClock.Instant?
+        while !Task.isCancelled {
+            if consoles > 0 {
+                idleSince = nil
+            } else if let since = idleSince, since.duration(to: .now) >= Self.idleGrace {
+                return
+            } else if idleSince == nil {
+                idleSince = .now
+            }
+            do {
+                try await Task.sleep(for: .milliseconds(500))
+            } catch {
+                return
+            }
+        }
     }
 
     /// Milliseconds since 1970, on this machine's clock.

@@ -18,6 +18,7 @@ final class ConsoleEventTests: XCTestCase {
         view.clockSource = "127.0.0.1:7000"
         view.clockState = "locked"
         view.contentHeld = 1
+        view.polledAtUnixMs = 1
         return view
     }
 

@@ -268,6 +268,17 @@ def run(args):
             raise Failure("the token in the page")
         say(f"step no token in {len(console.urls)} request URLs")
 
+        # A phone's width: one column, the controls at least 44 px (touch targets), no sideways scroll.
+        driver.set_window_size(390, 1800)
+        time.sleep(0.5)
+        wide = driver.execute_script("return document.documentElement.scrollWidth > window.innerWidth + 1")
+        small = driver.execute_script(
+            "return [...document.querySelectorAll('button')].filter(b => b.offsetParent && b.offsetHeight < 44).length")
+        if wide or small:
+            raise Failure(f"on a phone: sideways scroll {wide}, {small} buttons under 44 px")
+        console.shot("phone")
+        say("step laid out for a phone")
+
         lags = driver.execute_script("return window.consoleStats.lags")
         if lags:
             ordered = sorted(lags)

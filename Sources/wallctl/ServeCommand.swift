@@ -14,7 +14,9 @@ import ShowControl
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Run the wall's control daemon: the content library the nodes fetch from, and show control.",
+        abstract:
+            "Run the wall's control daemon: the content library the nodes fetch from, show control, and the operator "
+            + "console.",
         discussion: """
             Optional: the wall plays without it, every node holding its desired state. It keeps the content \
             library (controller.library in the config, else controller-library in the state directory): \
@@ -24,7 +26,8 @@ struct ServeCommand: AsyncParsableCommand {
             one, over HTTPS where it has control-tls (its certificate must name this address too). With a show-control: \
             section it takes cues and transport verbs over OSC, UDP and TCP (from the addresses show-control.allow \
             names) and over HTTP (POST /cue/NAME, POST /show/pause ..., with the token), each a timeline edit \
-            (docs/SHOW-CONTROL.md). Runs until \
+            (docs/SHOW-CONTROL.md). Operators open its console at /console on the same address: a live page \
+            of the wall that drives it, behind a login with the wall's token (docs/CONSOLE.md). Runs until \
             SIGINT or SIGTERM; under systemd (the lockstep-controller unit), Type=notify.
             """)
 

@@ -280,6 +280,15 @@ def run(args):
         say("step laid out for a phone")
 
         lags = driver.execute_script("return window.consoleStats.lags")
+
+        # Logging out ends the session on the server: its cookie opens nothing any more.
+        driver.set_window_size(1400, 1900)
+        driver.find_element(By.ID, "logout").click()
+        wait("the login form after logging out", lambda: driver.find_element(By.ID, "token"), 10)
+        got, text = console.http("GET", "/console/events", None, {"Cookie": session})
+        if got != 401:
+            raise Failure(f"the session's cookie after logout: HTTP {got} {text[:200]}")
+        say("step logged out: the old session refused")
         if lags:
             ordered = sorted(lags)
             say("step update lag p50 %.0f ms, p99 %.0f ms over %d updates" % (

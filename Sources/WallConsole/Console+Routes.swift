@@ -75,11 +75,15 @@ extension Console {
             headers[.contentType] = "text/event-stream"
             headers[.cacheControl] = "no-store"
             let monitor = self.monitor
+            let sessions = self.sessions
             return Response(
                 status: .ok, headers: headers,
                 body: ResponseBody { writer in
                     defer { monitor.unsubscribe(id) }
                     for await frame in events {
+                        // A session that expired or logged out ends its stream too (at the latest
+                        // with the next keep-alive, 15 s): the page then asks for a login.
+                        guard (try? sessions.session(cookie: session.id)) != nil else { break }
                         try await writer.write(ByteBuffer(string: frame))
                     }
                     try await writer.finish(nil)

@@ -272,7 +272,8 @@ let package = Package(
         .testTarget(
             name: "WallConsoleTests",
             dependencies: [
-                "WallConsole", "WallProtocol", "WallControl", "LockstepTime",
+                "WallConsole", "WallProtocol", "WallControl", "LockstepLocks", "LockstepTime",
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]
         ),

@@ -46,10 +46,14 @@ public final class WallMonitor: Sendable {
         var playlist: PlaylistView?
     }
 
-    /// - Parameter wall: the wall, with requests bounded by a short timeout (a second): the loop
-    ///   must not wait long on a node that is down.
-    public init(wall: Wall) {
+    /// - Parameters:
+    ///   - wall: the wall, with requests bounded by a short timeout (a second): the loop must not
+    ///     wait long on a node that is down.
+    ///   - idleGrace: how long the loop goes on after the last console closed, so a reload does
+    ///     not start it over.
+    public init(wall: Wall, idleGrace: Duration = .seconds(10)) {
         self.wall = wall
+        self.idleGrace = idleGrace
         let ids = wall.clients.map(\.id)
         state = Mutex(
             State(
@@ -105,8 +109,7 @@ public final class WallMonitor: Sendable {
 
     // MARK: The loop
 
-    /// How long the loop goes on after the last console closed: a reload does not start it over.
-    static let idleGrace = Duration.seconds(10)
+    let idleGrace: Duration
 
     /// Watches the wall while a console is open, until the task is cancelled. With none open the
     /// daemon asks the nodes nothing: the loop starts with the first console and stops
@@ -155,7 +158,7 @@ public final class WallMonitor: Sendable {
         while !Task.isCancelled {
             if consoles > 0 {
                 idleSince = nil
-            } else if let since = idleSince, since.duration(to: .now) >= Self.idleGrace {
+            } else if let since = idleSince, since.duration(to: .now) >= idleGrace {
                 return
             } else if idleSince == nil {
                 idleSince = .now

@@ -15,22 +15,10 @@ final class ConsoleRoutesTests: XCTestCase {
     private static let token = "routes-test-token-0123456789"
 
     private func console() throws -> Console {
-        let config = try WallConfig.parse(
-            """
-            name: routes
-            clock: 127.0.0.1:18590
-            media: /tmp/clip.mp4
-            canvas: {width: 320, height: 90}
-            cues:
-              intro: {media: /tmp/clip.mp4, in: 1s, out: 2s, then: return}
-            nodes:
-              - id: a
-                control: 127.0.0.1:18591
-                tile: {x: 0, y: 0, width: 160, height: 90}
-              - id: b
-                control: 127.0.0.1:18592
-                tile: {x: 160, y: 0, width: 160, height: 90}
-            """)
+        let config = try WallConfig.consoleTest(
+            "routes", nodes: [("a", 18591), ("b", 18592)],
+            extra: "cues:\n  intro: {media: /tmp/clip.mp4, in: 1s, out: 2s, then: return}")
+
         return try Console(config: config, token: try ControlToken(Self.token), secure: false, library: nil,
             actionWaitLimit: MediaTime(value: 1, timescale: 1))
     }

@@ -26,7 +26,8 @@ extension Console {
             if (try? self.sessions.session(cookie: Self.cookie(request))) != nil {
                 return Self.asset(ConsolePage.html, type: "text/html; charset=utf-8")
             }
-            return Self.asset(ConsolePage.login(message: nil, needsToken: self.sessions.needsToken), type: "text/html; charset=utf-8")
+            return Self.asset(
+                ConsolePage.login(message: nil, needsToken: self.sessions.needsToken), type: "text/html; charset=utf-8")
         }
         router.get("/console/console.js") { _, _ -> Response in
             Self.asset(ConsolePage.script, type: "text/javascript; charset=utf-8")
@@ -40,7 +41,8 @@ extension Console {
             do {
                 body = try await request.body.collect(upTo: 4096)
             } catch {
-                return Self.loginPage("the login form is over 4 KiB", status: .contentTooLarge, needsToken: self.sessions.needsToken)
+                return Self.loginPage(
+                    "the login form is over 4 KiB", status: .contentTooLarge, needsToken: self.sessions.needsToken)
             }
             let token = Self.formField("token", in: String(buffer: body)) ?? ""
             do {
@@ -56,7 +58,9 @@ extension Console {
         }
         router.post("/console/logout") { request, _ -> Response in
             if let refused = Self.foreignOrigin(request) { return refused }
-            if let session = try? self.sessions.session(cookie: Self.cookie(request), csrf: request.headers[Self.csrfField]) {
+            if let session = try? self.sessions.session(
+                cookie: Self.cookie(request), csrf: request.headers[Self.csrfField])
+            {
                 self.sessions.logout(session.id)
             }
             var response = Self.redirect("/console")
@@ -113,7 +117,8 @@ extension Console {
             do {
                 body = try await request.body.collect(upTo: Self.actionBodyLimit)
             } catch {
-                return Self.json(.contentTooLarge, ["error": "an action's body is at most \(Self.actionBodyLimit) bytes"])
+                return Self.json(
+                    .contentTooLarge, ["error": "an action's body is at most \(Self.actionBodyLimit) bytes"])
             }
             let action: ActionRequest
             do {
@@ -131,7 +136,11 @@ extension Console {
             if let refused = self.refusal(request) { return refused }
             guard let name = request.uri.queryParameters.get("name"), Self.isFileName(name) else {
                 return Self.json(
-                    .badRequest, ["error": "PUT /console/upload?name=FILE: a file name of 1 to 255 characters, no / or control characters"])
+                    .badRequest,
+                    [
+                        "error":
+                            "PUT /console/upload?name=FILE: a file name of 1 to 255 characters, no / or control characters"
+                    ])
             }
             guard let length = request.headers[.contentLength].flatMap({ UInt64($0) }) else {
                 return Self.json(.lengthRequired, ["error": "an upload says its length (Content-Length)"])
@@ -201,7 +210,8 @@ extension Console {
     }
 
     static func loginPage(_ message: String, status: HTTPResponse.Status, needsToken: Bool) -> Response {
-        var response = asset(ConsolePage.login(message: message, needsToken: needsToken), type: "text/html; charset=utf-8")
+        var response = asset(
+            ConsolePage.login(message: message, needsToken: needsToken), type: "text/html; charset=utf-8")
         response.status = status
         return response
     }

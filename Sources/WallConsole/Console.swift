@@ -89,9 +89,10 @@ public final class Console: Sendable {
         if let config = config.schedule {
             let lengths = Dictionary(uniqueKeysWithValues: config.media.map { ($0, MediaTime(value: 1, timescale: 1)) })
             let now = MediaTime(nanoseconds: Int64(Date().timeIntervalSince1970) * 1_000_000_000)
-            schedule = config.schedule(lengths: lengths).map { schedule in
-                schedule.changes(from: now, days: 2).prefix(6).map { ScheduleListing.line($0) }
-            } ?? []
+            schedule =
+                config.schedule(lengths: lengths).map { schedule in
+                    schedule.changes(from: now, days: 2).prefix(6).map { ScheduleListing.line($0) }
+                } ?? []
         } else {
             schedule = []
         }
@@ -140,7 +141,8 @@ public final class Console: Sendable {
                 throw bad("seek: \"seconds\" must be a number of seconds, zero or more")
             }
             if let entry = request.entry, entry < 0 { throw bad("seek: \"entry\" counts from 0, got \(entry)") }
-            return .verb(.seek(entry: request.entry, itemTime: MediaTime(seconds: seconds, preferredTimescale: 1_000_000)))
+            return .verb(
+                .seek(entry: request.entry, itemTime: MediaTime(seconds: seconds, preferredTimescale: 1_000_000)))
         case "identify":
             let seconds = request.seconds ?? 10
             guard seconds.isFinite, seconds >= 1, seconds <= 600 else {
@@ -159,13 +161,16 @@ public final class Console: Sendable {
             guard config.cues[name] != nil else {
                 let known = config.cues.keys.sorted().joined(separator: ", ")
                 throw ActionError(
-                    status: 404, description: "no cue \"\(name)\" in wall \(config.name): its cues are \(known.isEmpty ? "none" : known)")
+                    status: 404,
+                    description:
+                        "no cue \"\(name)\" in wall \(config.name): its cues are \(known.isEmpty ? "none" : known)")
             }
             return .cue(name)
         default:
             throw ActionError(
                 status: 404,
-                description: "no action \"\(request.verb.prefix(40))\": play, pause, resume, seek, next, previous, black, "
+                description:
+                    "no action \"\(request.verb.prefix(40))\": play, pause, resume, seek, next, previous, black, "
                     + "stop, still, identify, cue")
         }
     }
@@ -208,12 +213,15 @@ public final class Console: Sendable {
                     timeline = try await control.play("play", schedule: schedule, lead: lead)
                 } else {
                     let entries = try await control.entries(config.playlistItems)
-                    timeline = try await control.play("play", playlist: Playlist(entries: entries, loops: config.loop), lead: lead)
+                    timeline = try await control.play(
+                        "play", playlist: Playlist(entries: entries, loops: config.loop), lead: lead)
                 }
             case .verb(let verb):
-                timeline = try await verb.carryOut(on: TimelineControl(wall: actionWall), lead: Self.lead, confirming: false)
+                timeline = try await verb.carryOut(
+                    on: TimelineControl(wall: actionWall), lead: Self.lead, confirming: false)
             case .cue(let cue):
-                timeline = try await CueControl.prepare(actionWall).perform(.cue(cue), lead: Self.lead, confirming: false)
+                timeline = try await CueControl.prepare(actionWall).perform(
+                    .cue(cue), lead: Self.lead, confirming: false)
             }
             record.version = timeline.version
             record.sentUnixMs = WallMonitor.unixMs()
@@ -248,7 +256,8 @@ public final class Console: Sendable {
         }
         guard size > 0, size <= uploadLimit else {
             throw ActionError(
-                status: 413, description: "\(name): \(size) bytes; the console takes files of 1 byte to \(uploadLimit) bytes")
+                status: 413,
+                description: "\(name): \(size) bytes; the console takes files of 1 byte to \(uploadLimit) bytes")
         }
         if let other = busy.withLock({ current -> String? in
             if let current { return current }

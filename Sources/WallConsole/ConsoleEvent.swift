@@ -43,7 +43,9 @@ public struct ConsoleEvent: Sendable, Hashable, Codable {
             add(.clockState, "\(after.id) clock \(old) → \(state)")
         }
         if let held = after.contentHeld, let old = before.contentHeld, held > old {
-            add(.contentArrived, "\(after.id) holds \(held - old) new file\(held - old == 1 ? "" : "s") (\(held) in all)")
+            add(
+                .contentArrived,
+                "\(after.id) holds \(held - old) new file\(held - old == 1 ? "" : "s") (\(held) in all)")
         }
         if before.version != nil, after.version != before.version {
             add(.transition, "\(after.id) on timeline version \(after.version.map(String.init) ?? "none")")

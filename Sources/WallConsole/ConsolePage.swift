@@ -7,13 +7,13 @@ enum ConsolePage {
         let field =
             needsToken
             ? #"""
-                <label for="token">Control token</label>
-                <input id="token" name="token" type="password" autocomplete="current-password" required
-                       aria-describedby="token-help" autofocus>
-                <p id="token-help" class="help">The wall's control token: the file security.token-file names on the
-                controller. It is sent once; the console then keeps a session.</p>
-                """#
-            : #"<p class="help">This wall has no control token (security.token-file): anyone who reaches this port may drive it.</p>"#
+            <label for="token">Control token</label>
+            <input id="token" name="token" type="password" autocomplete="current-password" required
+                   aria-describedby="token-help" autofocus>
+            <p id="token-help" class="help">The wall's control token: the file control-token-file names on the
+            controller. It is sent once; the console then keeps a session.</p>
+            """#
+            : #"<p class="help">This wall has no control token (control-token-file): anyone who reaches this port may drive it.</p>"#
         return #"""
             <!doctype html>
             <html lang="en">

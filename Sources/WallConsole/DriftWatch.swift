@@ -76,7 +76,8 @@ public struct DriftWatch: Sendable {
         guard nodes.count >= 2 else { return }
         if analyzer == nil || now - analysisStarted >= Int64(window.seconds) {
             keepReport()
-            analyzer = try? DriftAnalyzer(nodes: nodes, configuration: DriftAnalyzer.Configuration(threshold: threshold))
+            analyzer = try? DriftAnalyzer(
+                nodes: nodes, configuration: DriftAnalyzer.Configuration(threshold: threshold))
             analysisStarted = now
         }
         guard let aligned = try? analyzer?.ingest(reply) else { return }

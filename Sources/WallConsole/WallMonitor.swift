@@ -387,7 +387,9 @@ extension WallMonitor.State {
     /// The master's time now, by the node that answered last (nanoseconds), if any answered.
     func masterNow(unixMs now: Int64) -> Int64? {
         views.values.compactMap { view -> (Int64, Int64)? in
-            guard view.reachable, let master = view.masterTimeNs, let answered = view.answeredAtUnixMs else { return nil }
+            guard view.reachable, let master = view.masterTimeNs, let answered = view.answeredAtUnixMs else {
+                return nil
+            }
             return (answered, master + (now - answered) * 1_000_000)
         }.max { $0.0 < $1.0 }?.1
     }

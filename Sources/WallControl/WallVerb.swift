@@ -42,7 +42,8 @@ public enum WallVerb: Sendable, Hashable {
         case .previous: .previous
         case .black: .black
         case .stop: .stop
-        case .seek(let entry, let itemTime): .seek(entry: entry ?? timeline.position(at: at).entryIndex, itemTime: itemTime)
+        case .seek(let entry, let itemTime):
+            .seek(entry: entry ?? timeline.position(at: at).entryIndex, itemTime: itemTime)
         case .still(let image): .still(image: image)
         case .identify(let duration): .identify(duration: duration)
         }

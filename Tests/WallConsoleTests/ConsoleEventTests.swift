@@ -52,7 +52,8 @@ final class ConsoleEventTests: XCTestCase {
         after.contentHeld = 2
         after.version = 4
         after.inStep = false
-        XCTAssertEqual(kinds(playing(), after), [.rejoin, .clockSource, .clockState, .contentArrived, .transition, .outOfStep])
+        XCTAssertEqual(
+            kinds(playing(), after), [.rejoin, .clockSource, .clockState, .contentArrived, .transition, .outOfStep])
         var next = playing()
         next.entry = 1
         XCTAssertEqual(kinds(playing(), next), [.transition])

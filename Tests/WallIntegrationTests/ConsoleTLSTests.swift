@@ -46,8 +46,11 @@ final class ConsoleTLSTests: XCTestCase {
         try await eventually(within: 20, "the daemon's console over HTTPS") {
             login = try ChildProcess.run(
                 "/usr/bin/curl",
-                ["-sS", "--cacert", certificate, "-D", "-", "-o", "/dev/null", "--data-urlencode", "token=\(self.token)",
-                 base + "/console/login"])
+                [
+                    "-sS", "--cacert", certificate, "-D", "-", "-o", "/dev/null", "--data-urlencode",
+                    "token=\(self.token)",
+                    base + "/console/login",
+                ])
             return login.status == 0
         }
         let cookie = try XCTUnwrap(
@@ -56,14 +59,18 @@ final class ConsoleTLSTests: XCTestCase {
         for part in ["HttpOnly", "SameSite=Strict", "Secure", "Max-Age="] {
             XCTAssertTrue(cookie.contains(part), "\(part) in \(cookie)")
         }
-        let session = String(cookie.dropFirst("set-cookie:".count).split(separator: ";")[0]).trimmingCharacters(in: .whitespaces)
+        let session = String(cookie.dropFirst("set-cookie:".count).split(separator: ";")[0]).trimmingCharacters(
+            in: .whitespaces)
 
         // The stream: the hello, then the node as the daemon's watch reached it over HTTPS.
         var stream = ""
         try await eventually(within: 20, "the node reached by the console's watch over HTTPS") {
             stream = try ChildProcess.run(
                 "/usr/bin/curl",
-                ["-sS", "-N", "--max-time", "2", "--cacert", certificate, "-H", "Cookie: \(session)", base + "/console/events"]
+                [
+                    "-sS", "-N", "--max-time", "2", "--cacert", certificate, "-H", "Cookie: \(session)",
+                    base + "/console/events",
+                ]
             ).output
             return stream.contains("event: node") && stream.contains("\"reachable\":true")
         }

@@ -46,7 +46,8 @@ final class ConsoleWallTests: XCTestCase {
             name: "console-test", clockPort: masterPort, media: clip, canvas: (640, 90),
             playlist: ["{media: \(clip), out: 8s}"], stateDirectory: scratch.path("state"),
             extra: [
-                "clock-lock-timeout: 20s", "loop: true", "control-token-file: \(token)", "content-bandwidth: 3000000B/s",
+                "clock-lock-timeout: 20s", "loop: true", "control-token-file: \(token)",
+                "content-bandwidth: 3000000B/s",
                 "controller: {listen: \"127.0.0.1:\(daemonPort)\"}",
                 "cues:",
                 "  intro: {media: \(clip), in: 10s, out: 12s, then: return}",
@@ -118,7 +119,8 @@ final class ConsoleWallTests: XCTestCase {
             }
         }
         let finished = browser.finish()
-        XCTAssertEqual(finished.status, 0, "console-test.py:\n\(steps.joined(separator: "\n"))\n\(finished.errors.suffix(3000))")
+        XCTAssertEqual(
+            finished.status, 0, "console-test.py:\n\(steps.joined(separator: "\n"))\n\(finished.errors.suffix(3000))")
         XCTAssertEqual(steps.last, "done", steps.joined(separator: "\n"))
         XCTAssertFalse(steps.contains { $0.hasPrefix("FAIL") }, steps.joined(separator: "\n"))
 
@@ -129,7 +131,8 @@ final class ConsoleWallTests: XCTestCase {
             let firsts = receiver.seen.map { frames in frames.first { $0.at > pause.checkedAt }?.code }
             XCTAssertEqual(Set(firsts).count, 1, "the first frame each node rendered on resuming: \(firsts)")
             XCTAssertEqual(firsts.first ?? nil, Int((pause.position * 30).rounded(.down)), "the frame held")
-            print("console test: paused on frame \(firsts.first.map { "\($0 ?? -1)" } ?? "-") everywhere by ground truth")
+            print(
+                "console test: paused on frame \(firsts.first.map { "\($0 ?? -1)" } ?? "-") everywhere by ground truth")
         } else {
             XCTFail("the script never said the wall was paused")
         }
@@ -158,7 +161,9 @@ final class ConsoleWallTests: XCTestCase {
         }
         XCTAssertEqual(positions.count, ids.count, "every node's player position")
         if let first = positions.first {
-            for position in positions { XCTAssertEqual(position, first, accuracy: 0.001, "paused positions \(positions)") }
+            for position in positions {
+                XCTAssertEqual(position, first, accuracy: 0.001, "paused positions \(positions)")
+            }
         }
         print("console test: paused at positions \(positions)")
         return (LocalClock.monotonic.now(), positions.first ?? -1)

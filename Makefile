@@ -15,7 +15,7 @@ RELEASE_INPUTS := $(shell find Sources -type f -o -type d) $(wildcard Package*.s
 PREFIX ?= /usr/local
 DESTDIR ?=
 
-.PHONY: setup build test fuzz bench-fuzz sanitize release check-release check-boot check-package check-runtime-list install deb demo clean format bench-clock bench-wall bench-timeline bench-failover bench-memory bench-chaos bench-content
+.PHONY: setup build test fuzz bench-fuzz sanitize release check-release check-boot check-package check-runtime-list install deb demo clean format bench-clock bench-wall bench-timeline bench-failover bench-memory bench-chaos bench-content bench-console
 
 setup:
 	@scripts/setup.sh
@@ -125,6 +125,13 @@ bench-chaos: setup
 bench-content: setup
 	$(SWIFT) build $(RELEASE_FLAGS)
 	bench/content --bin "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)"
+
+# The operator console with 16 nodes on this machine: the daemon's CPU with no console, one and ten,
+# each update's lag, and chromium's first render, release build (about 5 minutes); see
+# docs/BENCHMARKS.md.
+bench-console: setup
+	$(SWIFT) build $(RELEASE_FLAGS)
+	bench/console --bin "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)"
 
 # One node looping a 4 s clip for an hour, release build: resident memory and descriptors must stay
 # flat after the first minute; see docs/BENCHMARKS.md.

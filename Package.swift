@@ -162,6 +162,17 @@ let package = Package(
         ),
 
         .target(
+            name: "WallConsole",
+            dependencies: [
+                "LockstepLocks", "LockstepTime", "ShowControl", "WallAnalysis", "WallContent", "WallControl",
+                "WallProtocol", "WallTimeline",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
+
+        .target(
             name: "LockstepFuzzing",
             dependencies: ["LockstepTime", "SyncClock", "WallFollower", "WallProtocol", "WallTimeline", "ShowControl"]
         ),
@@ -185,7 +196,7 @@ let package = Package(
             dependencies: [
                 "LockstepLocks",
                 "LockstepCLI", "LockstepNet", "LockstepTime", "NetImpair", "SyncClock", "WallProtocol", "WallTimeline",
-                "WallControl", "WallAnalysis", "WallContent", "ShowControl",
+                "WallControl", "WallAnalysis", "WallContent", "WallConsole", "ShowControl",
                 "GroundTruth",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 "CZlib", .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -256,6 +267,14 @@ let package = Package(
             dependencies: [
                 "LockstepLocks",
                 "WallAnalysis", "GroundTruth", "LockstepTime", "LockstepNet", "TestSupport", "wallctl", "WallNode", "WallDisplay",
+            ]
+        ),
+        .testTarget(
+            name: "WallConsoleTests",
+            dependencies: [
+                "WallConsole", "WallProtocol", "WallControl", "LockstepLocks", "LockstepTime",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]
         ),
         .testTarget(

@@ -65,19 +65,23 @@ packages=(
     prometheus
     # test: a virtual environment for the stock senders the show-control tests drive the wall with
     python3-venv
+    # test: the operator console in a real browser (headless, driven over WebDriver by selenium)
+    chromium
+    chromium-driver
 )
 
-# test: python-osc from PyPI, a stock OSC sender (what TouchOSC and QLab speak), in a virtual
-# environment of the project's own (.build/test-python), so no system Python is changed.
+# test: python-osc from PyPI, a stock OSC sender (what TouchOSC and QLab speak), and selenium, which
+# drives Debian's chromium through its chromedriver for the console test, in a virtual environment
+# of the project's own (.build/test-python), so no system Python is changed.
 python_packages() {
     local root venv
     root=$(cd "$(dirname "$0")/.." && pwd)
     venv="$root/.build/test-python"
-    if "$venv/bin/python3" -c "import pythonosc" 2>/dev/null; then return; fi
-    echo "setup: python-osc into $venv"
+    if "$venv/bin/python3" -c "import pythonosc, selenium" 2>/dev/null; then return; fi
+    echo "setup: python-osc and selenium into $venv"
     mkdir -p "$root/.build"
-    /usr/bin/python3 -m venv "$venv"
-    "$venv/bin/pip" install -q --disable-pip-version-check python-osc==1.9.3
+    [[ -x "$venv/bin/python3" ]] || /usr/bin/python3 -m venv "$venv"
+    "$venv/bin/pip" install -q --disable-pip-version-check python-osc==1.9.3 selenium==4.51.0
 }
 
 missing=()

@@ -12,7 +12,7 @@ struct BlackCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await options.withWall { wall in
-            try await TimelineControl(wall: wall).carryOut("black", lead: edit.leadTime) { _, _ in .black }
+            try await WallVerb.black.carryOut(on: TimelineControl(wall: wall), lead: edit.leadTime)
         }
     }
 }

@@ -33,9 +33,8 @@ struct IdentifyCommand: AsyncParsableCommand {
     func run() async throws {
         let duration = MediaTime(seconds: seconds, preferredTimescale: 1000)
         try await options.withWall { wall in
-            try await TimelineControl(wall: wall).carryOut("identify", lead: edit.leadTime) { _, _ in
-                .identify(duration: duration)
-            }
+            try await WallVerb.identify(duration: duration).carryOut(
+                on: TimelineControl(wall: wall), lead: edit.leadTime)
             let count = wall.config.nodes.count
             for (index, node) in wall.config.nodes.enumerated() where wall.clients.contains(where: { $0.id == node.id })
             {

@@ -12,7 +12,7 @@ struct NextCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await options.withWall { wall in
-            try await TimelineControl(wall: wall).carryOut("next", lead: edit.leadTime) { _, _ in .next }
+            try await WallVerb.next.carryOut(on: TimelineControl(wall: wall), lead: edit.leadTime)
         }
     }
 }

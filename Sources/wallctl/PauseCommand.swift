@@ -13,7 +13,7 @@ struct PauseCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await options.withWall { wall in
-            try await TimelineControl(wall: wall).carryOut("pause", lead: edit.leadTime) { _, _ in .pause }
+            try await WallVerb.pause.carryOut(on: TimelineControl(wall: wall), lead: edit.leadTime)
         }
     }
 }

@@ -13,7 +13,7 @@ struct PreviousCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await options.withWall { wall in
-            try await TimelineControl(wall: wall).carryOut("previous", lead: edit.leadTime) { _, _ in .previous }
+            try await WallVerb.previous.carryOut(on: TimelineControl(wall: wall), lead: edit.leadTime)
         }
     }
 }

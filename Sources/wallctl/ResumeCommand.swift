@@ -13,7 +13,7 @@ struct ResumeCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await options.withWall { wall in
-            try await TimelineControl(wall: wall).carryOut("resume", lead: edit.leadTime) { _, _ in .resume }
+            try await WallVerb.resume.carryOut(on: TimelineControl(wall: wall), lead: edit.leadTime)
         }
     }
 }

@@ -28,9 +28,8 @@ struct SeekCommand: AsyncParsableCommand {
         let target = MediaTime(seconds: seconds, preferredTimescale: 1_000_000)
         let entry = self.entry
         try await options.withWall { wall in
-            try await TimelineControl(wall: wall).carryOut("seek", lead: edit.leadTime) { timeline, at in
-                .seek(entry: entry ?? timeline.position(at: at).entryIndex, itemTime: target)
-            }
+            try await WallVerb.seek(entry: entry, itemTime: target).carryOut(
+                on: TimelineControl(wall: wall), lead: edit.leadTime)
         }
     }
 }

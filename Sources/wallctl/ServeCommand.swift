@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import LockstepCLI
 import LockstepNet
+import WallConsole
 import WallContent
 import WallControl
 import WallProtocol
@@ -13,7 +14,9 @@ import ShowControl
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Run the wall's control daemon: the content library the nodes fetch from, and show control.",
+        abstract:
+            "Run the wall's control daemon: the content library the nodes fetch from, show control, and the operator "
+            + "console.",
         discussion: """
             Optional: the wall plays without it, every node holding its desired state. It keeps the content \
             library (controller.library in the config, else controller-library in the state directory): \
@@ -23,7 +26,8 @@ struct ServeCommand: AsyncParsableCommand {
             one, over HTTPS where it has control-tls (its certificate must name this address too). With a show-control: \
             section it takes cues and transport verbs over OSC, UDP and TCP (from the addresses show-control.allow \
             names) and over HTTP (POST /cue/NAME, POST /show/pause ..., with the token), each a timeline edit \
-            (docs/SHOW-CONTROL.md). Runs until \
+            (docs/SHOW-CONTROL.md). Operators open its console at /console on the same address: a live page \
+            of the wall that drives it, behind a login with the wall's token (docs/CONSOLE.md). Runs until \
             SIGINT or SIGTERM; under systemd (the lockstep-controller unit), Type=notify.
             """)
 
@@ -41,9 +45,9 @@ struct ServeCommand: AsyncParsableCommand {
         } catch {
             throw ControlError.config("controller.listen: \(error)")
         }
-        let token: String?
+        let controlToken: ControlToken?
         do {
-            token = try wall.security.tokenFile.map { try ControlToken(contentsOfFile: $0).authorization }
+            controlToken = try wall.security.tokenFile.map { try ControlToken(contentsOfFile: $0) }
         } catch {
             throw ControlError.config("\(error)")
         }
@@ -54,21 +58,29 @@ struct ServeCommand: AsyncParsableCommand {
         } catch {
             throw ControlError.config("controller.library: \(error)")
         }
-        let origin = ContentOrigin(library: library, authorization: token)
+        let origin = ContentOrigin(library: library, authorization: controlToken?.authorization)
         let tls = try originTLS(wall)
         let notifier = ServiceNotifier.fromEnvironment()
         let show = try ShowControlService(wall: wall, say: { Output.line($0) })
+        let console = try Console(
+            config: wall, token: controlToken, secure: tls != nil, library: library)
         let serving = Task {
             try await origin.run(
-                host: endpoint.host, port: Int(endpoint.port), tls: tls, routes: { show.routes($0, refusal: $1) }
+                host: endpoint.host, port: Int(endpoint.port), tls: tls,
+                routes: { router, refusal in
+                    show.routes(router, refusal: refusal)
+                    console.routes(router)
+                }
             ) { port in
                 Output.line(
                     "wallctl: serving wall \(wall.name)'s content library \(folder) (\(library.holdings().count) files) "
-                        + "on \(endpoint.host):\(port)")
+                        + "on \(endpoint.host):\(port); the operator console at \(tls == nil ? "http" : "https")://"
+                        + "\(endpoint.host):\(port)/console")
                 notifier.ready(status: "content library on \(endpoint.host):\(port)")
             }
         }
         let showing = Task { try await show.run() }
+        let consoling = Task { await console.run() }
         Termination.onHangup { Output.line("wallctl: SIGHUP ignored; the daemon keeps serving") }
         let stopped = Task {
             _ = await Termination.wait(seconds: nil)
@@ -83,6 +95,9 @@ struct ServeCommand: AsyncParsableCommand {
         }
         showing.cancel()
         try? await showing.value
+        consoling.cancel()
+        await consoling.value
+        await console.shutdown()
         try await show.shutdown()
         notifier.stopping()
         Output.line("wallctl: stopped; sent \(origin.server.bytesSent) bytes")

@@ -18,8 +18,7 @@ struct StillCommand: AsyncParsableCommand {
     func run() async throws {
         let image = absolute(self.image)
         try await options.withWall { wall in
-            try await TimelineControl(wall: wall).carryOut("still", lead: edit.leadTime) { _, _ in .still(image: image)
-            }
+            try await WallVerb.still(image: image).carryOut(on: TimelineControl(wall: wall), lead: edit.leadTime)
         }
     }
 }

@@ -13,7 +13,7 @@ struct StopCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await options.withWall { wall in
-            try await TimelineControl(wall: wall).carryOut("stop", lead: edit.leadTime) { _, _ in .stop }
+            try await WallVerb.stop.carryOut(on: TimelineControl(wall: wall), lead: edit.leadTime)
         }
     }
 }

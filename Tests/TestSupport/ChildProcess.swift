@@ -44,6 +44,12 @@ public final class ChildProcess {
         process.waitUntilExit()
     }
 
+    /// Writes `line` and a newline to the child's standard input: a test's side of a dialogue with
+    /// a script that asks it to act (kill a node, say) and waits for the answer.
+    public func write(line: String) {
+        try? input.fileHandleForWriting.write(contentsOf: Data((line + "\n").utf8))
+    }
+
     /// Sends `signal` (SIGINT, say) to the child.
     public func signal(_ number: Int32) {
         kill(process.processIdentifier, number)

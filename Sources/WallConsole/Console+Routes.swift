@@ -1,0 +1,232 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import WallContent
+
+extension Console {
+    /// The largest JSON body of an action.
+    static let actionBodyLimit = 16 << 10
+
+    /// Adds the console's routes to the daemon's router, beside its other routes:
+    ///
+    /// - `GET /console`: the page, or the login form without a session; `GET /console/console.js`
+    ///   and `console.css`, what the page loads (nothing from elsewhere);
+    /// - `POST /console/login` (form field `token`) and `POST /console/logout`;
+    /// - `GET /console/events`: the server-sent events the page lives on;
+    /// - `GET /console/thumbnail/NODE`: a node's newest thumbnail;
+    /// - `POST /console/action` (JSON) and `PUT /console/upload?name=FILE` (the file's bytes).
+    ///
+    /// Every route but the page's assets and the login needs a session cookie; the state-changing
+    /// ones also the session's CSRF header, and an `Origin` (where the browser sends one) of this
+    /// daemon.
+    public func routes(_ router: Router<BasicRequestContext>) {
+        router.get("/") { _, _ -> Response in Self.redirect("/console") }
+        router.get("/console") { request, _ -> Response in
+            if (try? self.sessions.session(cookie: Self.cookie(request))) != nil {
+                return Self.asset(ConsolePage.html, type: "text/html; charset=utf-8")
+            }
+            return Self.asset(
+                ConsolePage.login(message: nil, needsToken: self.sessions.needsToken), type: "text/html; charset=utf-8")
+        }
+        router.get("/console/console.js") { _, _ -> Response in
+            Self.asset(ConsolePage.script, type: "text/javascript; charset=utf-8")
+        }
+        router.get("/console/console.css") { _, _ -> Response in
+            Self.asset(ConsolePage.style, type: "text/css; charset=utf-8")
+        }
+        router.post("/console/login") { request, _ -> Response in
+            if let refused = Self.foreignOrigin(request) { return refused }
+            let body: ByteBuffer
+            do {
+                body = try await request.body.collect(upTo: 4096)
+            } catch {
+                return Self.loginPage(
+                    "the login form is over 4 KiB", status: .contentTooLarge, needsToken: self.sessions.needsToken)
+            }
+            let token = Self.formField("token", in: String(buffer: body)) ?? ""
+            do {
+                let session = try self.sessions.login(token: token)
+                var response = Self.redirect("/console")
+                response.headers[.setCookie] = self.sessions.setCookie(session, secure: self.secure)
+                return response
+            } catch {
+                // A guesser waits for each answer; an operator who mistyped hardly notices.
+                try? await Task.sleep(for: Self.refusalDelay)
+                return Self.loginPage("\(error)", status: .unauthorized, needsToken: self.sessions.needsToken)
+            }
+        }
+        router.post("/console/logout") { request, _ -> Response in
+            if let refused = Self.foreignOrigin(request) { return refused }
+            if let session = try? self.sessions.session(
+                cookie: Self.cookie(request), csrf: request.headers[Self.csrfField])
+            {
+                self.sessions.logout(session.id)
+            }
+            var response = Self.redirect("/console")
+            response.headers[.setCookie] = ConsoleSessions.clearCookie(secure: self.secure)
+            return response
+        }
+        router.get("/console/events") { request, _ -> Response in
+            let session: ConsoleSessions.Session
+            do {
+                session = try self.sessions.session(cookie: Self.cookie(request))
+            } catch {
+                return Self.json(.unauthorized, ["error": "\(error)"])
+            }
+            let (id, events) = self.monitor.subscribe(wallInfo: self.info(csrf: session.csrf))
+            var headers = HTTPFields()
+            headers[.contentType] = "text/event-stream"
+            headers[.cacheControl] = "no-store"
+            let monitor = self.monitor
+            let sessions = self.sessions
+            return Response(
+                status: .ok, headers: headers,
+                body: ResponseBody { writer in
+                    defer { monitor.unsubscribe(id) }
+                    for await frame in events {
+                        // A session that expired or logged out ends its stream too (at the latest
+                        // with the next keep-alive, 15 s): the page then asks for a login.
+                        guard (try? sessions.session(cookie: session.id)) != nil else { break }
+                        try await writer.write(ByteBuffer(string: frame))
+                    }
+                    try await writer.finish(nil)
+                })
+        }
+        router.get("/console/thumbnail/:node") { request, context -> Response in
+            do {
+                _ = try self.sessions.session(cookie: Self.cookie(request))
+            } catch {
+                return Self.json(.unauthorized, ["error": "\(error)"])
+            }
+            let node = context.parameters.get("node") ?? ""
+            guard self.config.node(node) != nil else {
+                return Self.json(.notFound, ["error": "no node \"\(node.prefix(64))\" in wall \(self.config.name)"])
+            }
+            guard let picture = self.monitor.thumbnail(node) else {
+                return Self.json(.notFound, ["error": "no thumbnail of \(node) yet"])
+            }
+            var headers = HTTPFields()
+            headers[.contentType] = "image/bmp"
+            headers[.cacheControl] = "no-store"
+            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: picture)))
+        }
+        router.post("/console/action") { request, _ -> Response in
+            if let refused = self.refusal(request) { return refused }
+            let body: ByteBuffer
+            do {
+                body = try await request.body.collect(upTo: Self.actionBodyLimit)
+            } catch {
+                return Self.json(
+                    .contentTooLarge, ["error": "an action's body is at most \(Self.actionBodyLimit) bytes"])
+            }
+            let action: ActionRequest
+            do {
+                action = try JSONDecoder().decode(ActionRequest.self, from: Data(buffer: body))
+            } catch {
+                return Self.json(.badRequest, ["error": "an action is JSON such as {\"verb\": \"pause\"}: \(error)"])
+            }
+            do throws(ActionError) {
+                return Self.json(.ok, try await self.act(action))
+            } catch {
+                return Self.json(.init(code: error.status), ["error": error.description])
+            }
+        }
+        router.put("/console/upload") { request, _ -> Response in
+            if let refused = self.refusal(request) { return refused }
+            guard let name = request.uri.queryParameters.get("name"), Self.isFileName(name) else {
+                return Self.json(
+                    .badRequest,
+                    [
+                        "error":
+                            "PUT /console/upload?name=FILE: a file name of 1 to 255 characters, no / or control characters"
+                    ])
+            }
+            guard let length = request.headers[.contentLength].flatMap({ UInt64($0) }) else {
+                return Self.json(.lengthRequired, ["error": "an upload says its length (Content-Length)"])
+            }
+            do throws(ActionError) {
+                return Self.json(
+                    .ok, try await self.upload(name: name, size: length, body: request.body.map { Data(buffer: $0) }))
+            } catch {
+                return Self.json(.init(code: error.status), ["error": error.description])
+            }
+        }
+    }
+
+    static let csrfField = HTTPField.Name(ConsoleSessions.csrfHeader)!
+    /// How long a wrong token's refusal waits.
+    static let refusalDelay = Duration.milliseconds(500)
+
+    /// The refusal of a state-changing request: from another site, or without a live session and
+    /// its CSRF header.
+    func refusal(_ request: Request) -> Response? {
+        if let refused = Self.foreignOrigin(request) { return refused }
+        do {
+            _ = try sessions.session(cookie: Self.cookie(request), csrf: request.headers[Self.csrfField])
+            return nil
+        } catch {
+            return Self.json(error == .badCSRF ? .forbidden : .unauthorized, ["error": "\(error)"])
+        }
+    }
+
+    /// A request whose `Origin` names another site than the one it was sent to.
+    static func foreignOrigin(_ request: Request) -> Response? {
+        guard let origin = request.headers[.origin], origin != "null" else { return nil }
+        let host = request.head.authority ?? ""
+        let named = origin.split(separator: "/", omittingEmptySubsequences: true).dropFirst().first.map(String.init)
+        guard named != host else { return nil }
+        return json(.forbidden, ["error": "a request from \(origin.prefix(100)), not from this console"])
+    }
+
+    static func cookie(_ request: Request) -> String? {
+        request.cookies[ConsoleSessions.cookie]?.value
+    }
+
+    /// A file name for the library: no folders, nothing a terminal or a page could misread.
+    static func isFileName(_ name: String) -> Bool {
+        (1...255).contains(name.utf8.count) && !name.contains("/") && name != "." && name != ".."
+            && !name.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }
+    }
+
+    /// A field of an `application/x-www-form-urlencoded` body.
+    static func formField(_ name: String, in body: String) -> String? {
+        for pair in body.split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard parts.count == 2, parts[0] == name else { continue }
+            return String(parts[1]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding
+        }
+        return nil
+    }
+
+    static func asset(_ text: String, type: String) -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = type
+        headers[.cacheControl] = "no-cache"
+        headers[.init("Content-Security-Policy")!] =
+            "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; frame-ancestors 'none'"
+        headers[.init("X-Content-Type-Options")!] = "nosniff"
+        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
+    }
+
+    static func loginPage(_ message: String, status: HTTPResponse.Status, needsToken: Bool) -> Response {
+        var response = asset(
+            ConsolePage.login(message: message, needsToken: needsToken), type: "text/html; charset=utf-8")
+        response.status = status
+        return response
+    }
+
+    static func redirect(_ location: String) -> Response {
+        var headers = HTTPFields()
+        headers[.location] = location
+        return Response(status: .seeOther, headers: headers)
+    }
+
+    static func json(_ status: HTTPResponse.Status, _ value: some Encodable) -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json"
+        headers[.cacheControl] = "no-store"
+        let data = (try? JSONEncoder().encode(value)) ?? Data("{}".utf8)
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+    }
+}

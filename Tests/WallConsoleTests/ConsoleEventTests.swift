@@ -1,0 +1,98 @@
+import Foundation
+import WallConsole
+import WallProtocol
+import XCTest
+
+/// The event log is derived from two successive views of a node: each change an operator cares
+/// about gives one line, and a poll that changes nothing gives none.
+final class ConsoleEventTests: XCTestCase {
+    private func playing(_ id: String = "a") -> NodeView {
+        var view = NodeView(id: id)
+        view.reachable = true
+        view.version = 3
+        view.state = "playing"
+        view.show = "playlist"
+        view.entry = 0
+        view.inStep = true
+        view.rejoins = 0
+        view.clockSource = "127.0.0.1:7000"
+        view.clockState = "locked"
+        view.contentHeld = 1
+        view.polledAtUnixMs = 1
+        return view
+    }
+
+    private func kinds(_ before: NodeView, _ after: NodeView) -> [ConsoleEvent.Kind] {
+        ConsoleEvent.changes(from: before, to: after, at: 1000).map(\.kind)
+    }
+
+    func testNothingChanged_noEvent() {
+        XCTAssertEqual(kinds(playing(), playing()), [])
+    }
+
+    func testUnreachable_thenBack_inStep() {
+        let down = playing().unreachable("connection refused (is wallnode running there?)", at: 5000)
+        let lost = ConsoleEvent.changes(from: playing(), to: down, at: 5000)
+        XCTAssertEqual(lost.map(\.kind), [.unreachable])
+        XCTAssertTrue(lost[0].text.contains("connection refused"), lost[0].text)
+        XCTAssertEqual(down.unreachableSinceUnixMs, 5000)
+        XCTAssertEqual(down.unreachable("still", at: 6000).unreachableSinceUnixMs, 5000, "since the first failure")
+        var back = playing()
+        back.rejoins = 1
+        let events = ConsoleEvent.changes(from: down, to: back, at: 7000)
+        XCTAssertEqual(events.map(\.kind), [.reachable, .rejoin, .inStep])
+        XCTAssertTrue(events[0].text.hasSuffix("answers again"), events[0].text)
+    }
+
+    func testRejoin_clockFailover_contentArrival_transition_andStep() {
+        var after = playing()
+        after.rejoins = 1
+        after.clockSource = "127.0.0.1:7001"
+        after.clockState = "holdover"
+        after.contentHeld = 2
+        after.version = 4
+        after.inStep = false
+        XCTAssertEqual(
+            kinds(playing(), after), [.rejoin, .clockSource, .clockState, .contentArrived, .transition, .outOfStep])
+        var next = playing()
+        next.entry = 1
+        XCTAssertEqual(kinds(playing(), next), [.transition])
+    }
+
+    func testInStepSince_isKeptWhileInStep_andResetWhenOut() {
+        let first = NodeView(id: "a").updatedForTest(inStep: true, at: 100)
+        XCTAssertEqual(first.inStepSinceUnixMs, 100)
+        let still = first.updatedForTest(inStep: true, at: 200)
+        XCTAssertEqual(still.inStepSinceUnixMs, 100)
+        let out = still.updatedForTest(inStep: false, at: 300)
+        XCTAssertNil(out.inStepSinceUnixMs)
+        XCTAssertEqual(out.outOfStepSinceUnixMs, 300)
+        XCTAssertEqual(out.updatedForTest(inStep: false, at: 400).outOfStepSinceUnixMs, 300)
+    }
+
+    func testDiffers_ignoresThePollsOwnTimes() {
+        var a = playing()
+        var b = playing()
+        a.polledAtUnixMs = 1
+        b.polledAtUnixMs = 2
+        a.masterTimeNs = 10
+        b.masterTimeNs = 20
+        XCTAssertFalse(a.differs(from: b))
+        b.itemTimeS = 1.5
+        XCTAssertTrue(a.differs(from: b))
+    }
+}
+
+extension NodeView {
+    /// The view after a status saying `inStep`, playing, through the same path as a real status.
+    fileprivate func updatedForTest(inStep: Bool, at now: Int64) -> NodeView {
+        let json = """
+            {"id":"a","clock":{"state":"locked","usable":true,"server":"m","serving":false},
+             "player":{"status":"readyToPlay","timeControlStatus":"playing","rate":1,"positionNs":0,"prerolled":true,
+                       "framesPresented":1,"framesLate":0,"framesDropped":0,"renderThread":"x"},
+             "timeline":{"version":1,"state":"playing","entry":0,"pass":0,"itemTimeNs":0,"inStep":\(inStep),"rejoins":0}}
+            """
+        let status = try! JSONDecoder().decode(NodeStatus.self, from: Data(json.utf8))
+        return updated(with: status, at: now)
+    }
+}

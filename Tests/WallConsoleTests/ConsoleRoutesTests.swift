@@ -1,0 +1,159 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import LockstepTime
+import NIOCore
+import WallConsole
+import WallProtocol
+import XCTest
+
+/// The console's HTTP side in-process (HummingbirdTesting's router mode): login, the cookie, CSRF,
+/// and a clear refusal of every bad input, with no node running (an action that passes every check
+/// fails on reaching the nodes, and says so).
+final class ConsoleRoutesTests: XCTestCase {
+    private static let token = "routes-test-token-0123456789"
+
+    private func console() throws -> Console {
+        let config = try WallConfig.consoleTest(
+            "routes", nodes: [("a", 18591), ("b", 18592)],
+            extra: "cues:\n  intro: {media: /tmp/clip.mp4, in: 1s, out: 2s, then: return}")
+
+        return try Console(
+            config: config, token: try ControlToken(Self.token), secure: false, library: nil,
+            actionWaitLimit: MediaTime(value: 1, timescale: 1))
+    }
+
+    /// Runs `body` with a console, and closes its connections after, whether `body` threw or not.
+    private func withConsole(_ body: (Console) async throws -> Void) async throws {
+        let console = try console()
+        do {
+            try await body(console)
+        } catch {
+            await console.shutdown()
+            throw error
+        }
+        await console.shutdown()
+    }
+
+    private func application(_ console: Console) -> some ApplicationProtocol {
+        let router = Router()
+        console.routes(router)
+        return Application(router: router)
+    }
+
+    private static func login(_ client: some TestClientProtocol, token: String) async throws -> TestResponse {
+        try await client.execute(
+            uri: "/console/login", method: .post,
+            headers: [.contentType: "application/x-www-form-urlencoded"],
+            body: ByteBuffer(
+                string: "token=" + (token.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")))
+    }
+
+    func testLogin_setsAStrictHttpOnlyCookie_andAWrongTokenGetsASentence() async throws {
+        try await withConsole { console in
+            try await self.application(console).test(.router) { client in
+                let page = try await client.execute(uri: "/console", method: .get)
+                XCTAssertEqual(page.status, .ok)
+                XCTAssertTrue(String(buffer: page.body).contains("Control token"))
+                XCTAssertNotNil(page.headers[HTTPField.Name("Content-Security-Policy")!])
+
+                let wrong = try await Self.login(client, token: Self.token + "x")
+                XCTAssertEqual(wrong.status, .unauthorized)
+                XCTAssertTrue(
+                    String(buffer: wrong.body).contains("not this wall's control token"), String(buffer: wrong.body))
+                XCTAssertNil(wrong.headers[.setCookie])
+
+                let right = try await Self.login(client, token: Self.token)
+                XCTAssertEqual(right.status, .seeOther)
+                XCTAssertEqual(right.headers[.location], "/console")
+                let cookie = try XCTUnwrap(right.headers[.setCookie])
+                XCTAssertTrue(
+                    cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict") && cookie.contains("Max-Age="),
+                    cookie)
+                XCTAssertFalse(cookie.contains(Self.token), "the cookie is a session, not the token")
+                let session = String(cookie.split(separator: ";")[0])
+                let app = try await client.execute(uri: "/console", method: .get, headers: [.cookie: session])
+                XCTAssertTrue(String(buffer: app.body).contains("console.js"))
+                XCTAssertFalse(String(buffer: app.body).contains(Self.token))
+            }
+        }
+    }
+
+    func testStateChanges_needTheSession_itsCSRFHeader_andThisOrigin() async throws {
+        try await withConsole { console in
+            try await self.application(console).test(.router) { client in
+                let loggedIn = try await Self.login(client, token: Self.token)
+                let cookie = try XCTUnwrap(loggedIn.headers[.setCookie])
+                let id = String(cookie.split(separator: ";")[0].dropFirst("\(ConsoleSessions.cookie)=".count))
+                let csrf = try console.sessions.session(cookie: id).csrf
+                let session = "\(ConsoleSessions.cookie)=\(id)"
+                let pause = ByteBuffer(string: #"{"verb":"pause"}"#)
+                let csrfField = HTTPField.Name(ConsoleSessions.csrfHeader)!
+
+                let none = try await client.execute(uri: "/console/action", method: .post, body: pause)
+                XCTAssertEqual(none.status, .unauthorized)
+                let noCSRF = try await client.execute(
+                    uri: "/console/action", method: .post, headers: [.cookie: session], body: pause)
+                XCTAssertEqual(noCSRF.status, .forbidden)
+                XCTAssertTrue(String(buffer: noCSRF.body).contains("X-Console-CSRF"))
+                let foreign = try await client.execute(
+                    uri: "/console/action", method: .post,
+                    headers: [.cookie: session, csrfField: csrf, .origin: "https://elsewhere.example"], body: pause)
+                XCTAssertEqual(foreign.status, .forbidden)
+
+                var headers: HTTPFields = [.cookie: session, .contentType: "application/json"]
+                headers[csrfField] = csrf
+                for (body, status, words) in [
+                    (#"{"verb":"seek","seconds":-1}"#, HTTPResponse.Status.badRequest, "zero or more"),
+                    (#"{"verb":"seek"}"#, .badRequest, "seconds"),
+                    (#"{"verb":"identify","seconds":1000}"#, .badRequest, "1 to 600"),
+                    (#"{"verb":"still","image":"relative.png"}"#, .badRequest, "absolute path"),
+                    (#"{"verb":"cue","name":"nowhere"}"#, .notFound, "its cues are intro"),
+                    (#"{"verb":"cue","name":"bad name!"}"#, .badRequest, "cue name"),
+                    (#"{"verb":"launch"}"#, .notFound, "no action"),
+                    (#"not json"#, .badRequest, "JSON"),
+                    (#"{"verb":""# + String(repeating: "x", count: 20_000) + #""}"#, .contentTooLarge, "at most"),
+                ] {
+                    let reply = try await client.execute(
+                        uri: "/console/action", method: .post, headers: headers, body: ByteBuffer(string: body))
+                    XCTAssertEqual(reply.status, status, body.prefix(60) + ": " + String(buffer: reply.body))
+                    XCTAssertTrue(String(buffer: reply.body).contains(words), String(buffer: reply.body))
+                }
+                // Every check passed: the wall is asked, and not being there is said (no crash, no hang).
+                let unreachable = try await client.execute(
+                    uri: "/console/action", method: .post, headers: headers, body: pause)
+                XCTAssertEqual(unreachable.status, .badGateway, String(buffer: unreachable.body))
+                XCTAssertTrue(String(buffer: unreachable.body).contains("pause"), String(buffer: unreachable.body))
+
+                let noLibrary = try await client.execute(
+                    uri: "/console/upload?name=clip.mp4", method: .put, headers: headers.merging([.contentLength: "3"]),
+                    body: ByteBuffer(string: "abc"))
+                XCTAssertEqual(noLibrary.status, .notFound)
+                let badName = try await client.execute(
+                    uri: "/console/upload?name=..%2Fetc", method: .put, headers: headers,
+                    body: ByteBuffer(string: "abc"))
+                XCTAssertEqual(badName.status, .badRequest)
+                let thumbnail = try await client.execute(
+                    uri: "/console/thumbnail/zz", method: .get, headers: [.cookie: session])
+                XCTAssertEqual(thumbnail.status, .notFound)
+                XCTAssertTrue(String(buffer: thumbnail.body).contains("no node"))
+
+                let logout = try await client.execute(uri: "/console/logout", method: .post, headers: headers)
+                XCTAssertEqual(logout.status, .seeOther)
+                XCTAssertTrue(logout.headers[.setCookie]?.contains("Max-Age=0") == true)
+                let after = try await client.execute(
+                    uri: "/console/action", method: .post, headers: headers, body: pause)
+                XCTAssertEqual(after.status, .unauthorized)
+            }
+        }
+    }
+}
+
+extension HTTPFields {
+    fileprivate func merging(_ other: HTTPFields) -> HTTPFields {
+        var all = self
+        for field in other { all[field.name] = field.value }
+        return all
+    }
+}

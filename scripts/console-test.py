@@ -1,0 +1,327 @@
+#!/usr/bin/env python3
+"""Drives the operator console of `wallctl serve` in Debian's chromium, headless, through its
+chromedriver (selenium), as an operator would: ConsoleWallTests runs it against a live four-node
+wall and answers its requests on standard input ("kill b" -> "killed", "restart b" -> "restarted",
+"paused" -> "checked" once the test has checked the ground truth).
+
+Every step prints a line "step ..."; a failed check prints "FAIL ..." and exits 1. Nothing is
+downloaded: the browser and its driver are the Debian packages (SE_OFFLINE stops selenium from
+looking for others)."""
+
+import argparse
+import http.client
+import json
+import os
+import sys
+import time
+import urllib.parse
+
+os.environ["SE_OFFLINE"] = "true"
+from selenium import webdriver  # noqa: E402
+from selenium.webdriver.chrome.service import Service  # noqa: E402
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.common.keys import Keys  # noqa: E402
+
+
+def say(line):
+    print(line, flush=True)
+
+
+class Failure(Exception):
+    pass
+
+
+def wait(what, check, within):
+    """Polls `check` until it returns something true; fails naming `what` after `within` s."""
+    deadline = time.monotonic() + within
+    last = None
+    while time.monotonic() < deadline:
+        try:
+            last = check()
+            if last:
+                return last
+        except Failure:
+            raise
+        except Exception as error:  # a page between two renders
+            last = error
+        time.sleep(0.1)
+    raise Failure(f"{what}: not within {within} s (last: {last})")
+
+
+def ask(request, answer):
+    say(request)
+    line = sys.stdin.readline().strip()
+    if line != answer:
+        raise Failure(f"asked '{request}', the test answered '{line}'")
+
+
+class Console:
+    def __init__(self, args):
+        self.args = args
+        self.base = args.url.rstrip("/")
+        options = webdriver.ChromeOptions()
+        options.binary_location = args.chromium
+        for flag in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                     "--window-size=1400,1900", "--no-first-run", "--disable-extensions",
+                     "--disable-background-networking", "--disable-component-update",
+                     f"--user-data-dir={args.profile}"]:
+            options.add_argument(flag)
+        options.set_capability("goog:loggingPrefs", {"performance": "ALL"})
+        self.driver = webdriver.Chrome(service=Service(args.chromedriver, port=args.driver_port), options=options)
+        self.driver.set_page_load_timeout(20)
+        self.urls = []
+
+    def shot(self, name):
+        if self.args.screenshots:
+            path = os.path.join(self.args.screenshots, f"console-{name}.png")
+            self.driver.save_screenshot(path)
+            say(f"screenshot {path}")
+
+    def tiles(self):
+        return {t.get_attribute("data-node"): {
+            "reachable": t.get_attribute("data-reachable"), "state": t.get_attribute("data-state"),
+            "inStep": t.get_attribute("data-in-step"), "version": t.get_attribute("data-version"),
+            "badge": t.find_element(By.CSS_SELECTOR, ".badge").text}
+            for t in self.driver.find_elements(By.CSS_SELECTOR, "#canvas .tile")}
+
+    def every_tile(self, predicate):
+        tiles = self.tiles()
+        return tiles if len(tiles) == len(self.args.nodes) and all(predicate(t) for t in tiles.values()) else None
+
+    def action(self, verb):
+        """The newest action of `verb` in the page's list, with its version and nodes taken."""
+        for item in self.driver.find_elements(By.CSS_SELECTOR, "#actions li"):
+            if f" {verb}:" in " " + item.text.split(" ", 1)[-1] and item.get_attribute("data-version"):
+                return item
+        return None
+
+    def taken_by_all(self, verb):
+        item = self.action(verb)
+        n = len(self.args.nodes)
+        if item is None or f"carried out by {n} of {n}" not in item.text:
+            return None
+        # No node is seen carrying an edit out before its master time.
+        action = self.driver.execute_script(
+            "return window.consoleStats.actions.find(a => a.version == arguments[0])", int(item.get_attribute("data-version")))
+        early = {node: at - action["dueUnixMs"] for node, at in action["takenUnixMs"].items()
+                 if action.get("dueUnixMs") and at < action["dueUnixMs"] - 20}
+        if early:
+            raise Failure(f"{verb}: carried out before it was due (ms): {early}")
+        return item
+
+    def collect_urls(self):
+        for entry in self.driver.get_log("performance"):
+            message = json.loads(entry["message"])["message"]
+            if message.get("method") == "Network.requestWillBeSent":
+                self.urls.append(message["params"]["request"]["url"])
+
+    def cookie(self):
+        cookies = {c["name"]: c for c in self.driver.get_cookies()}
+        return cookies.get("lockstep_console")
+
+    def http(self, method, path, body=None, headers=None):
+        """A request outside the browser, with the browser's session cookie: the bad inputs."""
+        parsed = urllib.parse.urlparse(self.base)
+        connection = http.client.HTTPConnection(parsed.hostname, parsed.port, timeout=10)
+        connection.request(method, path, body=body, headers=headers or {})
+        response = connection.getresponse()
+        text = response.read().decode("utf-8", "replace")
+        connection.close()
+        return response.status, text
+
+
+def run(args):
+    token = open(args.token_file).read().strip()
+    console = Console(args)
+    driver = console.driver
+    try:
+        # A wrong token is refused, saying so.
+        driver.get(console.base + "/console")
+        driver.find_element(By.ID, "token").send_keys(token[:-1] + ("x" if token[-1] != "x" else "y"))
+        driver.find_element(By.ID, "login").click()
+        refusal = wait("the refusal of a wrong token", lambda: driver.find_element(By.ID, "login-error").text, 10)
+        if "not this wall's control token" not in refusal:
+            raise Failure(f"a wrong token's refusal says: {refusal}")
+        if console.cookie() is not None:
+            raise Failure("a wrong token got a session cookie")
+        console.shot("login-refused")
+        say("step wrong token refused")
+
+        # The right one: a session cookie, HttpOnly, SameSite=Strict, expiring.
+        started = time.monotonic()
+        driver.find_element(By.ID, "token").send_keys(token)
+        driver.find_element(By.ID, "login").click()
+        wait("the page after login", lambda: driver.find_element(By.CSS_SELECTOR, "body[data-ready=true]"), 10)
+        say(f"step first render {1000 * (time.monotonic() - started):.0f} ms after login")
+        cookie = console.cookie()
+        if not cookie or not cookie.get("httpOnly") or cookie.get("sameSite") != "Strict" or "expiry" not in cookie:
+            raise Failure(f"the session cookie: {cookie}")
+        say("step logged in, cookie HttpOnly SameSite=Strict with an expiry")
+
+        # Four nodes of a live wall, in step.
+        wait("every screen in step", lambda: console.every_tile(lambda t: t["inStep"] == "true"), 40)
+        wait("a thumbnail on every screen", lambda: all(
+            i.get_attribute("src") and driver.execute_script("return arguments[0].naturalWidth", i) > 0
+            for i in driver.find_elements(By.CSS_SELECTOR, "#canvas .tile img")), 15)
+        wait("the drift verdict", lambda: "PASS" in driver.find_element(By.ID, "verdict").text
+             or "UNCERTAIN" in driver.find_element(By.ID, "verdict").text, 20)
+        console.shot("wall")
+        say("step four screens in step")
+
+        # Pause: every node paused on one version, the page saying when each took it.
+        driver.find_element(By.ID, "pause").click()
+        wait("every screen paused", lambda: console.every_tile(lambda t: t["state"] == "paused"), 10)
+        item = wait("the pause taken by every node", lambda: console.taken_by_all("pause"), 10)
+        versions = {t["version"] for t in console.tiles().values()}
+        if len(versions) != 1 or item.get_attribute("data-version") not in versions:
+            raise Failure(f"paused on versions {versions}, the action made {item.get_attribute('data-version')}")
+        say(f"step paused: {item.text}")
+        console.shot("paused")
+        ask("paused", "checked")
+
+        driver.find_element(By.CSS_SELECTOR, "button[data-verb=resume]").click()
+        wait("every screen playing in step after resume",
+             lambda: console.taken_by_all("resume") and console.every_tile(lambda t: t["inStep"] == "true"), 20)
+        say("step resumed")
+
+        # A seek with the scrub bar, by keyboard: Home, then Enter seeks every screen to 0 s.
+        scrub = driver.find_element(By.ID, "scrub")
+        scrub.send_keys(Keys.HOME)
+        scrub.send_keys(Keys.ENTER)
+        wait("the seek carried out by every node",
+             lambda: console.taken_by_all("seek") and console.every_tile(lambda t: t["inStep"] == "true"), 20)
+        say(f"step seek: {console.taken_by_all('seek').text}")
+
+        # A cue: its button, a new version every node takes.
+        driver.find_element(By.CSS_SELECTOR, f"button[data-cue='{args.cue}']").click()
+        item = wait("the cue taken by every node", lambda: console.taken_by_all(f"cue {args.cue}"), 15)
+        say(f"step cue: {item.text}")
+
+        # A push: upload, then every node's progress to ready.
+        driver.find_element(By.ID, "push-file").send_keys(args.upload)
+        driver.find_element(By.ID, "push-button").click()
+        wait("the push under way", lambda: "distributing" in driver.find_element(By.ID, "push-status").text
+             or "done" in driver.find_element(By.ID, "push-status").text, 30)
+        seen = set()
+
+        def progressed():
+            for bar in driver.find_elements(By.CSS_SELECTOR, "#push-nodes li"):
+                value = bar.find_element(By.TAG_NAME, "progress").get_attribute("value")
+                if bar.get_attribute("data-done") != "true" and float(value or 0) > 0:
+                    seen.add(bar.get_attribute("data-node"))
+            done = driver.find_elements(By.CSS_SELECTOR, "#push-nodes li[data-done=true]")
+            if len(seen) and not getattr(progressed, "shot", False):
+                progressed.shot = True
+                console.shot("push")
+            return len(done) == len(args.nodes) and "done" in driver.find_element(By.ID, "push-status").text
+
+        wait("the file on every node", progressed, 60)
+        say(f"step pushed: every node ready; progress seen part way on {sorted(seen)}")
+
+        # A node killed: marked, then back in step once restarted.
+        victim = args.nodes[1]
+        ask(f"kill {victim}", "killed")
+        wait(f"{victim} marked unreachable", lambda: console.tiles()[victim]["reachable"] == "false", 5)
+        console.shot("node-down")
+        say(f"step {victim} marked: {console.tiles()[victim]['badge']}")
+        ask(f"restart {victim}", "restarted")
+        wait(f"{victim} back in step", lambda: console.tiles()[victim]["inStep"] == "true", 40)
+        events = driver.find_element(By.ID, "events").text
+        for expected in [f"{victim} stopped answering", f"{victim} answers again"]:
+            if expected not in events:
+                raise Failure(f"the event log lacks '{expected}':\n{events[:2000]}")
+        say(f"step {victim} back in step")
+        console.shot("wall-after")
+
+        # Bad input, outside the browser with its session: a clear refusal each time.
+        session = f"lockstep_console={cookie['value']}"
+        csrf = driver.execute_script("return window.consoleStats.csrf")
+        plain = {"Cookie": session, "Content-Type": "application/json"}
+        checked = {"X-Console-CSRF": csrf, **plain}
+        for method, path, body, headers, status, words in [
+            ("POST", "/console/action", '{"verb":"pause"}', plain, 403, "X-Console-CSRF"),
+            ("POST", "/console/action", '{"verb":"pause"}', {"Content-Type": "application/json"}, 401, "not logged in"),
+            ("POST", "/console/action", '{"verb":"seek","seconds":-3}', checked, 400, "zero or more"),
+            ("POST", "/console/action", '{"verb":"seek","seconds":"soon"}', checked, 400, "JSON"),
+            ("POST", "/console/action", '{"verb":"cue","name":"nowhere"}', checked, 404, "nowhere"),
+            ("POST", "/console/action", '{"verb":"explode"}', checked, 404, "no action"),
+            ("POST", "/console/action", '{"verb":"' + "x" * 40000 + '"}', checked, 413, "at most"),
+            ("POST", "/console/action", '{"verb":"pause"}', {**checked, "Origin": "http://evil.example"}, 403, "not from"),
+            ("PUT", "/console/upload?nome=x", "abc", checked, 400, "name"),
+            ("PUT", "/console/upload?name=a%2Fb", "abc", checked, 400, "name"),
+            ("GET", "/console/thumbnail/nobody", None, plain, 404, "no node"),
+            ("GET", "/console/events", None, {}, 401, "not logged in"),
+        ]:
+            got, text = console.http(method, path, body, headers)
+            if got != status or words not in text:
+                raise Failure(f"{method} {path[:60]}: HTTP {got} {text[:200]}, wanted {status} saying '{words}'")
+        say("step bad input refused, each with a sentence")
+
+        # The page's own requests carry no token, in URLs or in what it loaded.
+        console.collect_urls()
+        if not console.urls:
+            raise Failure("no request URLs logged")
+        leaked = [u for u in console.urls if token in u or urllib.parse.quote(token) in u]
+        if leaked:
+            raise Failure(f"the token in request URLs: {leaked[:3]}")
+        if token in driver.page_source:
+            raise Failure("the token in the page")
+        say(f"step no token in {len(console.urls)} request URLs")
+
+        # A phone's width: one column, the controls at least 44 px (touch targets), no sideways scroll.
+        driver.set_window_size(390, 1800)
+        time.sleep(0.5)
+        wide = driver.execute_script("return document.documentElement.scrollWidth > window.innerWidth + 1")
+        small = driver.execute_script(
+            "return [...document.querySelectorAll('button')].filter(b => b.offsetParent && b.offsetHeight < 44).length")
+        if wide or small:
+            raise Failure(f"on a phone: sideways scroll {wide}, {small} buttons under 44 px")
+        console.shot("phone")
+        say("step laid out for a phone")
+
+        lags = driver.execute_script("return window.consoleStats.lags")
+
+        # Logging out ends the session on the server: its cookie opens nothing any more.
+        driver.set_window_size(1400, 1900)
+        driver.find_element(By.ID, "logout").click()
+        wait("the login form after logging out", lambda: driver.find_element(By.ID, "token"), 10)
+        got, text = console.http("GET", "/console/events", None, {"Cookie": session})
+        if got != 401:
+            raise Failure(f"the session's cookie after logout: HTTP {got} {text[:200]}")
+        say("step logged out: the old session refused")
+        if lags:
+            ordered = sorted(lags)
+            say("step update lag p50 %.0f ms, p99 %.0f ms over %d updates" % (
+                ordered[len(ordered) // 2], ordered[int(0.99 * (len(ordered) - 1))], len(ordered)))
+        say("done")
+        return 0
+    except Failure as failure:
+        console.shot("failure") if args.screenshots else None
+        say(f"FAIL {failure}")
+        for element in ["action-status", "actions", "push-status", "summary"]:
+            say(f"page #{element}: " + driver.find_element(By.ID, element).text.replace("\n", " | "))
+        say(f"page tiles: {console.tiles()}")
+        say("page state: " + json.dumps(driver.execute_script(
+            "return [window.consoleStats.actions.slice(0, 2), [...window.consoleStats.nodes.values()]]")))
+        return 1
+    finally:
+        driver.quit()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--url", required=True)
+    parser.add_argument("--token-file", required=True)
+    parser.add_argument("--nodes", required=True, type=lambda s: s.split(","))
+    parser.add_argument("--cue", required=True)
+    parser.add_argument("--upload", required=True)
+    parser.add_argument("--screenshots")
+    parser.add_argument("--profile", required=True)
+    parser.add_argument("--chromium", default="/usr/bin/chromium")
+    parser.add_argument("--chromedriver", default="/usr/bin/chromedriver")
+    parser.add_argument("--driver-port", type=int, default=0)
+    sys.exit(run(parser.parse_args()))
+
+
+if __name__ == "__main__":
+    main()

@@ -221,8 +221,9 @@ public final class NodeScreen: FollowerPlayer, Sendable {
     ) async -> PreparationOutcome {
         if preparation.renewPipeline { player.renewPipelineAtNextLoad() }
         if standby == nil { takeDownPicture() }
-        // In standby its first frame must not reach the screen before the start.
-        player.showsPrerollFrame = standby == nil
+        // In standby its first frame must not reach the screen before the start; nor, for a held
+        // frame, the entry's first frame the load prerolls on before the exact seek to it.
+        player.showsPrerollFrame = standby == nil && preparation.hold == nil
         player.pause()
         player.removeAllItems()
         player.actionAtItemEnd = .advance
@@ -242,6 +243,7 @@ public final class NodeScreen: FollowerPlayer, Sendable {
             }
         }
         if let hold = preparation.hold {
+            player.showsPrerollFrame = true
             guard await exactSeek(to: hold, on: player) != nil, await prerollPlayer(player) != nil else {
                 player.renewPipelineAtNextLoad()
                 return .failed("the player did not show item time \(hold.seconds) s of \(first.path)")

@@ -584,14 +584,18 @@ final class ScreenTests: XCTestCase {
         try? FileManager.default.removeItem(at: runtime.appendingPathComponent(socket))
         try? FileManager.default.removeItem(at: runtime.appendingPathComponent(socket + ".lock"))
         _ = try await startCompositor()
+        // Every picture of the screen from then on is black or the paused frame: never another one,
+        // such as the entry's first frame a new pipeline prerolls on before its exact seek.
         var again = (frame: -1, psnr: -Double.infinity)
+        var others: [String] = []
         try await eventually(within: 20, "the paused frame on the restarted compositor") {
             let shot = try screenshot("wayland-restarted")
             again = try self.bestFrame(
                 shot: shot, source: clip, x: 0, y: 0, width: Self.screen.width, height: Self.screen.height)
-            return again.psnr > 30
+            if again.psnr > 30, again.frame != whole.frame { others.append("frame \(again.frame) (\(again.psnr) dB)") }
+            return again.psnr > 30 && again.frame == whole.frame
         }
-        XCTAssertEqual(again.frame, whole.frame, "the frame the wall is paused on, again (\(again.psnr) dB)")
+        XCTAssertEqual(others, [], "the screen showed another frame than the paused \(whole.frame) meanwhile")
         let status = try TestNode(port: 17956).status()
         XCTAssertEqual((status["timeline"] as? [String: Any])?["state"] as? String, "paused", "\(status)")
     }

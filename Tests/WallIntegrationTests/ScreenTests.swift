@@ -555,7 +555,10 @@ final class ScreenTests: XCTestCase {
         // weston-screenshooter writes wayland-screenshot-<time>.png into its working directory.
         let environment = wayland.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
         let screenshot = { (name: String) throws -> String in
+            // A folder emptied for each picture: its listing's order is the file system's, and an
+            // earlier picture left there could be read in place of this one.
             let shots = self.folder.appendingPathComponent("wayland-shots-\(name)")
+            try? FileManager.default.removeItem(at: shots)
             try FileManager.default.createDirectory(at: shots, withIntermediateDirectories: true)
             try TestMedia.run("/bin/sh", ["-c", "cd '\(shots.path)' && env \(environment) '\(screenshooter)'"])
             let shot = try XCTUnwrap(
@@ -588,7 +591,7 @@ final class ScreenTests: XCTestCase {
         // such as the entry's first frame a new pipeline prerolls on before its exact seek.
         var again = (frame: -1, psnr: -Double.infinity)
         var others: [String] = []
-        try await eventually(within: 20, "the paused frame on the restarted compositor") {
+        try await eventually(within: 20, "the paused frame \(whole.frame) on the restarted compositor") {
             let shot = try screenshot("wayland-restarted")
             again = try self.bestFrame(
                 shot: shot, source: clip, x: 0, y: 0, width: Self.screen.width, height: Self.screen.height)

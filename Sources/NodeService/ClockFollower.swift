@@ -24,6 +24,8 @@ public final class ClockFollower: Sendable {
     private let relayAddress: Endpoint?
     /// The wall's epoch a master node joined at its start, whose sources it runs.
     private let joined: ClockJoin?
+    /// The other nodes' clocks, measured directly; nil when no other node serves its time.
+    private let peers: PeerClocks?
     private let current: Current
     private let logger: Logger
 
@@ -71,6 +73,7 @@ public final class ClockFollower: Sendable {
         sources = joined.sources
         server = joined.server
         relayAddress = listen
+        peers = nil
         self.current = current
         self.logger = logger
     }
@@ -84,6 +87,7 @@ public final class ClockFollower: Sendable {
             sources = nil
             server = nil
             relayAddress = nil
+            peers = nil
             current.state.withLock { $0 = (MasterClock.host, 0) }
             for player in players { player.masterClock = .host }
             return
@@ -102,6 +106,8 @@ public final class ClockFollower: Sendable {
             server = nil
         }
         relayAddress = settings.relay
+        let peers = PeerClocks(peers: settings.peerClocks, key: settings.clockKey, logger: logger)
+        self.peers = peers.isEmpty ? nil : peers
         sources = ClockSources(
             sources: settings.followedSources, configuration: SyncClockClient.Configuration(key: settings.clockKey),
             ownRelay: relay == nil ? nil : server?.identity, feeding: relay, logger: logger,
@@ -182,7 +188,8 @@ public final class ClockFollower: Sendable {
                     errorBound: report.status.errorBound.isNumeric ? report.status.errorBound(atLocal: now) : nil)
             },
             // A source that does not say (a stock GStreamer master) is a master: it passes nothing on.
-            inheritedErrorBound: status.state == .locked ? status.path?.rootErrorBound ?? .zero : nil)
+            inheritedErrorBound: status.state == .locked ? status.path?.rootErrorBound ?? .zero : nil,
+            peers: peers?.reports(against: status, at: now))
     }
 
     /// Serves (if asked) and follows the master until cancelled.
@@ -200,8 +207,15 @@ public final class ClockFollower: Sendable {
         defer { server?.stop() }
         if let joined {
             try await joined.run()
-        } else {
-            try await sources.run()
+            return
+        }
+        guard let peers else { return try await sources.run() }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await peers.run() }
+            group.addTask { try await sources.run() }
+            // The sources end only by failing or being cancelled: either way the node's clock is done.
+            try await group.next()
+            group.cancelAll()
         }
     }
 }

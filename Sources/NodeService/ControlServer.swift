@@ -104,7 +104,8 @@ public enum ControlServer {
             return json(
                 FramesReply(
                     node: settings.id, records: records, missed: missed, clockErrorBound: clock.errorBound,
-                    clockLineage: clock.lineage, guaranteedClockErrorBound: clock.guaranteedErrorBound))
+                    clockLineage: clock.lineage, guaranteedClockErrorBound: clock.guaranteedErrorBound,
+                    peerClocks: clock.peers))
         }
         router.get(RouterPath(ControlPath.snapshot)) { request, _ in
             try await snapshot(request, node: node)

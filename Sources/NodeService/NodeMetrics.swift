@@ -43,12 +43,17 @@ public final class NodeMetrics: Sendable {
     private let timelineOffset: Gauge
     private let rejoins: Counter
     private let buildInfo: Gauge
+    /// Per other node measured directly (`PeerClockReport`): its offset and how far apart the two
+    /// clocks may be; made as the peers first appear.
+    private let peerGauges = Mutex<[String: (offset: Gauge, bound: Gauge)]>([:])
+    private let labels: [(String, String)]
     private let reported = Mutex(
         (presented: UInt64(0), late: UInt64(0), dropped: UInt64(0), rejoins: 0, cpuSeconds: 0.0))
 
     /// Every family carries the wall's and the node's name, so two walls in one Prometheus are told apart.
     public init(wall: String, node: String) {
         let labels = [("wall", wall), ("node", node)]
+        self.labels = labels
         clockLocked = registry.makeGauge(
             descriptor: Self.metric(
                 "clock_locked",
@@ -150,6 +155,33 @@ public final class NodeMetrics: Sendable {
         return MetricNameDescriptor(namespace: "lockstep", metricName: base, unitName: unit, helpText: help)
     }
 
+    /// Sets each measured peer's gauges; a peer measured before but not now reads NaN.
+    private func renderPeers(_ peers: [PeerClockReport]) {
+        peerGauges.withLock { gauges in
+            for peer in peers where gauges[peer.node] == nil {
+                let labels = self.labels + [("peer", peer.node)]
+                gauges[peer.node] = (
+                    registry.makeGauge(
+                        descriptor: Self.metric(
+                            "clock_peer_offset_seconds",
+                            "Another node's clock minus this node's, measured directly between the two"),
+                        labels: labels),
+                    registry.makeGauge(
+                        descriptor: Self.metric(
+                            "clock_peer_bound_seconds",
+                            "How far apart this node's clock and another's may be whatever the paths' asymmetry "
+                                + "(measured offset plus half the round trip between them)"),
+                        labels: labels)
+                )
+            }
+            for (node, gauge) in gauges {
+                let peer = peers.first { $0.node == node }
+                gauge.offset.set(to: peer?.offset.seconds ?? .nan)
+                gauge.bound.set(to: peer?.pairBound.seconds ?? .nan)
+            }
+        }
+    }
+
     /// One frame's lateness, as the frame log records it.
     public func observeLateness(_ time: MediaTime) {
         guard time.isNumeric else { return }
@@ -163,6 +195,7 @@ public final class NodeMetrics: Sendable {
         clockOffset.set(to: status.clock.offset?.seconds ?? 0)
         clockRate.set(to: (status.clock.ratePPM ?? 0) / 1e6)
         clockRoundTrip.set(to: status.clock.roundTrip?.seconds ?? .nan)
+        renderPeers(status.clock.peers ?? [])
         realtimeGranted.set(to: status.player.renderThread.hasPrefix("SCHED_FIFO") ? 1 : 0)
         playerRate.set(to: Double(status.player.rate))
         pipelinesAbandoned.set(to: Double(status.player.pipelinesAbandoned ?? 0))

@@ -26,6 +26,9 @@ public struct NodeSettings: Sendable {
         let ahead = clockSources.firstIndex(of: relay).map { Array(clockSources[..<$0]) } ?? clockSources
         return ahead.filter { $0 != relay }
     }
+    /// The other nodes that serve the time they follow (their `serve-clock`): this node measures
+    /// its clock against theirs directly (`PeerClocks`).
+    public var peerClocks: [(id: String, address: Endpoint)]
     /// Run on this machine's clock instead of following the master (a benchmark baseline).
     public var useLocalClock: Bool
     /// The key Lockstep clock packets are signed with, as a client and with `serveClock`; from the
@@ -135,6 +138,12 @@ public struct NodeSettings: Sendable {
                 option: "serve-clock",
                 reason: "\(relay) is the first clock source: a relay needs a source listed before it")
         }
+        var peerClocks: [(id: String, address: Endpoint)] = []
+        for other in config.nodes where other.id != id {
+            guard let address = other.serveClock else { continue }
+            peerClocks.append((other.id, try Self.endpoint(address, option: "serve-clock of node \(other.id)")))
+        }
+        self.peerClocks = peerClocks
         useLocalClock = overrides.useLocalClock
         media = overrides.media ?? config.media.path(forNode: id)
         let tile =

@@ -26,6 +26,8 @@ public enum AnalysisError: Error, Hashable, CustomStringConvertible {
     case malformedFrame(times: Int, nodes: Int)
     /// A report could not be encoded as JSON.
     case encodingFailed(reason: String)
+    /// A node's measurement of another's clock is beyond any real clock, or its bound negative.
+    case invalidMeasurement(String)
 
     public var description: String {
         switch self {
@@ -51,6 +53,8 @@ public enum AnalysisError: Error, Hashable, CustomStringConvertible {
                 + "it needs one per node"
         case .encodingFailed(let reason):
             return "the report could not be encoded as JSON: \(reason)"
+        case .invalidMeasurement(let what):
+            return "\(what) is out of range: an offset beyond 146 years, or a negative or equally vast bound"
         }
     }
 }

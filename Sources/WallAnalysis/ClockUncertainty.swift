@@ -20,9 +20,13 @@ public struct PairClockUncertainty: Sendable, Hashable, Codable {
     /// The clock whose error the pair shares and which was taken out: the source both followed,
     /// or the relay one of them followed that the other served; nil when nothing was taken out.
     public var shared: String?
+    /// Whether the figure is the two nodes' own measurement of each other (`PeerClockReport`),
+    /// tighter than their bounds from the master; `first` and `second` are then its halves, since
+    /// the measurement does not say whose clock is off.
+    public var measuredBetween: Bool
 
     enum CodingKeys: String, CodingKey {
-        case shared
+        case shared, measuredBetween
         case total = "totalNs", first = "firstNs", second = "secondNs"
     }
 
@@ -31,13 +35,74 @@ public struct PairClockUncertainty: Sendable, Hashable, Codable {
         self.first = first
         self.second = second
         self.shared = shared
+        measuredBetween = false
+    }
+
+    /// The pair's clocks measured against each other: at most `total` apart.
+    init(measuredBetween total: Int64) {
+        self.total = MediaTime(nanoseconds: total)
+        first = MediaTime(nanoseconds: total / 2)
+        second = MediaTime(nanoseconds: total - total / 2)
+        shared = nil
+        measuredBetween = true
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        total = try container.decode(NanosecondsCoded.self, forKey: .total).wrappedValue
+        first = try container.decode(NanosecondsCoded.self, forKey: .first).wrappedValue
+        second = try container.decode(NanosecondsCoded.self, forKey: .second).wrappedValue
+        shared = try container.decodeIfPresent(String.self, forKey: .shared)
+        measuredBetween = try container.decodeIfPresent(Bool.self, forKey: .measuredBetween) ?? false
     }
 
     /// The two parts as the verdict's sentences give them.
     var sentence: String {
+        if measuredBetween {
+            return "clocks measured against each other directly, up to \(total.millisecondsText) ms apart"
+        }
         let parts = "error bounds up to \(first.millisecondsText) + \(second.millisecondsText) ms"
         guard let shared else { return parts }
         return parts + " beyond the clock they share, \(shared)"
+    }
+}
+
+/// How far apart two nodes' clocks were by their measurements of each other (`PeerClockReport`):
+/// over the run, and lately. Either node's report counts; the pair's clocks are within each.
+///
+/// Kept signed, as the second node's clock error less the first's: a frame the first presented
+/// `d` later than the second by their own clocks was truly presented `d` plus that much later. So
+/// a measurement does not only bound the pair's uncertainty, it says which way their clocks are
+/// apart, and a pair in step by their own clocks but measured apart is found out.
+struct PeerBoundRecord: Sendable {
+    /// The largest `|offset| + bound` noted: how far apart the clocks may have been over the run.
+    private(set) var maximum: Int64?
+    private var latest: ClosedRange<Int64>?
+    private var previous: ClosedRange<Int64>?
+
+    /// Notes a measurement of the pair's second node's clock less its first's, within `bound`
+    /// (both checked by the caller to lie well within 64 bits).
+    mutating func note(secondLessFirst offset: Int64, bound: Int64) {
+        maximum = max(maximum ?? .min, abs(offset) + bound)
+        previous = latest
+        latest = (offset - bound)...(offset + bound)
+    }
+
+    /// The span of the last two measurements: the frames aligned now were presented since the one
+    /// before last, and the clocks were within one or the other then.
+    var recent: ClosedRange<Int64>? {
+        guard let latest else { return nil }
+        guard let previous else { return latest }
+        return min(latest.lowerBound, previous.lowerBound)...max(latest.upperBound, previous.upperBound)
+    }
+
+    /// The smaller of the nodes' bounds (`fromMaster`) and this record's, over the run.
+    func tightening(_ fromMaster: PairClockUncertainty?) -> PairClockUncertainty? {
+        guard let maximum else { return fromMaster }
+        guard let fromMaster, fromMaster.total.nanoseconds.map({ $0 <= maximum }) ?? false else {
+            return PairClockUncertainty(measuredBetween: maximum)
+        }
+        return fromMaster
     }
 }
 

@@ -133,6 +133,9 @@ public struct DriftAnalyzer: Sendable {
         if let guaranteed = reply.guaranteedClockErrorBound {
             try recordGuaranteedClockErrorBound(guaranteed, for: reply.node)
         }
+        for peer in reply.peerClocks ?? [] {
+            try recordPeerClock(peer, measuredBy: reply.node)
+        }
         return try ingest(reply.records, from: reply.node, missed: reply.missed)
     }
 
@@ -162,6 +165,24 @@ public struct DriftAnalyzer: Sendable {
         nodeStates[index].guaranteed.note(bound: nanoseconds, lineage: nil)
     }
 
+    /// Notes how far another node's clock is from `node`'s, as `node` measured it directly
+    /// (`PeerClockReport`): the pair's clocks are at most `pairBound` apart whatever their paths'
+    /// asymmetry, so where that is smaller than their guaranteed bounds added, it is what a PASS
+    /// rests on. A peer this analysis does not follow is passed over.
+    public mutating func recordPeerClock(_ peer: PeerClockReport, measuredBy node: String) throws(AnalysisError) {
+        let index = try wall.index(of: node)
+        guard let other = try? wall.index(of: peer.node), let pair = wall.pairIndex(index, other) else { return }
+        let what = "node \"\(node)\"'s measurement of node \"\(peer.node)\""
+        let offset = try Nanoseconds.of(peer.offset, what)
+        let bound = try Nanoseconds.of(peer.guaranteedErrorBound, what)
+        guard offset.magnitude < UInt64(1) << 62, bound >= 0, bound < 1 << 62 else {
+            throw .invalidMeasurement(what)
+        }
+        // The report gives the peer's clock less the measuring node's.
+        let measuredByFirst = wall.pairs[pair].first == index
+        pairStates[pair].peers.note(secondLessFirst: measuredByFirst ? offset : -offset, bound: bound)
+    }
+
     /// Notes a node's own cumulative counters of late and dropped frames (`PlayerReport`).
     ///
     /// The report gives how much they rose from the first sample to the last (a counter that falls
@@ -180,6 +201,9 @@ public struct DriftAnalyzer: Sendable {
         }
         if let guaranteed = status.clock.guaranteedErrorBound {
             try recordGuaranteedClockErrorBound(guaranteed, for: status.id)
+        }
+        for peer in status.clock.peers ?? [] {
+            try recordPeerClock(peer, measuredBy: status.id)
         }
         try recordCounters(late: status.player.framesLate, dropped: status.player.framesDropped, for: status.id)
     }
@@ -223,11 +247,13 @@ public struct DriftAnalyzer: Sendable {
             PairDrift(
                 pair: wall.pairs[index].pair, skew: pairStates[index].skew.statistics,
                 meanSignedSkew: Self.mean(pairStates[index].signedSum, count: pairStates[index].skew.count),
-                clockUncertainty: ClockLineageRecord.uncertainty(
-                    nodeStates[wall.pairs[index].first].clock, nodeStates[wall.pairs[index].second].clock),
+                clockUncertainty: pairStates[index].peers.tightening(
+                    ClockLineageRecord.uncertainty(
+                        nodeStates[wall.pairs[index].first].clock, nodeStates[wall.pairs[index].second].clock)),
                 skewWithClockUncertainty: pairStates[index].withEstimated.adjusted,
-                guaranteedClockUncertainty: ClockLineageRecord.uncertainty(
-                    nodeStates[wall.pairs[index].first].guaranteed, nodeStates[wall.pairs[index].second].guaranteed),
+                guaranteedClockUncertainty: pairStates[index].peers.tightening(
+                    ClockLineageRecord.uncertainty(
+                        nodeStates[wall.pairs[index].first].guaranteed, nodeStates[wall.pairs[index].second].guaranteed)),
                 skewWithGuaranteedClockUncertainty: pairStates[index].withGuaranteed.adjusted)
         }
         return DriftReport(
@@ -372,13 +398,17 @@ public struct DriftAnalyzer: Sendable {
             pairStates[index].signedSum += Int128(difference)
             // What the pair's clocks may be apart while this frame was shown, from the nodes' latest
             // bounds: the estimated ones and the guaranteed ones.
+            // The pair's own measurement of each other, a bound whatever the asymmetry, serves both.
+            let between = pairStates[index].peers.recent
             pairStates[index].withEstimated.record(
-                skew,
-                clocks: ClockLineageRecord.currentUncertainty(nodeStates[pair.first].clock, nodeStates[pair.second].clock))
+                difference,
+                clocks: ClockLineageRecord.currentUncertainty(nodeStates[pair.first].clock, nodeStates[pair.second].clock),
+                between: between)
             pairStates[index].withGuaranteed.record(
-                skew,
+                difference,
                 clocks: ClockLineageRecord.currentUncertainty(
-                    nodeStates[pair.first].guaranteed, nodeStates[pair.second].guaranteed))
+                    nodeStates[pair.first].guaranteed, nodeStates[pair.second].guaranteed),
+                between: between)
         }
         spread.record(sorted[sorted.count - 1] - sorted[0])
         series.add(runningTime: frame.runningTime, skews: skews)
@@ -450,6 +480,8 @@ extension DriftAnalyzer {
         /// Each frame's skew with the estimated bounds, and with the guaranteed ones.
         var withEstimated = SkewWithClocks()
         var withGuaranteed = SkewWithClocks()
+        /// The pair's own measurements of each other's clocks.
+        var peers = PeerBoundRecord()
     }
 
     /// Each frame's skew plus, and less, how far apart the pair's clocks may have been then, by one
@@ -459,13 +491,27 @@ extension DriftAnalyzer {
         var lower = Distribution()
         var framesWithoutBound = 0
 
-        mutating func record(_ skew: Int64, clocks: Int64?) {
-            guard let clocks else {
+        /// - Parameters:
+        ///   - difference: when the first node presented the frame less when the second did, by their
+        ///     own clocks.
+        ///   - clocks: how far apart their clocks may be, from their bounds from the master.
+        ///   - between: the second's clock error less the first's, as the two measured each other.
+        mutating func record(_ difference: Int64, clocks: Int64?, between: ClosedRange<Int64>?) {
+            let skew = Int64(difference.magnitude)
+            var high = clocks.map { skew + $0 }
+            var low = clocks.map { max(0, skew - $0) }
+            if let between {
+                // The true difference is the measured one plus the second's error less the first's.
+                let (from, to) = (difference + between.lowerBound, difference + between.upperBound)
+                high = min(high ?? .max, max(abs(from), abs(to)))
+                low = max(low ?? 0, from <= 0 && to >= 0 ? 0 : min(abs(from), abs(to)))
+            }
+            guard let high, let low else {
                 framesWithoutBound += 1
                 return
             }
-            upper.record(skew + clocks)
-            lower.record(max(0, skew - clocks))
+            upper.record(high)
+            lower.record(min(low, high))
         }
 
         /// Nil when some frame was aligned before both nodes had reported such a bound.

@@ -131,11 +131,23 @@ public struct DriftVerdict: Sendable, Hashable, Codable {
         if let over = judged.max(by: { lowest($0) < lowest($1) }), lowest(over) > threshold {
             let p99 = over.skew.p99
             let node = furthest(over.pair)
-            var sentence =
-                "FAIL: \(over.pair) differ by \(p99.millisecondsText) ms at p99, "
-                + "\((p99 - threshold).millisecondsText) ms over the \(limit) ms threshold"
-            if let clocks = (over.guaranteedClockUncertainty ?? over.clockUncertainty)?.total, clocks > .zero {
-                sentence += " (more than their clocks' uncertainty, up to \(clocks.millisecondsText) ms, explains)"
+            var sentence: String
+            if p99 <= threshold {
+                // In step by their own clocks: only their measurement of each other can show them
+                // apart, and it says which way and by how much.
+                let least = lowest(over)
+                sentence =
+                    "FAIL: \(over.pair) differ by \(p99.millisecondsText) ms at p99 by their own clocks, but their "
+                    + "clocks, measured against each other directly, are apart: on the glass they differ by at least "
+                    + "\(least.millisecondsText) ms at p99, \((least - threshold).millisecondsText) ms over the \(limit) ms "
+                    + "threshold (the paths to the master differ in asymmetry)"
+            } else {
+                sentence =
+                    "FAIL: \(over.pair) differ by \(p99.millisecondsText) ms at p99, "
+                    + "\((p99 - threshold).millisecondsText) ms over the \(limit) ms threshold"
+                if let clocks = (over.guaranteedClockUncertainty ?? over.clockUncertainty)?.total, clocks > .zero {
+                    sentence += " (more than their clocks' uncertainty, up to \(clocks.millisecondsText) ms, explains)"
+                }
             }
             sentence += "; \(node) is furthest from the wall (p99 |skew| \(skewOf(node).millisecondsText) ms)."
             if let drift = nodes.first(where: { $0.node == node }) {
@@ -187,8 +199,8 @@ public struct DriftVerdict: Sendable, Hashable, Codable {
                 "UNCERTAIN: every pair stays within the \(limit) ms threshold at p99 if the paths to the master are "
                     + "symmetric (the worst, \(worst.pair), reaches \(reach.millisecondsText) ms with its clocks' "
                     + "estimated bounds added), but an asymmetric path is what two-way time transfer cannot see: "
-                    + "\(how), so the threshold cannot be confirmed; measure with --ground-truth, or give the clocks "
-                    + "a path with shorter round trips.",
+                    + "\(how), so the threshold cannot be confirmed; measure with --ground-truth, give the clocks "
+                    + "a path with shorter round trips\(worstGuaranteed.guaranteedClockUncertainty?.measuredBetween == true ? "" : ", or let the screens measure each other's clocks (a serve-clock address on each node)").",
                 guaranteed: true)
         }
         return verdict(

@@ -20,6 +20,15 @@ struct WallNodes: Sendable {
     }
 
     var count: Int { ids.count }
+
+    /// The position in `pairs` of the pair of nodes `a` and `b`, in either order; nil for a node
+    /// with itself.
+    func pairIndex(_ a: Int, _ b: Int) -> Int? {
+        guard a != b else { return nil }
+        let (i, j) = (min(a, b), max(a, b))
+        // Pairs (i, i+1…n-1) follow the i pairs of each smaller first index.
+        return i * count - i * (i + 1) / 2 + (j - i - 1)
+    }
     var indices: Range<Int> { ids.indices }
 
     /// The index of node `id`, or a typed error naming the nodes there are.

@@ -355,9 +355,12 @@ public struct ClockReport: Sendable, Hashable, Codable {
     /// (zero when it is the master). Two nodes following one source share that part of their error.
     /// Nil when the node follows no source now (holdover, or none yet).
     @OptionalNanosecondsCoded public var inheritedErrorBound: MediaTime?
+    /// How far this node's clock is from each other node that serves the time it follows, measured
+    /// directly between the two (`PeerClockReport`); nil when no other node serves it.
+    public var peers: [PeerClockReport]?
 
     enum CodingKeys: String, CodingKey {
-        case state, usable, server, ratePPM, serving, epoch, realtime, stratum, relaying, sources
+        case state, usable, server, ratePPM, serving, epoch, realtime, stratum, relaying, sources, peers
         case offset = "offsetNs", errorBound = "errorBoundNs", guaranteedErrorBound = "guaranteedErrorBoundNs"
         case roundTrip = "roundTripNs", inheritedErrorBound = "inheritedErrorBoundNs"
     }
@@ -366,8 +369,10 @@ public struct ClockReport: Sendable, Hashable, Codable {
         state: String, usable: Bool, server: String, offset: MediaTime? = nil, errorBound: MediaTime? = nil,
         guaranteedErrorBound: MediaTime? = nil, roundTrip: MediaTime? = nil, ratePPM: Double? = nil,
         serving: Bool = false, epoch: UInt64? = nil, realtime: Bool? = nil, stratum: Int? = nil,
-        relaying: String? = nil, sources: [ClockSourceReport]? = nil, inheritedErrorBound: MediaTime? = nil
+        relaying: String? = nil, sources: [ClockSourceReport]? = nil, inheritedErrorBound: MediaTime? = nil,
+        peers: [PeerClockReport]? = nil
     ) {
+        self.peers = peers
         self.realtime = realtime
         self.inheritedErrorBound = inheritedErrorBound
         self.stratum = stratum
@@ -435,6 +440,43 @@ public struct ClockSourceReport: Sendable, Hashable, Codable {
         self.state = state
         self.standing = standing
         self.errorBound = errorBound
+    }
+}
+
+/// Another node's clock as this node measures it directly: the two exchange time with each other
+/// (the other serves the time it follows, `serve-clock`), so what their paths to the master do not
+/// show, this does. Two nodes whose paths to the master differ in asymmetry follow clocks apart by
+/// half the difference, and each still finds its own error small; their exchange sees the gap.
+///
+/// The other's time minus this node's lies within `offset ± guaranteedErrorBound` whatever the
+/// asymmetry of the path between them, so the pair's clocks are at most `|offset| +
+/// guaranteedErrorBound` apart: a bound on the pair that needs no symmetric path, tight where the
+/// two are near each other on the network.
+public struct PeerClockReport: Sendable, Hashable, Codable {
+    /// The other node's id.
+    public var node: String
+    /// The other's clock minus this node's, as measured.
+    @NanosecondsCoded public var offset: MediaTime
+    /// How far `offset` may be from the truth whatever the direct path's asymmetry.
+    @NanosecondsCoded public var guaranteedErrorBound: MediaTime
+    /// The shortest round trip between the two.
+    @OptionalNanosecondsCoded public var roundTrip: MediaTime?
+
+    enum CodingKeys: String, CodingKey {
+        case node
+        case offset = "offsetNs", guaranteedErrorBound = "guaranteedErrorBoundNs", roundTrip = "roundTripNs"
+    }
+
+    public init(node: String, offset: MediaTime, guaranteedErrorBound: MediaTime, roundTrip: MediaTime? = nil) {
+        self.node = node
+        self.offset = offset
+        self.guaranteedErrorBound = guaranteedErrorBound
+        self.roundTrip = roundTrip
+    }
+
+    /// How far apart the two clocks may be at most: `|offset| + guaranteedErrorBound`.
+    public var pairBound: MediaTime {
+        offset.magnitude + guaranteedErrorBound
     }
 }
 
@@ -555,16 +597,20 @@ public struct FramesReply: Sendable, Hashable, Codable {
     /// The bound that holds without assuming the path to the master symmetric
     /// (`ClockReport.guaranteedErrorBound`); nil from nodes that do not say.
     @OptionalNanosecondsCoded public var guaranteedClockErrorBound: MediaTime?
+    /// The other nodes' clocks as this one measured them directly (`ClockReport.peers`).
+    public var peerClocks: [PeerClockReport]?
 
     enum CodingKeys: String, CodingKey {
-        case node, records, missed, clockLineage
+        case node, records, missed, clockLineage, peerClocks
         case clockErrorBound = "clockErrorBoundNs", guaranteedClockErrorBound = "guaranteedClockErrorBoundNs"
     }
 
     public init(
         node: String, records: [FrameRecord], missed: UInt64, clockErrorBound: MediaTime?,
-        clockLineage: ClockLineage? = nil, guaranteedClockErrorBound: MediaTime? = nil
+        clockLineage: ClockLineage? = nil, guaranteedClockErrorBound: MediaTime? = nil,
+        peerClocks: [PeerClockReport]? = nil
     ) {
+        self.peerClocks = peerClocks
         self.node = node
         self.records = records
         self.missed = missed

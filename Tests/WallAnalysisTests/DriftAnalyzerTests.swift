@@ -254,6 +254,7 @@ final class DriftAnalyzerTests: XCTestCase {
         XCTAssertTrue(verdict.sentence.contains("if the paths to the master are symmetric"), verdict.sentence)
         XCTAssertTrue(verdict.sentence.contains("reaches 0.512 ms"), verdict.sentence)
         XCTAssertTrue(verdict.sentence.contains("asymmetry (half each round trip) they reach 1.412 ms"), verdict.sentence)
+        XCTAssertTrue(verdict.sentence.contains("let the screens measure each other's clocks"), verdict.sentence)
         let report = analyzer.report()
         XCTAssertEqual(report.nodes[0].guaranteedClockErrorBound?.maximum, .ms(0.5))
         XCTAssertEqual(report.pairs[0].guaranteedClockUncertainty?.total, .ms(1))
@@ -265,6 +266,108 @@ final class DriftAnalyzerTests: XCTestCase {
         XCTAssertEqual(silent.report().verdict.outcome, .uncertain)
         XCTAssertTrue(
             silent.report().verdict.sentence.contains("reported no bound that holds whatever its path's asymmetry"))
+    }
+
+    func testVerdict_onPathsAsymmetricToTheMaster_passesOnTheNodesMeasurementOfEachOther() throws {
+        var wall = SyntheticWall(nodes: ["a", "b", "c"])
+        wall.skew = ["b": { _ in 100_000 }]
+        // Far from the master (guaranteed 0.5 ms each), near each other: each measures the others
+        // 0.02 ms away within 0.03 ms, so their clocks are within 0.05 ms whatever the asymmetry.
+        var analyzer = try DriftAnalyzer(nodes: wall.nodes)
+        try bound(&analyzer, 0.05, wall.nodes, guaranteed: 0.5)
+        for node in wall.nodes {
+            for peer in wall.nodes where peer != node {
+                try analyzer.recordPeerClock(
+                    PeerClockReport(node: peer, offset: .ms(-0.02), guaranteedErrorBound: .ms(0.03)), measuredBy: node)
+            }
+        }
+        // A node this analysis does not follow is passed over.
+        try analyzer.recordPeerClock(
+            PeerClockReport(node: "elsewhere", offset: .ms(3), guaranteedErrorBound: .ms(1)), measuredBy: "a")
+        try wall.feed(0..<100, to: &analyzer)
+        let report = analyzer.report()
+        XCTAssertEqual(report.verdict.outcome, .pass, report.verdict.sentence)
+        XCTAssertEqual(report.verdict.worstPairClockUncertainty, .ms(0.05))
+        XCTAssertEqual(report.pairs[0].guaranteedClockUncertainty?.measuredBetween, true)
+        XCTAssertTrue(
+            report.verdict.sentence.contains("clocks measured against each other directly, up to 0.050 ms apart"),
+            report.verdict.sentence)
+
+        // A measurement that finds the clocks far apart tightens no bound of the run, but says
+        // which way they are apart: b's clock 1.2 ms ahead of a's puts the screens over 1 ms apart.
+        var apart = try DriftAnalyzer(nodes: wall.nodes)
+        try bound(&apart, 0.05, wall.nodes, guaranteed: 0.5)
+        try apart.recordPeerClock(
+            PeerClockReport(node: "b", offset: .ms(1.2), guaranteedErrorBound: .ms(0.03)), measuredBy: "a")
+        try wall.feed(0..<100, to: &apart)
+        XCTAssertEqual(apart.report().pairs[0].guaranteedClockUncertainty?.total, .ms(1))
+        XCTAssertEqual(apart.report().verdict.outcome, .fail, apart.report().verdict.sentence)
+        XCTAssertTrue(
+            apart.report().verdict.sentence.contains("at least 1.070 ms at p99"), apart.report().verdict.sentence)
+
+        // Either node's measurement counts, and the pair's order does not matter.
+        var reversed = try DriftAnalyzer(nodes: ["a", "b"])
+        try bound(&reversed, 0.05, ["a", "b"], guaranteed: 0.5)
+        try reversed.recordPeerClock(
+            PeerClockReport(node: "a", offset: .ms(0.01), guaranteedErrorBound: .ms(0.02)), measuredBy: "b")
+        XCTAssertEqual(reversed.report().pairs[0].guaranteedClockUncertainty?.total, .ms(0.03))
+    }
+
+    func testVerdict_whenTheNodesMeasureEachOtherApart_failsAPairInStepByItsOwnClocks() throws {
+        // In step by their own clocks, but b measures a's clock 0.5 ms ahead of its own (within
+        // 0.03 ms): a presents every frame 0.47–0.53 ms after b on the glass.
+        var wall = SyntheticWall(nodes: ["a", "b"])
+        wall.skew = ["b": { _ in 10_000 }]
+        var analyzer = try DriftAnalyzer(nodes: wall.nodes, configuration: .init(threshold: .ms(0.3)))
+        try bound(&analyzer, 0.05, wall.nodes, guaranteed: 0.7)
+        try analyzer.recordPeerClock(
+            PeerClockReport(node: "a", offset: .ms(0.5), guaranteedErrorBound: .ms(0.03)), measuredBy: "b")
+        try wall.feed(0..<100, to: &analyzer)
+        let verdict = analyzer.report().verdict
+        XCTAssertEqual(verdict.outcome, .fail, verdict.sentence)
+        XCTAssertTrue(verdict.sentence.contains("by their own clocks, but their clocks, measured against each other"))
+        let lower = try XCTUnwrap(analyzer.report().pairs[0].skewWithGuaranteedClockUncertainty?.lower.p99)
+        XCTAssertEqual(lower.seconds, 0.00046, accuracy: 0.00002)
+
+        // The same measurement the other way round explains a skew the nodes' own clocks show:
+        // b presents 0.5 ms late by its clock, whose error is 0.5 ms the other way.
+        var explained = SyntheticWall(nodes: ["a", "b"])
+        explained.skew = ["b": { _ in 500_000 }]
+        var together = try DriftAnalyzer(nodes: explained.nodes, configuration: .init(threshold: .ms(0.3)))
+        try bound(&together, 0.05, explained.nodes, guaranteed: 0.7)
+        for _ in 0..<2 {
+            try together.recordPeerClock(
+                PeerClockReport(node: "b", offset: .ms(0.5), guaranteedErrorBound: .ms(0.03)), measuredBy: "a")
+        }
+        try explained.feed(0..<100, to: &together)
+        XCTAssertEqual(together.report().verdict.outcome, .pass, together.report().verdict.sentence)
+    }
+
+    func testPeerClock_outOfRange_isAnErrorNamingTheMeasurement() throws {
+        var analyzer = try DriftAnalyzer(nodes: ["a", "b"])
+        XCTAssertThrowsError(
+            try analyzer.recordPeerClock(
+                PeerClockReport(node: "b", offset: .zero, guaranteedErrorBound: .ms(-1)), measuredBy: "a")
+        ) { error in
+            XCTAssertTrue("\(error)".contains("node \"a\"'s measurement of node \"b\""), "\(error)")
+        }
+    }
+
+    func testPairIndex_findsEveryPairInEitherOrder() throws {
+        for count in 2...6 {
+            let nodes = (0..<count).map { "n\($0)" }
+            var analyzer = try DriftAnalyzer(nodes: nodes)
+            for (index, first) in nodes.enumerated() {
+                for second in nodes.dropFirst(index + 1) {
+                    try analyzer.recordPeerClock(
+                        PeerClockReport(node: first, offset: .zero, guaranteedErrorBound: .ms(0.001)),
+                        measuredBy: second)
+                }
+            }
+            for pair in analyzer.report().pairs {
+                XCTAssertEqual(pair.guaranteedClockUncertainty?.total, .ms(0.001), "\(count) nodes, \(pair.pair)")
+            }
+        }
     }
 
     func testVerdict_fails_onlyWhenEvenTheGuaranteedBoundsCannotExplainTheSkew() throws {

@@ -68,6 +68,9 @@ packages=(
     # test: the operator console in a real browser (headless, driven over WebDriver by selenium)
     chromium
     chromium-driver
+    # test: a wall on PTP, ptp4l across veth pairs in network namespaces (ip), read with pmc
+    linuxptp
+    iproute2
 )
 
 # test: python-osc from PyPI, a stock OSC sender (what TouchOSC and QLab speak), and selenium, which

@@ -108,8 +108,9 @@ public final class ClockFollower: Sendable {
         relayAddress = settings.relay
         let peers = PeerClocks(peers: settings.peerClocks, key: settings.clockKey, logger: logger)
         self.peers = peers.isEmpty ? nil : peers
+        let ptp = settings.ptp.map { [LinuxPTPSource(config: $0, node: settings.id, logger: logger)] } ?? []
         sources = ClockSources(
-            sources: settings.followedSources, configuration: SyncClockClient.Configuration(key: settings.clockKey),
+            preferring: ptp, sources: settings.followedSources, configuration: SyncClockClient.Configuration(key: settings.clockKey),
             ownRelay: relay == nil ? nil : server?.identity, feeding: relay, logger: logger,
             onStatus: Self.followingPlayer(players, current: current, nodeID: settings.id, logger: logger))
     }
@@ -171,10 +172,10 @@ public final class ClockFollower: Sendable {
         }
         let status = sources.status
         let now = LocalClock.process.now()
-        let followed = sources.selectedSource?.description
+        let followed = sources.selectedSourceName
         return ClockReport(
             state: status.state.rawValue, usable: status.isUsable(atLocal: now),
-            server: followed ?? (sources.sources.count == 1 ? sources.sources[0].description : "none"),
+            server: followed ?? (sources.names.count == 1 ? sources.names[0] : "none"),
             offset: status.offset.isNumeric ? status.offset : nil,
             errorBound: status.errorBound.isNumeric ? status.errorBound(atLocal: now) : nil,
             guaranteedErrorBound: status.guaranteedErrorBound.isNumeric

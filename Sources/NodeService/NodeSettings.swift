@@ -29,6 +29,8 @@ public struct NodeSettings: Sendable {
     /// The other nodes that serve the time they follow (their `serve-clock`): this node measures
     /// its clock against theirs directly (`PeerClocks`).
     public var peerClocks: [(id: String, address: Endpoint)]
+    /// The system clock as linuxptp disciplines it, followed before `clockSources` (the config's `ptp`).
+    public var ptp: PTPConfig?
     /// Run on this machine's clock instead of following the master (a benchmark baseline).
     public var useLocalClock: Bool
     /// The key Lockstep clock packets are signed with, as a client and with `serveClock`; from the
@@ -144,6 +146,12 @@ public struct NodeSettings: Sendable {
             peerClocks.append((other.id, try Self.endpoint(address, option: "serve-clock of node \(other.id)")))
         }
         self.peerClocks = peerClocks
+        ptp = config.ptp
+        if let ptp, ptp.udsAddress(forNode: id).utf8.count > 107 {
+            throw .invalidOption(
+                option: "ptp.uds",
+                reason: "\(ptp.udsAddress(forNode: id)) is too long for a Unix socket's path (107 bytes at most)")
+        }
         useLocalClock = overrides.useLocalClock
         media = overrides.media ?? config.media.path(forNode: id)
         let tile =

@@ -8,12 +8,22 @@ public import Logging
 /// picks the one to follow and keeps one continuous mapping across changes, so a master that goes
 /// silent is replaced by the next source without a step.
 ///
+/// Sources other than Lockstep servers (`ClockSourceClient`: the system clock as linuxptp
+/// disciplines it) can come first in that order; the selector treats them alike, so a node fails
+/// over from PTP to the UDP master, and back, by slewing.
+///
 /// With a `ClockRelay`, every status is also served onwards (this process is then a boundary clock);
 /// `ownRelay`, the identity of that server, keeps this process from following a source that follows
 /// it.
 public final class ClockSources: Sendable {
-    /// The sources, most preferred first.
+    /// The Lockstep clock servers among the sources, most preferred first.
     public let sources: [Endpoint]
+    /// Every source's name, most preferred first: the other sources, then the servers.
+    public let names: [String]
+    /// The sources that are not Lockstep servers, first in order; their statuses are read on each tick.
+    private let others: [any ClockSourceClient]
+    /// The last status taken from each of `others`.
+    private let othersTaken: Mutex<[MediaTime?]>
     private let clients: [SyncClockClient]
     private let clock: LocalClock
     private let logger: Logger
@@ -33,7 +43,8 @@ public final class ClockSources: Sendable {
 
     /// What one source is doing, for status reports.
     public struct SourceReport: Sendable, Hashable {
-        public var source: Endpoint
+        /// The server's address, or the other source's name.
+        public var source: String
         public var status: ClockStatus
         /// "followed", "standby", or why it is not followed.
         public var standing: String
@@ -41,22 +52,27 @@ public final class ClockSources: Sendable {
 
     /// - Parameters:
     ///   - sources: most preferred first; at least one.
+    ///   - preferring: sources followed before any of `sources` while they qualify.
     ///   - ownRelay: the relay identity of this process's server, when it serves.
     ///   - relay: where each status is served onwards, when this process is a boundary clock.
     public init(
-        sources: [Endpoint], configuration: SyncClockClient.Configuration = .init(), clock: LocalClock = .process,
+        preferring others: [any ClockSourceClient] = [], sources: [Endpoint],
+        configuration: SyncClockClient.Configuration = .init(), clock: LocalClock = .process,
         ownRelay: UInt64? = nil, feeding relay: ClockRelay? = nil,
         logger: Logger = Logger(label: "lockstep.syncclock.sources"),
         onStatus: (@Sendable (ClockStatus) -> Void)? = nil
     ) {
         precondition(!sources.isEmpty, "a clock needs at least one source")
         self.sources = sources
+        self.others = others
+        othersTaken = Mutex(Array(repeating: nil, count: others.count))
+        names = others.map(\.name) + sources.map(\.description)
         self.clock = clock
         self.logger = logger
         self.relay = relay
         self.onStatus = onStatus
         let selector = ClockSourceSelector(
-            sources: sources.count, servo: (try? configuration.servoConfiguration()) ?? ClockServo.Configuration(),
+            sources: others.count + sources.count, servo: (try? configuration.servoConfiguration()) ?? ClockServo.Configuration(),
             ownRelay: ownRelay)
         selection = Mutex(Selection(selector: selector))
         var clients: [SyncClockClient] = []
@@ -64,11 +80,11 @@ public final class ClockSources: Sendable {
         for (index, source) in sources.enumerated() {
             clients.append(
                 SyncClockClient(server: source, configuration: configuration, clock: clock, logger: logger) { status in
-                    box.sources?.take(status, from: index)
+                    box.sources?.take(status, from: others.count + index)
                 })
         }
         self.clients = clients
-        broadcast = StatusBroadcast(clients[0].status)
+        broadcast = StatusBroadcast(others.first?.status ?? clients[0].status)
         box.sources = self
     }
 
@@ -84,18 +100,23 @@ public final class ClockSources: Sendable {
     /// The combined status: the followed source's estimate on the one continuous mapping.
     public var status: ClockStatus { broadcast.status }
 
-    /// The source followed now; nil in holdover or before lock.
-    public var selectedSource: Endpoint? { selection.withLock { $0.selected.map { sources[$0] } } }
+    /// The Lockstep server followed now; nil in holdover, before lock, or while another source is.
+    public var selectedSource: Endpoint? {
+        selection.withLock { $0.selected.flatMap { $0 >= others.count ? sources[$0 - others.count] : nil } }
+    }
+
+    /// The name of the source followed now; nil in holdover or before lock.
+    public var selectedSourceName: String? { selection.withLock { $0.selected.map { names[$0] } } }
 
     /// Every source, its client's status, and how it stands.
     public func reports() -> [SourceReport] {
         let now = clock.nowNanoseconds()
         let standings = selection.withLock { selection in
-            sources.indices.map { selection.selector.standing(of: $0, at: now) }
+            names.indices.map { selection.selector.standing(of: $0, at: now) }
         }
-        return sources.indices.map { index in
-            SourceReport(
-                source: sources[index], status: clients[index].status, standing: Self.describe(standings[index]))
+        let statuses = others.map(\.status) + clients.map(\.status)
+        return names.indices.map { index in
+            SourceReport(source: names[index], status: statuses[index], standing: Self.describe(standings[index]))
         }
     }
 
@@ -120,6 +141,16 @@ public final class ClockSources: Sendable {
         }
         let failures = FailureCount()
         try await withThrowingTaskGroup(of: Void.self) { group in
+            for other in others {
+                group.addTask { [self] in
+                    do {
+                        try await other.run()
+                    } catch {
+                        logger.error(
+                            "clock source unusable", metadata: ["clock.source": "\(other.name)", "clock.error": "\(error)"])
+                    }
+                }
+            }
             for client in clients {
                 group.addTask { [self] in
                     do {
@@ -151,6 +182,15 @@ public final class ClockSources: Sendable {
     }
 
     private func tick() {
+        // The other sources' new statuses, then time passing.
+        for (index, other) in others.enumerated() {
+            let status = other.status
+            let fresh = othersTaken.withLock { taken in
+                defer { taken[index] = status.localTime }
+                return taken[index] != status.localTime
+            }
+            if fresh { take(status, from: index) }
+        }
         let now = clock.nowNanoseconds()
         update(at: now) { $0.advance(to: now) }
     }
@@ -193,8 +233,8 @@ public final class ClockSources: Sendable {
     private func note(_ status: ClockStatus, in selection: inout Selection, at now: Int64) {
         let selected = selection.selector.selected
         if selected != selection.selected {
-            let from = selection.selected.map { sources[$0].description } ?? "none"
-            let to = selected.map { sources[$0].description } ?? "none"
+            let from = selection.selected.map { names[$0] } ?? "none"
+            let to = selected.map { names[$0] } ?? "none"
             if selected == nil {
                 logger.warning(
                     "no clock source to follow: holding the master's time",
@@ -218,14 +258,14 @@ public final class ClockSources: Sendable {
             }
             selection.epoch = epoch
         }
-        for index in sources.indices {
+        for index in names.indices {
             if case .otherEpoch(let epoch) = selection.selector.standing(of: index, at: now),
                 selection.reportedOtherEpochs.insert(epoch).inserted
             {
                 logger.warning(
                     "a clock source serves another epoch: not followed while the wall's epoch is served",
                     metadata: [
-                        "clock.source": "\(sources[index])", "clock.epoch": "\(hex(epoch))",
+                        "clock.source": "\(names[index])", "clock.epoch": "\(hex(epoch))",
                         "clock.wall_epoch": "\(hex(selection.epoch ?? 0))",
                     ])
             }
@@ -235,7 +275,7 @@ public final class ClockSources: Sendable {
                 "clock state changed",
                 metadata: [
                     "clock.state": "\(status.state)", "clock.previous": "\(selection.state)",
-                    "clock.source": "\(selected.map { sources[$0].description } ?? "none")",
+                    "clock.source": "\(selected.map { names[$0] } ?? "none")",
                     "clock.error_bound_ns": .nanoseconds(status.errorBound),
                 ])
             selection.state = status.state

@@ -62,7 +62,7 @@ struct MasterClock: Sendable {
     var epoch: UInt64 {
         switch timescale {
         case .realtime:
-            return Self.hash(realtimeShift == 0 ? "CLOCK_REALTIME" : "CLOCK_REALTIME shifted \(realtimeShift)")
+            return realtimeShift == 0 ? MasterIdentity.realtimeEpoch : Self.hash("CLOCK_REALTIME shifted \(realtimeShift)")
         case .localClock:
             let bootID = Self.bootID() ?? String(UInt64.random(in: .min ... .max))
             return Self.hash("CLOCK_MONOTONIC \(bootID) \(local.offset) \(local.driftPPM)")

@@ -157,7 +157,7 @@ struct ConfigReader {
         "name", "clock", "clock-lock-timeout", "media", "canvas", "latency", "start-margin", "loop",
         "realtime-priority", "control-token-file", "metrics-open", "control-tls", "media-roots", "start-horizon",
         "clock-key-file", "playlist", "autoplay", "state-directory", "still", "audio-languages", "subtitles",
-        "schedule", "content-bandwidth", "content-grace", "controller", "cues", "show-control", "nodes",
+        "schedule", "content-bandwidth", "content-grace", "controller", "cues", "show-control", "ptp", "nodes",
     ]
     static let nodeKeys = [
         "id", "control", "tile", "output", "gravity", "video-sink", "audio", "audio-sink", "display-latency",
@@ -278,6 +278,9 @@ struct ConfigReader {
         }
         wall.showControl = try value(map, "show-control", or: nil) { node throws(ConfigError) in
             try showControl(node)
+        }
+        wall.ptp = try value(map, "ptp", or: nil) { node throws(ConfigError) in
+            try ptp(node, baseDirectory: baseDirectory)
         }
         for (index, node) in nodes.enumerated() where node.showControl && wall.showControl == nil {
             throw invalid(nodeList[index], "nodes[\(index)].show-control", "needs the wall's show-control: section")
@@ -583,6 +586,31 @@ struct ConfigReader {
             tags.append(tag)
         }
         return tags
+    }
+
+    /// `ptp: {uds: /var/run/ptp4l, domain: 0, pmc: /usr/sbin/pmc}`, every key optional (`ptp: {}`).
+    private func ptp(_ node: Node, baseDirectory: String?) throws(ConfigError) -> PTPConfig {
+        let map = try mapping(node, key: "ptp")
+        try checkKeys(map, allowed: ["uds", "domain", "pmc"], path: "ptp.")
+        var config = PTPConfig()
+        config.udsAddress = try value(map, "uds", or: config.udsAddress) { node throws(ConfigError) in
+            let path = try self.path(node, key: "ptp.uds", baseDirectory: baseDirectory)
+            // A Unix socket's path is at most 107 bytes (sun_path); the node checks it again once
+            // {id} is its id.
+            guard path.utf8.count <= 107 else {
+                throw invalid(node, "ptp.uds", "is too long for a Unix socket's path (107 bytes at most)")
+            }
+            return path
+        }
+        config.domain = try value(map, "domain", or: 0) { node throws(ConfigError) in
+            let domain = try integer(node, key: "ptp.domain", minimum: 0)
+            guard domain <= 255 else { throw invalid(node, "ptp.domain", "must be 0 to 255, got \(domain)") }
+            return domain
+        }
+        config.pmc = try value(map, "pmc", or: config.pmc) { node throws(ConfigError) in
+            try self.path(node, key: "ptp.pmc", baseDirectory: baseDirectory)
+        }
+        return config
     }
 
     func bool(_ node: Node, key: String) throws(ConfigError) -> Bool {

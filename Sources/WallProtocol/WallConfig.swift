@@ -60,6 +60,9 @@ public struct WallConfig: Sendable, Hashable {
     public var cues: [String: CueConfig] = [:]
     /// Where the control daemon (and nodes with `show-control: true`) take show-control messages.
     public var showControl: ShowInputSettings?
+    /// PTP, where the venue runs it: every node follows its system clock as linuxptp disciplines it,
+    /// before the `clock` sources, which it falls back on.
+    public var ptp: PTPConfig?
     /// How long a node keeps content no timeline it holds names (`content-grace`).
     public var contentGrace = Self.defaultContentGrace
     public static let defaultContentGrace = MediaTime(value: 86_400, timescale: 1)
@@ -347,4 +350,27 @@ public struct ControllerConfig: Sendable, Hashable {
         let host = endpoint.map { $0.host.contains(":") ? "[\($0.host)]" : $0.host } ?? listen
         return "\(tls ? "https" : "http")://\(host):\(endpoint?.port ?? 7700)"
     }
+}
+
+/// The config's `ptp:` section: how a node reads the state of the ptp4l that disciplines its system
+/// clock (through pmc, on ptp4l's management socket).
+public struct PTPConfig: Sendable, Hashable {
+    /// ptp4l's `uds_address`; `{id}` becomes the node's id (several ptp4l on one machine, in tests).
+    public var udsAddress: String
+    /// The PTP domain ptp4l runs in.
+    public var domain: Int
+    /// The pmc program.
+    public var pmc: String
+
+    public static let defaultUDSAddress = "/var/run/ptp4l"
+    public static let defaultPMC = "/usr/sbin/pmc"
+
+    public init(udsAddress: String = Self.defaultUDSAddress, domain: Int = 0, pmc: String = Self.defaultPMC) {
+        self.udsAddress = udsAddress
+        self.domain = domain
+        self.pmc = pmc
+    }
+
+    /// ptp4l's management socket for node `id`.
+    public func udsAddress(forNode id: String) -> String { udsAddress.replacingOccurrences(of: "{id}", with: id) }
 }

@@ -186,6 +186,31 @@ final class ConfigLoaderTests: XCTestCase {
         XCTAssertEqual(try WallConfig.parse(valid, file: "wall.yaml").clockSources, ["127.0.0.1:5637"])
     }
 
+    func testParse_ptp_readsItsKeys_withDefaultsAndPerNodeSockets() throws {
+        let text = valid.replacingOccurrences(
+            of: "start-margin: 300ms", with: "start-margin: 300ms\nptp: {uds: \"run/{id}.sock\", domain: 24}")
+        let ptp = try XCTUnwrap(try WallConfig.parse(text, file: "/etc/lockstep/wall.yaml").ptp)
+        XCTAssertEqual(ptp.udsAddress(forNode: "left"), "run/left.sock")
+        XCTAssertEqual(ptp.domain, 24)
+        XCTAssertEqual(ptp.pmc, PTPConfig.defaultPMC)
+        let defaults = try XCTUnwrap(
+            try WallConfig.parse(valid.replacingOccurrences(of: "start-margin: 300ms", with: "ptp: {}"), file: "w.yaml")
+                .ptp)
+        XCTAssertEqual(defaults, PTPConfig())
+        XCTAssertNil(try WallConfig.parse(valid, file: "wall.yaml").ptp)
+    }
+
+    func testParse_whenPTPIsWrong_namesWhat() {
+        let ptp = { (value: String) in
+            self.valid.replacingOccurrences(of: "start-margin: 300ms", with: "start-margin: 300ms\nptp: \(value)")
+        }
+        assertError(ptp("{domain: 300}"), "wall.yaml:6: ptp.domain: must be 0 to 255, got 300")
+        assertError(ptp("{domain: -1}"), prefix: "wall.yaml:6: ptp.domain: must be at least 0")
+        assertError(ptp("{udp: /var/run/ptp4l}"), "wall.yaml:6: unknown key ptp.udp (did you mean ptp.uds?)")
+        assertError(ptp("{uds: /\(String(repeating: "x", count: 120))}"), prefix: "wall.yaml:6: ptp.uds: is too long")
+        assertError(ptp("yes"), prefix: "wall.yaml:6: ptp")
+    }
+
     func testParse_whenClockSourcesAreWrong_namesWhat() {
         assertError(
             valid.replacingOccurrences(of: "clock: 127.0.0.1:5637", with: "clock: []"),

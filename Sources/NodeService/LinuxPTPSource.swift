@@ -82,7 +82,8 @@ final class LinuxPTPSource: ClockSourceClient {
         }
         let timer = Task {
             try await Task.sleep(for: Self.answerLimit)
-            process.terminate()
+            // SIGKILL: a child started from a concurrency thread may inherit a blocked SIGTERM.
+            kill(process.processIdentifier, SIGKILL)
         }
         // Read before waiting: pmc's output never fills the pipe, but a reader that waits first could.
         let data = await Task.detached { output.fileHandleForReading.readDataToEndOfFile() }.value

@@ -25,13 +25,18 @@ final class PeerClocks: Sendable {
             (
                 peer.id,
                 SyncClockClient(
-                    server: peer.address, configuration: SyncClockClient.Configuration(key: key),
+                    server: peer.address, configuration: SyncClockClient.Configuration(rateWanderPPM: Self.rateWanderPPM, key: key),
                     logger: logger)
             )
         }
     }
 
     var isEmpty: Bool { peers.isEmpty }
+
+    /// How far the two served timelines' relative rate may stray, ppm. Each is an estimate its node's
+    /// servo steers, so it wanders far more than a quartz oscillator (the 0.1 ppm a source gets);
+    /// a larger change still shows as inconsistent samples and trims the client's window.
+    static let rateWanderPPM = 20.0
 
     /// Runs every client until cancelled; a client that fails is logged and left out of reports.
     func run() async {

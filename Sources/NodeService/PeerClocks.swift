@@ -39,6 +39,7 @@ final class PeerClocks: Sendable {
     static let rateWanderPPM = 20.0
 
     /// Runs every client until cancelled; a client that fails is logged and left out of reports.
+    /// Returns only when cancelled, even when every client failed: the node's own clock runs beside.
     func run() async {
         await withTaskGroup(of: Void.self) { group in
             for peer in peers {
@@ -54,6 +55,7 @@ final class PeerClocks: Sendable {
             }
             await group.waitForAll()
         }
+        while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
     }
 
     /// Each peer's clock against `own` (this node's followed status) at local time `now`: the peers

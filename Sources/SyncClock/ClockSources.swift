@@ -146,6 +146,8 @@ public final class ClockSources: Sendable {
                     do {
                         try await other.run()
                     } catch {
+                        // Cancelled with the rest at shutdown; anything else leaves the servers to follow.
+                        guard !Task.isCancelled else { return }
                         logger.error(
                             "clock source unusable", metadata: ["clock.source": "\(other.name)", "clock.error": "\(error)"])
                     }

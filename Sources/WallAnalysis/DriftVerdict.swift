@@ -131,23 +131,25 @@ public struct DriftVerdict: Sendable, Hashable, Codable {
         if let over = judged.max(by: { lowest($0) < lowest($1) }), lowest(over) > threshold {
             let p99 = over.skew.p99
             let node = furthest(over.pair)
-            var sentence: String
             if p99 <= threshold {
                 // In step by their own clocks: only their measurement of each other can show them
-                // apart, and it says which way and by how much.
+                // apart, and it says which way and by how much. The machines are not the cause.
                 let least = lowest(over)
-                sentence =
+                return verdict(
+                    .fail, over,
                     "FAIL: \(over.pair) differ by \(p99.millisecondsText) ms at p99 by their own clocks, but their "
-                    + "clocks, measured against each other directly, are apart: on the glass they differ by at least "
-                    + "\(least.millisecondsText) ms at p99, \((least - threshold).millisecondsText) ms over the \(limit) ms "
-                    + "threshold (the paths to the master differ in asymmetry)"
-            } else {
-                sentence =
-                    "FAIL: \(over.pair) differ by \(p99.millisecondsText) ms at p99, "
-                    + "\((p99 - threshold).millisecondsText) ms over the \(limit) ms threshold"
-                if let clocks = (over.guaranteedClockUncertainty ?? over.clockUncertainty)?.total, clocks > .zero {
-                    sentence += " (more than their clocks' uncertainty, up to \(clocks.millisecondsText) ms, explains)"
-                }
+                        + "clocks, measured against each other directly, are apart: on the glass they differ by at least "
+                        + "\(least.millisecondsText) ms at p99, \((least - threshold).millisecondsText) ms over the \(limit) ms "
+                        + "threshold. Why: their paths to the master differ in asymmetry (one slower towards it than back, "
+                        + "or the other way), which no node can see of its own path; give them paths alike, or a "
+                        + "clock on their side of the network (a relay, or PTP).",
+                    guaranteed: over.skewWithGuaranteedClockUncertainty != nil)
+            }
+            var sentence =
+                "FAIL: \(over.pair) differ by \(p99.millisecondsText) ms at p99, "
+                + "\((p99 - threshold).millisecondsText) ms over the \(limit) ms threshold"
+            if let clocks = (over.guaranteedClockUncertainty ?? over.clockUncertainty)?.total, clocks > .zero {
+                sentence += " (more than their clocks' uncertainty, up to \(clocks.millisecondsText) ms, explains)"
             }
             sentence += "; \(node) is furthest from the wall (p99 |skew| \(skewOf(node).millisecondsText) ms)."
             if let drift = nodes.first(where: { $0.node == node }) {

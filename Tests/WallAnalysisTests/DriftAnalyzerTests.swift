@@ -326,6 +326,8 @@ final class DriftAnalyzerTests: XCTestCase {
         let verdict = analyzer.report().verdict
         XCTAssertEqual(verdict.outcome, .fail, verdict.sentence)
         XCTAssertTrue(verdict.sentence.contains("by their own clocks, but their clocks, measured against each other"))
+        XCTAssertTrue(verdict.sentence.contains("Why: their paths to the master differ in asymmetry"), verdict.sentence)
+        XCTAssertFalse(verdict.sentence.contains("not the machine"), "the machines are not the cause")
         let lower = try XCTUnwrap(analyzer.report().pairs[0].skewWithGuaranteedClockUncertainty?.lower.p99)
         XCTAssertEqual(lower.seconds, 0.00046, accuracy: 0.00002)
 

@@ -147,12 +147,10 @@ enum KernelTimestamp {
     /// two monotonic ones, so the conversion is off by at most half a clock read (tens of ns), plus
     /// whatever NTP slewed the realtime clock since the arrival (at most 500 ppm of the stamp's age).
     static func monotonic(fromRealtime realtime: Int64) -> (monotonic: Int64, isKernel: Bool) {
-        let before = lockstep_net_monotonic_ns()
-        guard realtime >= 0 else { return (before, false) }
-        let realtimeNow = lockstep_net_realtime_ns()
-        let after = lockstep_net_monotonic_ns()
-        let monotonicNow = before + (after - before) / 2
-        let converted = realtime - (realtimeNow - monotonicNow)
+        guard realtime >= 0 else { return (lockstep_net_monotonic_ns(), false) }
+        let now = ClockPair.read()
+        let after = now.monotonic + now.halfSpan
+        let converted = realtime - (now.realtime - now.monotonic)
         guard converted <= after, after - converted <= maximumAgeNanoseconds else { return (after, false) }
         return (converted, true)
     }

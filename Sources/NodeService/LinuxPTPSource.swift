@@ -1,5 +1,6 @@
 import Foundation
 import LockstepLocks
+import LockstepNet
 import LockstepTime
 import Logging
 import SyncClock
@@ -100,24 +101,10 @@ final class LinuxPTPSource: ClockSourceClient {
         return (state, nil)
     }
 
-    /// The real-time clock less the process's local one, read between two monotonic readings: the
-    /// closest of five tries, with half its span as the error.
+    /// The real-time clock less the process's local one, from the tightest of five readings.
     static func realtimeLessLocal() -> (difference: Int64, error: Int64, local: Int64) {
-        var best: (difference: Int64, error: Int64, local: Int64)?
-        for _ in 0..<5 {
-            let before = nanoseconds(CLOCK_MONOTONIC)
-            let realtime = nanoseconds(CLOCK_REALTIME)
-            let after = nanoseconds(CLOCK_MONOTONIC)
-            let local = LocalClock.process.localNanoseconds(atMonotonic: before + (after - before) / 2)
-            let error = (after - before + 1) / 2
-            if best.map({ error < $0.error }) ?? true { best = (realtime - local, error, local) }
-        }
-        return best!
-    }
-
-    private static func nanoseconds(_ clock: clockid_t) -> Int64 {
-        var time = timespec()
-        clock_gettime(clock, &time)
-        return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
+        let pair = ClockPair.read(tries: 5)
+        let local = LocalClock.process.localNanoseconds(atMonotonic: pair.monotonic)
+        return (pair.realtime - local, pair.halfSpan, local)
     }
 }

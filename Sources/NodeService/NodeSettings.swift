@@ -147,10 +147,11 @@ public struct NodeSettings: Sendable {
         }
         self.peerClocks = peerClocks
         ptp = config.ptp
-        if let ptp, ptp.udsAddress(forNode: id).utf8.count > 107 {
+        if let ptp, ptp.udsAddress(forNode: id).utf8.count > PTPConfig.longestSocketPath {
             throw .invalidOption(
                 option: "ptp.uds",
-                reason: "\(ptp.udsAddress(forNode: id)) is too long for a Unix socket's path (107 bytes at most)")
+                reason: "\(ptp.udsAddress(forNode: id)) is too long for a Unix socket's path "
+                    + "(\(PTPConfig.longestSocketPath) bytes at most)")
         }
         useLocalClock = overrides.useLocalClock
         media = overrides.media ?? config.media.path(forNode: id)

@@ -597,8 +597,9 @@ struct ConfigReader {
             let path = try self.path(node, key: "ptp.uds", baseDirectory: baseDirectory)
             // A Unix socket's path is at most 107 bytes (sun_path); the node checks it again once
             // {id} is its id.
-            guard path.utf8.count <= 107 else {
-                throw invalid(node, "ptp.uds", "is too long for a Unix socket's path (107 bytes at most)")
+            guard path.utf8.count <= PTPConfig.longestSocketPath else {
+                throw invalid(
+                    node, "ptp.uds", "is too long for a Unix socket's path (\(PTPConfig.longestSocketPath) bytes at most)")
             }
             return path
         }

@@ -363,6 +363,8 @@ public struct PTPConfig: Sendable, Hashable {
     public var pmc: String
 
     public static let defaultUDSAddress = "/var/run/ptp4l"
+    /// The longest path a Unix socket may have (`sun_path`, less its terminating zero).
+    public static let longestSocketPath = 107
     public static let defaultPMC = "/usr/sbin/pmc"
 
     public init(udsAddress: String = Self.defaultUDSAddress, domain: Int = 0, pmc: String = Self.defaultPMC) {

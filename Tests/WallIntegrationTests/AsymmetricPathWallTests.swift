@@ -138,21 +138,11 @@ final class AsymmetricPathWallTests: XCTestCase {
                 }
             }
         }
-        let report = folder.appendingPathComponent("drift.json")
-        let drift = try ChildProcess.run(
-            wallctl,
-            [
-                "drift", "--config", config.path, "--duration", "8", "--threshold", "\(Self.threshold * 1000)",
-                "--json", report.path, "--ground-truth", "a=\(truthPorts[0])", "--ground-truth", "b=\(truthPorts[1])",
-            ])
-        struct Reports: Decodable {
-            let drift: DriftReport
-            let groundTruth: GroundTruthReport?
-        }
-        let reports = try JSONDecoder().decode(Reports.self, from: Data(contentsOf: report))
-        let summary = drift.output + "\n" + drift.errors
-        let truth = try XCTUnwrap(reports.groundTruth, summary)
-        let truthP99 = try XCTUnwrap(truth.pairs.first?.truthSkew.p99, summary).seconds
+        let reports = try GroundTruthDrift.measure(
+            config: config, seconds: 8, truth: ids.indices.map { (ids[$0], truthPorts[$0]) },
+            report: folder.appendingPathComponent("drift.json"), extra: ["--threshold", "\(Self.threshold * 1000)"])
+        let summary = reports.summary
+        let truthP99 = try XCTUnwrap(try reports.truth().pairs.first?.truthSkew.p99, summary).seconds
         print(
             "asymmetric path test \(paths): ground truth p99 \(truthP99 * 1000) ms; "
                 + "\(reports.drift.verdict.sentence)")

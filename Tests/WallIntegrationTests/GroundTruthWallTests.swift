@@ -89,16 +89,12 @@ final class GroundTruthWallTests: XCTestCase {
     /// `wallctl drift` with ground truth for a few seconds: the worst pair within 2 ms at p99 by
     /// ground truth, and the nodes' own report within 0.5 ms of it.
     private func measure(config: URL, folder: URL, name: String, frames: Int) throws {
-        let wallctl = ChildProcess.product("wallctl")
-        let report = folder.appendingPathComponent(name)
-        var arguments = ["drift", "--config", config.path, "--duration", "\(frames / 25)", "--json", report.path]
-        for (index, node) in nodes.enumerated() {
-            arguments += ["--ground-truth", "\(node.id)=\(firstTruthPort + index)"]
-        }
-        let drift = try ChildProcess.run(wallctl, arguments)
-        let reports = try JSONDecoder().decode(Reports.self, from: Data(contentsOf: report))
-        let truth = try XCTUnwrap(reports.groundTruth, "no ground-truth report:\n\(drift.output)\n\(drift.errors)")
-        let summary = "\(name):\n\(drift.output)\n\(drift.errors)"
+        let reports = try GroundTruthDrift.measure(
+            config: config, seconds: frames / 25,
+            truth: nodes.indices.map { (nodes[$0].id, firstTruthPort + $0) },
+            report: folder.appendingPathComponent(name))
+        let truth = try reports.truth()
+        let summary = reports.summary
 
         XCTAssertGreaterThanOrEqual(
             truth.framesMatched, frames, "frames seen by every node and the collector\n\(summary)")
@@ -106,10 +102,5 @@ final class GroundTruthWallTests: XCTestCase {
         XCTAssertLessThanOrEqual(worstTruth.seconds, 0.002, "ground-truth p99 inter-node skew\n\(summary)")
         XCTAssertLessThanOrEqual(truth.disagreement.p99.seconds, 0.0005, "report vs ground truth at p99\n\(summary)")
         XCTAssertEqual(reports.drift.framesAligned, truth.framesMatched + truth.framesUnmatched, summary)
-    }
-
-    private struct Reports: Decodable {
-        let drift: DriftReport
-        let groundTruth: GroundTruthReport?
     }
 }

@@ -137,20 +137,11 @@ final class PTPWallTests: XCTestCase {
     }
 
     private func drift(config: URL, folder: URL, name: String) throws -> Run {
-        let report = folder.appendingPathComponent("drift-\(name).json")
-        let result = try ChildProcess.run(
-            ChildProcess.product("wallctl"),
-            [
-                "drift", "--config", config.path, "--duration", "8", "--threshold", "0.5", "--json", report.path,
-            ] + ids.indices.flatMap { ["--ground-truth", "\(ids[$0])=\(truthPorts[$0])"] })
-        struct Reports: Decodable {
-            let drift: DriftReport
-            let groundTruth: GroundTruthReport?
-        }
-        let summary = result.output + "\n" + result.errors
-        let reports = try JSONDecoder().decode(Reports.self, from: Data(contentsOf: report))
-        let truth = try XCTUnwrap(reports.groundTruth, summary)
-        let truthP99 = truth.pairs.map { $0.truthSkew.p99.seconds }.max() ?? .infinity
+        let reports = try GroundTruthDrift.measure(
+            config: config, seconds: 8, truth: ids.indices.map { (ids[$0], truthPorts[$0]) },
+            report: folder.appendingPathComponent("drift-\(name).json"), extra: ["--threshold", "0.5"])
+        let summary = reports.summary
+        let truthP99 = try reports.worstTruthP99()
         print("PTP wall test (\(name)): ground truth p99 \(truthP99 * 1000) ms; \(reports.drift.verdict.sentence)")
         return Run(drift: reports.drift, truthP99: truthP99, summary: summary)
     }

@@ -119,8 +119,9 @@ public enum FuzzHarness {
             rest = rest.dropFirst(1 + datagram.count)
             index += 1
             // The client's own clock is monotonic and counts from boot: arrivals only move forward,
-            // within a century. Everything the server sends is the input's.
-            let jump = flags & 2 == 0 ? 1_000_000 : Int64(readInt64(datagram).magnitude % (1 << 58))
+            // within a century (64 jumps of at most 2^55 ns, 1.1 years each, stay below 2^61 ns).
+            // Everything the server sends is the input's.
+            let jump = flags & 2 == 0 ? 1_000_000 : Int64(readInt64(datagram).magnitude % (1 << 55))
             let arrival = max(index * 20_000_000 + 1_000_000, (replies.last?.arrival ?? 0) + jump)
             replies.append((datagram, arrival))
         }

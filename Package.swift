@@ -172,6 +172,8 @@ let package = Package(
             ]
         ),
 
+        .target(name: "WallCalibration", dependencies: ["CFFmpeg", "CLockstepShims", "LockstepTime"]),
+
         .target(
             name: "LockstepFuzzing",
             dependencies: ["LockstepTime", "SyncClock", "WallFollower", "WallProtocol", "WallTimeline", "ShowControl"]
@@ -197,7 +199,7 @@ let package = Package(
                 "LockstepLocks",
                 "LockstepCLI", "LockstepNet", "LockstepTime", "NetImpair", "SyncClock", "WallProtocol", "WallTimeline",
                 "WallControl", "WallAnalysis", "WallContent", "WallConsole", "ShowControl",
-                "GroundTruth",
+                "GroundTruth", "WallCalibration",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 "CZlib", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -277,6 +279,10 @@ let package = Package(
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]
         ),
+        .testTarget(
+            name: "WallCalibrationTests", dependencies: ["WallCalibration", "WallProtocol", "LockstepTime", "TestSupport", "wallctl"],
+            // The simulated camera renders thousands of pictures: optimized, it takes seconds, not a minute.
+            swiftSettings: [.unsafeFlags(["-O"])]),
         .testTarget(
             name: "WallAnalysisTests", dependencies: ["WallAnalysis", "GroundTruth", "LockstepTime", "WallProtocol"]
         ),

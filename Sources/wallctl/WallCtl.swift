@@ -13,7 +13,7 @@ struct WallCtl: AsyncParsableCommand {
             NextCommand.self, PreviousCommand.self, GoToCommand.self, RateCommand.self, LoadCommand.self, PushCommand.self,
             StopCommand.self, StillCommand.self, BlackCommand.self, IdentifyCommand.self, StatusCommand.self,
             CheckCommand.self, ScheduleCommand.self, DriftCommand.self, SnapshotCommand.self, ClockCommand.self,
-            ImpairCommand.self, ServeCommand.self, CueCommand.self,
+            ImpairCommand.self, ServeCommand.self, CueCommand.self, CalibrateCommand.self,
         ]
     )
 }

@@ -2,8 +2,9 @@
 ///
 /// Each screen shows its own copy, drawn over its whole tile in tile coordinates (u, v in 0...1,
 /// v down), in luma only, so that it survives any colour conversion and any phone's processing:
-/// - a white ring at the tile's edge: the camera finds the screen by it and maps the tile onto the
-///   picture from its corners (a homography, so perspective is no matter);
+/// - a white ring just inside the tile's edge: the camera finds the screen by it and maps the tile
+///   onto the picture from its corners (a homography, so perspective is no matter). A black margin
+///   outside it keeps the rings of screens that touch apart;
 /// - two code bands, one in the upper half and one in the lower half, each a grid of 2 rows of 8
 ///   cells: two black and two white reference cells, the screen's number in 6 bits, and the frame
 ///   number in 6 bits of Gray code (one cell changes from a frame to the next, so a camera frame
@@ -21,14 +22,16 @@ public struct CalibrationPattern: Sendable, Equatable {
     public static let period = 64
     public static let black: UInt8 = 0
     public static let white: UInt8 = 255
-    /// The ring's width, as a fraction of the tile's width and height.
-    static let ring = 0.05
+    /// The black margin outside the ring, and the ring's inner edge, as fractions of the tile's
+    /// width and height.
+    public static let margin = 0.025
+    static let ringInside = 0.065
     /// The two bands' top edges (v); each is `bandHeight` tall.
-    static let bandTops = [0.14, 0.61]
+    static let bandTops = [0.15, 0.6]
     static let bandHeight = 0.25
     /// The bands' left edge and width (u).
-    static let bandLeft = 0.1
-    static let bandWidth = 0.8
+    static let bandLeft = 0.11
+    static let bandWidth = 0.78
     static let columns = 8
     static let rows = 2
     /// The moving mark's strip (v) and its slots across the band's width.
@@ -59,7 +62,8 @@ public struct CalibrationPattern: Sendable, Equatable {
 
     /// What the tile shows at (u, v).
     public static func element(u: Double, v: Double) -> Element {
-        guard u >= ring, u < 1 - ring, v >= ring, v < 1 - ring else { return .white }
+        guard u >= margin, u < 1 - margin, v >= margin, v < 1 - margin else { return .black }
+        guard u >= ringInside, u < 1 - ringInside, v >= ringInside, v < 1 - ringInside else { return .white }
         for (band, top) in bandTops.enumerated() where v >= top && v < top + bandHeight {
             guard u >= bandLeft, u < bandLeft + bandWidth else { return .black }
             let column = min(columns - 1, Int((u - bandLeft) / bandWidth * Double(columns)))

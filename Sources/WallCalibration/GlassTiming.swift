@@ -294,17 +294,20 @@ public enum GlassTiming {
         return (lows[trim], highs[trim])
     }
 
-    /// The mean gap between the five bounds nearest each end of the intersection, averaged over
-    /// both ends.
+    /// The mean gap between the six distinct bounds nearest each end of the intersection, averaged
+    /// over both ends. A camera whose rate is a simple ratio of the screens' (50 and 60) samples the
+    /// same few phases over and over: their bounds repeat, and the gap is the phases' spacing.
     static func spacing(_ reads: [(time: Double, frame: Double, row: Double)], period: Double) -> Double {
-        let count = min(6, reads.count)
-        guard count > 1 else { return period }
-        let lows = reads.map { $0.time - ($0.frame + 1) * period }.sorted(by: >)
-        let highs = reads.map { $0.time - $0.frame * period }.sorted()
+        func distinct(_ values: [Double]) -> [Double] {
+            var kept: [Double] = []
+            for value in values where kept.last.map({ abs($0 - value) > 1e-6 }) ?? true { kept.append(value) }
+            return kept
+        }
         let trim = reads.count / 500
-        let top = Array(lows.dropFirst(trim).prefix(count))
-        let bottom = Array(highs.dropFirst(trim).prefix(count))
-        return ((top.first! - top.last!) + (bottom.last! - bottom.first!)) / Double(2 * (count - 1))
+        let top = Array(distinct(reads.map { $0.time - ($0.frame + 1) * period }.sorted(by: >)).dropFirst(trim).prefix(6))
+        let bottom = Array(distinct(reads.map { $0.time - $0.frame * period }.sorted()).dropFirst(trim).prefix(6))
+        guard top.count > 1, bottom.count > 1 else { return period }
+        return ((top.first! - top.last!) / Double(top.count - 1) + (bottom.last! - bottom.first!) / Double(bottom.count - 1)) / 2
     }
 
     /// The weighted least-squares fit of the bands' starts.

@@ -7,8 +7,12 @@ public struct Homography: Sendable, Equatable {
     /// The map that takes the unit square's corners (0,0), (1,0), (1,1), (0,1) to `corners`, in
     /// that order; nil when three of the corners are in line.
     public init?(unitSquareTo corners: [(x: Double, y: Double)]) {
-        guard corners.count == 4 else { return nil }
-        let square: [(Double, Double)] = [(0, 0), (1, 0), (1, 1), (0, 1)]
+        self.init(from: [(0, 0), (1, 0), (1, 1), (0, 1)], to: corners)
+    }
+
+    /// The map that takes each of four points to its counterpart; nil when three are in line.
+    public init?(from square: [(Double, Double)], to corners: [(x: Double, y: Double)]) {
+        guard square.count == 4, corners.count == 4 else { return nil }
         var rows: [[Double]] = []
         for ((u, v), corner) in zip(square, corners) {
             rows.append([u, v, 1, 0, 0, 0, -u * corner.x, -v * corner.x, corner.x])

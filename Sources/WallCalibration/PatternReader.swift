@@ -33,8 +33,13 @@ public struct PatternReader: Sendable {
         self.quads = quads
         turns = Array(repeating: nil, count: quads.count)
         votes = Array(repeating: Array(repeating: 0, count: 4), count: quads.count)
+        // The rings' outer corners, in tile coordinates.
+        let m = CalibrationPattern.margin
+        let ring = [(m, m), (1 - m, m), (1 - m, 1 - m), (m, 1 - m)]
         homographies = quads.map { quad in
-            (0..<4).map { turn in Homography(unitSquareTo: (0..<4).map { quad.corners[($0 + turn) % 4] }.map { ($0.x, $0.y) }) }
+            (0..<4).map { turn in
+                Homography(from: ring, to: (0..<4).map { quad.corners[($0 + turn) % 4] }.map { ($0.x, $0.y) })
+            }
         }
     }
 

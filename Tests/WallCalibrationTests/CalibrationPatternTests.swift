@@ -38,9 +38,10 @@ final class CalibrationPatternTests: XCTestCase {
     }
 
     func testElements_ringAtTheEdge_cellsInside_markMoves() {
-        XCTAssertEqual(CalibrationPattern.element(u: 0.01, v: 0.5), .white)
-        XCTAssertEqual(CalibrationPattern.element(u: 0.5, v: 0.99), .white)
-        XCTAssertEqual(CalibrationPattern.element(u: 0.07, v: 0.5), .black, "a black gap inside the ring")
+        XCTAssertEqual(CalibrationPattern.element(u: 0.01, v: 0.5), .black, "a margin that keeps touching rings apart")
+        XCTAssertEqual(CalibrationPattern.element(u: 0.04, v: 0.5), .white)
+        XCTAssertEqual(CalibrationPattern.element(u: 0.5, v: 0.96), .white)
+        XCTAssertEqual(CalibrationPattern.element(u: 0.08, v: 0.5), .black, "a black gap inside the ring")
         XCTAssertEqual(CalibrationPattern.element(u: 0.12, v: 0.16), .cell(band: 0, index: 0))
         XCTAssertEqual(CalibrationPattern.element(u: 0.88, v: 0.84), .cell(band: 1, index: 15))
         let marks = (0..<4).map { frame in
@@ -71,17 +72,20 @@ final class CalibrationPatternTests: XCTestCase {
     }
 
     func testScreenFinder_findsEachTileOfARenderedCanvas() {
-        let canvas = PatternCanvas(width: 640, height: 360, tiles: GlassTimingTests.wall.tiles)
+        // Tiles that touch, as on a wall without bezel gaps.
+        let tiles = (0..<4).map { PatternCanvas.Tile(x: Double($0 % 2) / 2, y: Double($0 / 2) / 2, width: 0.5, height: 0.5, screen: $0) }
+        let canvas = PatternCanvas(width: 640, height: 360, tiles: tiles)
         // The mean of a second: the rings are steady.
         var mean = [Double](repeating: 0, count: 640 * 360)
         for frame in 0..<60 { for (index, value) in canvas.render(frame: frame).enumerated() { mean[index] += Double(value) / 60 } }
         let quads = ScreenFinder.find(in: mean, width: 640, height: 360)
         XCTAssertEqual(quads.count, 4)
-        for (quad, tile) in zip(quads, GlassTimingTests.wall.tiles) {
-            XCTAssertEqual(quad.corners[0].x, tile.x * 640, accuracy: 1.5)
-            XCTAssertEqual(quad.corners[0].y, tile.y * 360, accuracy: 1.5)
-            XCTAssertEqual(quad.corners[2].x, (tile.x + tile.width) * 640 - 1, accuracy: 1.5)
-            XCTAssertEqual(quad.corners[2].y, (tile.y + tile.height) * 360 - 1, accuracy: 1.5)
+        let m = CalibrationPattern.margin
+        for (quad, tile) in zip(quads, tiles) {
+            XCTAssertEqual(quad.corners[0].x, (tile.x + m * tile.width) * 640, accuracy: 1.5)
+            XCTAssertEqual(quad.corners[0].y, (tile.y + m * tile.height) * 360, accuracy: 1.5)
+            XCTAssertEqual(quad.corners[2].x, (tile.x + (1 - m) * tile.width) * 640 - 1, accuracy: 1.5)
+            XCTAssertEqual(quad.corners[2].y, (tile.y + (1 - m) * tile.height) * 360 - 1, accuracy: 1.5)
         }
         XCTAssertTrue(ScreenFinder.find(in: [Double](repeating: 30, count: 640 * 360), width: 640, height: 360).isEmpty)
     }

@@ -47,16 +47,7 @@ final class ScreenTests: XCTestCase {
         try? FileManager.default.removeItem(at: folder)
     }
 
-    private static func tool(_ name: String) throws -> String {
-        let path = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
-            .map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
-        guard let path else {
-            let message = "\(name) is not installed (scripts/setup.sh installs it)"
-            if ProcessInfo.processInfo.environment["CI"] != nil { throw TestSupportError(message) }
-            throw XCTSkip(message)
-        }
-        return path
-    }
+    private static func tool(_ name: String) throws -> String { try installedTool(name) }
 
     /// Starts Xvfb with four 320x180 RandR monitors in a 2x2 and openbox managing it.
     private func startDisplay() async throws {

@@ -105,7 +105,7 @@ Architecture: $architecture
 Maintainer: $maintainer
 Installed-Size: $(du -sk --apparent-size "$root" | cut -f1)
 Depends: $(grep -vE '^[[:space:]]*(#|$)' scripts/runtime-packages | paste -sd, | sed 's/,/, /g')
-Suggests: linuxptp
+Suggests: linuxptp, ffmpeg
 Section: video
 Priority: optional
 Description: synchronized video wall: wallnode (one per screen) and wallctl

@@ -66,8 +66,8 @@ struct CalibrateCommand: AsyncParsableCommand {
         let config = try loadConfig(options.config)
         guard config.nodes.count <= CalibrationPattern.screenCount else {
             throw ValidationError(
-                "the pattern numbers at most \(CalibrationPattern.screenCount) screens; calibrate the wall in parts "
-                    + "(--nodes) of at most that many")
+                "the pattern numbers at most \(CalibrationPattern.screenCount) screens and this wall has "
+                    + "\(config.nodes.count): calibrate cannot show it")
         }
         let folder = clipFolder ?? FileManager.default.temporaryDirectory.appendingPathComponent("lockstep-calibrate").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)

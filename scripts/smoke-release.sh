@@ -152,7 +152,7 @@ read -r clock_port proxy_port control_a control_b closed_port relay_port joined_
 
 # Help of everything: the parsers of every command, in the build under test.
 for command in "" play start pause resume seek next previous goto rate load stop still black identify status check \
-    drift snapshot clock "clock serve" "clock probe" impair; do
+    drift snapshot clock "clock serve" "clock probe" impair calibrate; do
     # shellcheck disable=SC2086
     check 0 20 "wallctl $command --help" "$wallctl" $command --help
 done
@@ -290,6 +290,20 @@ check 0 30 "wallctl identify" "$wallctl" identify "${config[@]}" --seconds 1 --t
 check nonzero 10 "wallctl identify (bad --seconds)" "$wallctl" identify "${config[@]}" --seconds 0.5
 check 0 30 "wallctl black" "$wallctl" black "${config[@]}" --timeout 10
 check nonzero 30 "wallctl still (outside the media roots)" "$wallctl" still /etc/passwd "${config[@]}" --timeout 10
+
+# The glass: the pattern rendered, pushed and played; its own clip read back as a film (a perfect
+# camera at the screens' rate: every screen at one time), and the config's display-latency written.
+check 0 120 "wallctl calibrate (shows the pattern)" "$wallctl" calibrate "${config[@]}" --clip-folder "$work/calibrate" \
+    --timeout 30
+pattern=$(ls "$work"/calibrate/calibration-*.mp4 2>/dev/null | head -1)
+cp "$work/wall.yaml" "$work/calibrated.yaml"
+check 0 60 "wallctl calibrate --video --write" "$wallctl" calibrate --config "$work/calibrated.yaml" \
+    --video "${pattern:-$work/calibrate/missing.mp4}" --write
+if ! grep -q "2 of 2 screens read" "$work/check-$checks.log" || ! grep -q "display-latency" "$work/calibrated.yaml"; then
+    fail "wallctl calibrate --video --write: not every screen read, or nothing written"
+    sed 's/^/    /' "$work/check-$checks.log" >&2
+fi
+check nonzero 60 "wallctl calibrate --video (no pattern in it)" "$wallctl" calibrate "${config[@]}" --video "$work/clip.mp4"
 
 # Every verb is an edit of the timeline the nodes keep; play starts a new one.
 check 0 60 "wallctl play" "$wallctl" play "${config[@]}" --timeout 30

@@ -51,6 +51,22 @@ final class RealWorldMediaTests: XCTestCase {
         XCTAssertGreaterThan(Pictures.psnr(frame.data.prefix(180 * 160), reference.prefix(180 * 160)), 30)
     }
 
+    /// A tile's crop cut for a large picture leaves a smaller one no width: the item after a larger
+    /// one (a calibration pattern, then the show) must still negotiate, and show its own tile.
+    func testReplace_withASmallerPicture_cropsTheNewOne() async throws {
+        var settings = Headless.video
+        settings.sourceCrop = NormalizedRect(x: 0.5, y: 0, width: 0.5, height: 1)
+        let player = try await Player.ready(try TestMedia.frameCode(seconds: 2, size: "640x360"), video: settings)
+        XCTAssertEqual(try player.copyCurrentVideoFrame(format: .i420)?.size, PixelSize(width: 320, height: 360))
+        let smaller = PlayerItem(url: try TestMedia.frameCode(seconds: 2, size: "160x90"))
+        player.replaceCurrentItem(with: smaller)
+        try await smaller.waitUntilReady()
+        player.play()
+        try await player.waitUntilTime(MediaTime(seconds: 0.5, preferredTimescale: 1000))
+        XCTAssertEqual(try player.copyCurrentVideoFrame(format: .i420)?.size, PixelSize(width: 80, height: 90))
+        XCTAssertNil(smaller.error)
+    }
+
     func testPlay_whenInterlaced_deinterlaces() async throws {
         let url = try TestMedia.interlaced()
         let woven = try Self.ffmpegFirstLuma(url, size: PixelSize(width: 320, height: 180))

@@ -83,6 +83,9 @@ final class PlaybackPipeline: @unchecked Sendable {
     private let chooser: StreamChooser
     private let box: CallbackBox
     private var cropProbeID: gulong = 0
+    private var entryProbeID: gulong = 0
+    /// The video output's way in (the deinterlacer's sink pad), watched for new picture sizes.
+    private var entry: Pad?
     /// Watches the sources playbin3 makes (set once, at the end of init).
     private var handover: GaplessHandover?
     /// Ends the outputs when decodebin3 loses the end of a file (set once, at the end of init).
@@ -92,7 +95,7 @@ final class PlaybackPipeline: @unchecked Sendable {
     /// What of the item has arrived (set once, at the end of init).
     private(set) var loaded: LoadedData?
     private var groupProbes: [(pad: Pad, id: gulong)] = []
-    private let video: Mutex<(settings: VideoOutputSettings, sourceSize: PixelSize?)>
+    private let video: Mutex<(settings: VideoOutputSettings, sourceSize: PixelSize?, entrySize: PixelSize?)>
 
     /// Builds playbin with the given outputs. `realtimePriority` is the SCHED_FIFO priority asked
     /// for the render thread (nil: leave it at normal priority).
@@ -103,7 +106,7 @@ final class PlaybackPipeline: @unchecked Sendable {
         guard let bus = playbin.bus else { throw .pipelineConstruction("playbin has no bus") }
         self.bus = bus
         box = CallbackBox(callbacks: callbacks, realtimePriority: realtimePriority)
-        video = Mutex((settings ?? VideoOutputSettings(), nil))
+        video = Mutex((settings ?? VideoOutputSettings(), nil, nil))
 
         var flags = Self.baseFlags
         var cropTarget: Pad?
@@ -167,6 +170,7 @@ final class PlaybackPipeline: @unchecked Sendable {
                 let ghost = gst_ghost_pad_new("sink", entry.pointer)
             else { throw .pipelineConstruction("cannot expose the video output's sink pad") }
             gst_element_add_pad(bin.pointer, ghost)
+            self.entry = entry
             videoBin = bin
             playbin.set("video-sink", object: bin.raw)
             cropTarget = target
@@ -200,6 +204,10 @@ final class PlaybackPipeline: @unchecked Sendable {
             cropProbeID = gst_pad_add_probe(
                 cropTarget.pointer, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, cropProbe,
                 lend(self), nil)
+            if let entry {
+                entryProbeID = gst_pad_add_probe(
+                    entry.pointer, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, entryProbe, lend(self), nil)
+            }
             configureScaling(settings)
         }
         if let cropTarget { addGroupProbe(on: cropTarget, kind: .video) }
@@ -252,6 +260,10 @@ final class PlaybackPipeline: @unchecked Sendable {
         if cropProbeID != 0, let pad = crop?.staticPad("sink") {
             gst_pad_remove_probe(pad.pointer, cropProbeID)
             cropProbeID = 0
+        }
+        if entryProbeID != 0, let entry {
+            gst_pad_remove_probe(entry.pointer, entryProbeID)
+            entryProbeID = 0
         }
         for probe in groupProbes { gst_pad_remove_probe(probe.pad.pointer, probe.id) }
         groupProbes = []
@@ -368,6 +380,20 @@ final class PlaybackPipeline: @unchecked Sendable {
         }
         configureScaling(settings)
         if let source { applyCrop(source: source) }
+    }
+
+    /// A picture of another size is coming: the crop is opened until the new size reaches it
+    /// (`sourceSizeChanged`). Until then the elements before it ask it what they may send, and
+    /// insets cut for a larger picture leave a smaller one no width at all: every item after a
+    /// larger one would fail to negotiate. The caps travel on one streaming thread from here to
+    /// the crop, so no frame passes it open.
+    fileprivate func entrySizeChanged(_ size: PixelSize) {
+        let changed = video.withLock { state in
+            defer { state.entrySize = size }
+            return state.entrySize != size
+        }
+        guard changed, let crop else { return }
+        for side in ["left", "right", "top", "bottom"] { crop.set(side, Int32(0)) }
     }
 
     fileprivate func sourceSizeChanged(_ size: PixelSize) {
@@ -559,6 +585,18 @@ private let aboutToFinishTrampoline: @convention(c) (gpointer?, gpointer?) -> Vo
     if let next = box.callbacks.aboutToFinish() {
         lockstep_object_set_string(playbin, "uri", next)
     }
+}
+
+/// Watches caps on the way into the video output: a new picture size opens the crop.
+private let entryProbe: GstPadProbeCallback = { _, info, data in
+    guard let info, let data, let event = info.pointee.data?.assumingMemoryBound(to: GstEvent.self),
+        event.pointee.type == GST_EVENT_CAPS
+    else { return GST_PAD_PROBE_OK }
+    var caps: UnsafeMutablePointer<GstCaps>?
+    gst_event_parse_caps(event, &caps)
+    guard let size = GStreamer.pictureSize(of: caps) else { return GST_PAD_PROBE_OK }
+    handedOver(data, as: PlaybackPipeline.self).entrySizeChanged(size)
+    return GST_PAD_PROBE_OK
 }
 
 /// Watches caps on the way into the crop: the source size decides the crop insets.

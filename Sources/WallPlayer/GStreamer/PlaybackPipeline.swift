@@ -587,27 +587,24 @@ private let aboutToFinishTrampoline: @convention(c) (gpointer?, gpointer?) -> Vo
     }
 }
 
-/// Watches caps on the way into the video output: a new picture size opens the crop.
-private let entryProbe: GstPadProbeCallback = { _, info, data in
-    guard let info, let data, let event = info.pointee.data?.assumingMemoryBound(to: GstEvent.self),
+/// The picture size a probed caps event announces, if `info` is one.
+private func announcedSize(_ info: UnsafeMutablePointer<GstPadProbeInfo>?) -> PixelSize? {
+    guard let info, let event = info.pointee.data?.assumingMemoryBound(to: GstEvent.self),
         event.pointee.type == GST_EVENT_CAPS
-    else { return GST_PAD_PROBE_OK }
+    else { return nil }
     var caps: UnsafeMutablePointer<GstCaps>?
     gst_event_parse_caps(event, &caps)
-    guard let size = GStreamer.pictureSize(of: caps) else { return GST_PAD_PROBE_OK }
-    handedOver(data, as: PlaybackPipeline.self).entrySizeChanged(size)
+    return GStreamer.pictureSize(of: caps)
+}
+
+/// Watches caps on the way into the video output: a new picture size opens the crop.
+private let entryProbe: GstPadProbeCallback = { _, info, data in
+    if let data, let size = announcedSize(info) { handedOver(data, as: PlaybackPipeline.self).entrySizeChanged(size) }
     return GST_PAD_PROBE_OK
 }
 
 /// Watches caps on the way into the crop: the source size decides the crop insets.
 private let cropProbe: GstPadProbeCallback = { _, info, data in
-    guard let info, let data, let event = info.pointee.data?.assumingMemoryBound(to: GstEvent.self),
-        event.pointee.type == GST_EVENT_CAPS
-    else { return GST_PAD_PROBE_OK }
-    var caps: UnsafeMutablePointer<GstCaps>?
-    gst_event_parse_caps(event, &caps)
-    guard let size = GStreamer.pictureSize(of: caps) else { return GST_PAD_PROBE_OK }
-    let pipeline = handedOver(data, as: PlaybackPipeline.self)
-    pipeline.sourceSizeChanged(size)
+    if let data, let size = announcedSize(info) { handedOver(data, as: PlaybackPipeline.self).sourceSizeChanged(size) }
     return GST_PAD_PROBE_OK
 }

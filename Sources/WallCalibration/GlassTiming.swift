@@ -257,20 +257,21 @@ public enum GlassTiming {
                 return high - low
             }.min() ?? 0
         }
-        var best = estimate
+        var best = (period: estimate, score: score(estimate))
         var step = estimate * 20e-6
         var range = estimate * 300e-6
         while step > estimate * 0.1e-6 {
-            let centre = best
+            let centre = best.period
             var candidate = centre - range
             while candidate <= centre + range {
-                if score(candidate) > score(best) { best = candidate }
+                let candidateScore = score(candidate)
+                if candidateScore > best.score { best = (candidate, candidateScore) }
                 candidate += step
             }
             range = step
             step /= 8
         }
-        return best
+        return best.period
     }
 
     /// The intersection of the reads' intervals for the band's start: a few of the most extreme

@@ -26,6 +26,7 @@ struct WallOptions: ParsableArguments {
 
     /// Runs `body` with the wall, then shuts the wall's HTTP client down, whether `body` threw or
     /// not: one client per command, shut down once.
+    @discardableResult
     func withWall<T>(_ body: (Wall) async throws -> T) async throws -> T {
         let wall = try wall()
         let result: Result<T, any Error>

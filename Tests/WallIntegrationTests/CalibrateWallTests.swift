@@ -12,7 +12,7 @@ import XCTest
 /// screens' 60. The nodes show what calibrate plays; calibrate reads the film; a node given a
 /// display-latency shows up that much earlier on the glass, and --write evens the wall out.
 ///
-/// Needs Xvfb and ffmpeg (setup installs them); without them the test fails in CI and is skipped
+/// Needs Xvfb, xrandr and ffmpeg (setup installs them); without them the test fails in CI and is skipped
 /// elsewhere.
 final class CalibrateWallTests: XCTestCase {
     private static let display = ":72"
@@ -38,19 +38,19 @@ final class CalibrateWallTests: XCTestCase {
         try? FileManager.default.removeItem(at: folder)
     }
 
-    private static func tool(_ name: String) throws -> String { try installedTool(name) }
-
     func testCalibrate_showsThePattern_readsTheFilm_andEvensOutALatency() async throws {
-        let xvfb = try Self.tool("Xvfb")
-        let ffmpeg = try Self.tool("ffmpeg")
+        let xvfb = try installedTool("Xvfb")
+        let ffmpeg = try installedTool("ffmpeg")
         let number = Self.display.dropFirst()
         try? FileManager.default.removeItem(atPath: "/tmp/.X\(number)-lock")
         try? FileManager.default.removeItem(atPath: "/tmp/.X11-unix/X\(number)")
         processes.append(
             try ChildProcess(
                 xvfb, [Self.display, "-screen", "0", "\(Self.screen.width)x\(Self.screen.height)x24", "-nolisten", "tcp"]))
-        try await eventually(within: 10, "Xvfb listening") {
-            FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(number)")
+        // Its socket appears before it takes clients: it is up once a client gets an answer.
+        let xrandr = try installedTool("xrandr")
+        try await eventually(within: 10, "Xvfb answering") {
+            try ChildProcess.run(xrandr, ["-display", Self.display, "--listmonitors"]).status == 0
         }
         let (w, h) = (Self.screen.width / 2, Self.screen.height / 2)
         let ids = ["tl", "tr", "bl", "br"]

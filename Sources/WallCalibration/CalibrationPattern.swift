@@ -14,7 +14,7 @@
 ///   video an operator sees at a glance which screens move together.
 ///
 /// The frame number repeats every `period` frames; the clip loops exactly that long.
-public struct CalibrationPattern: Sendable, Equatable {
+public enum CalibrationPattern {
     /// The screen's number, 0..<`screenCount`.
     public static let screenCount = 64
     /// Frame numbers count modulo this: a little over a second at 60 fps, far longer than any
@@ -57,8 +57,6 @@ public struct CalibrationPattern: Sendable, Equatable {
     /// The cells of the screen's number (upper row) and of the frame number (lower row), low bit first.
     static let screenCells = [2, 3, 4, 5, 6, 7]
     static let counterCells = [8, 9, 10, 11, 12, 13]
-
-    public init() {}
 
     /// What the tile shows at (u, v).
     public static func element(u: Double, v: Double) -> Element {

@@ -20,8 +20,8 @@ public struct GrayFrame: Sendable {
     /// The luma at (x, y) between pixel centres, bilinear; nil outside the picture.
     func sample(x: Double, y: Double) -> Double? {
         guard x >= 0, y >= 0, x <= Double(width - 1), y <= Double(height - 1) else { return nil }
-        let x0 = min(Int(x), width - 2 < 0 ? 0 : width - 2)
-        let y0 = min(Int(y), height - 2 < 0 ? 0 : height - 2)
+        let x0 = min(Int(x), max(0, width - 2))
+        let y0 = min(Int(y), max(0, height - 2))
         let fx = x - Double(x0)
         let fy = y - Double(y0)
         let x1 = min(x0 + 1, width - 1)

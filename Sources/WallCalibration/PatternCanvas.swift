@@ -20,7 +20,8 @@ public struct PatternCanvas: Sendable {
     public let tiles: [Tile]
     /// Per pixel: the tile's index times `codes` plus the element's code, or -1 outside every tile.
     private let codes: [Int32]
-    static let codeCount = 2 + CalibrationPattern.bandCount * CalibrationPattern.cellCount + CalibrationPattern.markSlots
+    /// How many elements a tile has: the codes of `code(_:x:y:)` run from 0 below this.
+    public static let codeCount = 2 + CalibrationPattern.bandCount * CalibrationPattern.cellCount + CalibrationPattern.markSlots
 
     /// The canvas rendered at `width` × `height` pixels.
     public init(width: Int, height: Int, tiles: [Tile]) {

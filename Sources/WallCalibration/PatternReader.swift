@@ -65,9 +65,6 @@ public struct PatternReader: Sendable {
         return reads
     }
 
-    /// The turn found for each ring (nil: none read cleanly yet).
-    public var foundTurns: [Int?] { turns }
-
     func bands(_ frame: GrayFrame, ring: Int, turn: Int) -> [Read] {
         guard let homography = homographies[ring][turn] else { return [] }
         var reads: [Read] = []

@@ -63,7 +63,7 @@ struct SimulatedCamera {
         guard let homography = Homography(unitSquareTo: corners), let inverse = homography.inverse() else {
             throw CocoaError(.featureUnsupported)
         }
-        let codeCount = PatternCanvas.levels(wall.tiles, frame: 0).count / wall.tiles.count
+        let codeCount = PatternCanvas.codeCount
         // What each pixel sees: the tile and pattern element, and how far down its screen it is.
         var codes = [Int32](repeating: -1, count: width * height)
         var screenRows = [Double](repeating: 0, count: width * height)

@@ -47,13 +47,11 @@ final class ScreenTests: XCTestCase {
         try? FileManager.default.removeItem(at: folder)
     }
 
-    private static func tool(_ name: String) throws -> String { try installedTool(name) }
-
     /// Starts Xvfb with four 320x180 RandR monitors in a 2x2 and openbox managing it.
     private func startDisplay() async throws {
-        let xvfb = try Self.tool("Xvfb")
-        let xrandr = try Self.tool("xrandr")
-        let openbox = try Self.tool("openbox")
+        let xvfb = try installedTool("Xvfb")
+        let xrandr = try installedTool("xrandr")
+        let openbox = try installedTool("openbox")
         let number = Self.display.dropFirst()
         try? FileManager.default.removeItem(atPath: "/tmp/.X\(number)-lock")
         try? FileManager.default.removeItem(atPath: "/tmp/.X11-unix/X\(number)")
@@ -77,7 +75,7 @@ final class ScreenTests: XCTestCase {
         }
         displayProcesses.append(try ChildProcess(openbox, ["--sm-disable"], environment: ["DISPLAY": Self.display]))
         // The window manager is up once it has announced itself on the root window (EWMH).
-        let xprop = try Self.tool("xprop")
+        let xprop = try installedTool("xprop")
         try await eventually(within: 10, "openbox managing the display") {
             let root = try ChildProcess.run(xprop, ["-display", Self.display, "-root", "_NET_SUPPORTING_WM_CHECK"])
             return root.output.contains("window id #")
@@ -86,7 +84,7 @@ final class ScreenTests: XCTestCase {
 
     /// Every top-level window's title and its rectangle on the screen (`xwininfo -root -tree`).
     private static func windows() throws -> [String: String] {
-        let output = try TestMedia.run(try Self.tool("xwininfo"), ["-display", Self.display, "-root", "-tree"])
+        let output = try TestMedia.run(try installedTool("xwininfo"), ["-display", Self.display, "-root", "-tree"])
         var found: [String: String] = [:]
         for line in output.split(separator: "\n") {
             // 0x400001 "screens — tl": ("wallnode" "Lockstep")  320x180+0+0  +0+0
@@ -244,7 +242,7 @@ final class ScreenTests: XCTestCase {
             while try Self.windows() != expected { try await Task.sleep(for: .milliseconds(200)) }
         }
         // The fullscreen ones are fullscreen to the window manager (above its panels), the others not.
-        let xprop = try Self.tool("xprop")
+        let xprop = try installedTool("xprop")
         for (title, fullscreen) in [("lobby, bottom right", true), ("screens — tl", false)] {
             let state = try TestMedia.run(xprop, ["-display", Self.display, "-name", title, "_NET_WM_STATE"])
             XCTAssertEqual(state.contains("_NET_WM_STATE_FULLSCREEN"), fullscreen, "\(title): \(state)")
@@ -424,7 +422,7 @@ final class ScreenTests: XCTestCase {
         try await assertPaused("pause in the second entry")
 
         // A window over every tile, then gone: each node's window exposed must show its frame again.
-        let xdotool = try Self.tool("xdotool")
+        let xdotool = try installedTool("xdotool")
         let environment = ["DISPLAY": Self.display]
         var covers: [ChildProcess] = []
         for (index, (x, y)) in origins.enumerated() {
@@ -496,8 +494,8 @@ final class ScreenTests: XCTestCase {
     /// `fullscreen`), which covers the output, the desktop shell's panel included. Weston runs
     /// headless (pixman), one 640x360 output, its screenshots allowed (`--debug`).
     func testWaylandNode_fullscreen_coversTheOutputWithTheFrame() async throws {
-        let weston = try Self.tool("weston")
-        let screenshooter = try Self.tool("weston-screenshooter")
+        let weston = try installedTool("weston")
+        let screenshooter = try installedTool("weston-screenshooter")
         let runtime = folder.appendingPathComponent("xdg")
         try FileManager.default.createDirectory(
             at: runtime, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])

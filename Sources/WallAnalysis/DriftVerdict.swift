@@ -131,19 +131,25 @@ public struct DriftVerdict: Sendable, Hashable, Codable {
         if let over = judged.max(by: { lowest($0) < lowest($1) }), lowest(over) > threshold {
             let p99 = over.skew.p99
             let node = furthest(over.pair)
-            if p99 <= threshold {
-                // In step by their own clocks: only their measurement of each other can show them
-                // apart, and it says which way and by how much. The machines are not the cause.
-                let least = lowest(over)
-                return verdict(
-                    .fail, over,
+            let least = lowest(over)
+            if p99 <= threshold || least > p99 {
+                // Their measurement of each other puts them further apart than their own clocks do:
+                // it says which way and by how much, and it is the clocks' part. Only where their own
+                // clocks put them over as well is the machine named too.
+                var sentence =
                     "FAIL: \(over.pair) differ by \(p99.millisecondsText) ms at p99 by their own clocks, but their "
-                        + "clocks, measured against each other directly, are apart: on the glass they differ by at least "
-                        + "\(least.millisecondsText) ms at p99, \((least - threshold).millisecondsText) ms over the \(limit) ms "
-                        + "threshold. Why: their paths to the master differ in asymmetry (one slower towards it than back, "
-                        + "or the other way), which no node can see of its own path; give them paths alike, or a "
-                        + "clock on their side of the network (a relay, or PTP).",
-                    guaranteed: over.skewWithGuaranteedClockUncertainty != nil)
+                    + "clocks, measured against each other directly, are apart: on the glass they differ by at least "
+                    + "\(least.millisecondsText) ms at p99, \((least - threshold).millisecondsText) ms over the \(limit) ms "
+                    + "threshold. Why: their paths to the master differ in asymmetry (one slower towards it than back, "
+                    + "or the other way), which no node can see of its own path; give them paths alike, or a "
+                    + "clock on their side of the network (a relay, or PTP)."
+                if p99 > threshold, let drift = nodes.first(where: { $0.node == node }) {
+                    sentence +=
+                        " By their own clocks alone they are \((p99 - threshold).millisecondsText) ms over too, and "
+                        + "\(node) is furthest from the wall. "
+                        + Self.cause(of: drift, clocks: over.clockUncertainty?.total, threshold: threshold)
+                }
+                return verdict(.fail, over, sentence, guaranteed: over.skewWithGuaranteedClockUncertainty != nil)
             }
             var sentence =
                 "FAIL: \(over.pair) differ by \(p99.millisecondsText) ms at p99, "

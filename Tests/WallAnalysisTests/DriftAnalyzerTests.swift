@@ -331,6 +331,22 @@ final class DriftAnalyzerTests: XCTestCase {
         let lower = try XCTUnwrap(analyzer.report().pairs[0].skewWithGuaranteedClockUncertainty?.lower.p99)
         XCTAssertEqual(lower.seconds, 0.00046, accuracy: 0.00002)
 
+        // Over by their own clocks as well (a presents 0.35 ms late), and measured 0.5 ms apart the
+        // way that adds to it: the clocks are named first, and the machine after.
+        var late = SyntheticWall(nodes: ["a", "b"])
+        late.skew = ["a": { _ in 350_000 }]
+        var both = try DriftAnalyzer(nodes: late.nodes, configuration: .init(threshold: .ms(0.3)))
+        try bound(&both, 0.05, late.nodes, guaranteed: 0.7)
+        try both.recordPeerClock(
+            PeerClockReport(node: "a", offset: .ms(-0.5), guaranteedErrorBound: .ms(0.03)), measuredBy: "b")
+        try late.feed(0..<100, to: &both)
+        let over = both.report().verdict
+        XCTAssertEqual(over.outcome, .fail, over.sentence)
+        XCTAssertTrue(over.sentence.contains("clocks, measured against each other directly, are apart"), over.sentence)
+        XCTAssertTrue(over.sentence.contains("at least 0.820 ms at p99"), over.sentence)
+        XCTAssertTrue(over.sentence.contains("By their own clocks alone they are 0.050 ms over too"), over.sentence)
+        XCTAssertFalse(over.sentence.contains("more than their clocks' uncertainty"), over.sentence)
+
         // The same measurement the other way round explains a skew the nodes' own clocks show:
         // b presents 0.5 ms late by its clock, whose error is 0.5 ms the other way.
         var explained = SyntheticWall(nodes: ["a", "b"])

@@ -5,7 +5,7 @@ import WallAnalysis
 import XCTest
 
 /// Paths whose two directions differ. Two-way time transfer splits a round trip evenly, so a node
-/// whose requests take 1 ms longer than the replies follows a clock 0.5 ms off, and nothing it
+/// whose requests take 2 ms longer than the replies follows a clock 1 ms off, and nothing it
 /// measures of its own path can tell (its estimated bound stays small). Ground truth at the sinks
 /// sees where the screens really are; the drift verdict must never PASS what ground truth
 /// contradicts by more than 0.1 ms, on any path. Where the screens measure each other's clocks
@@ -17,14 +17,18 @@ final class AsymmetricPathWallTests: XCTestCase {
     private let relayPorts = [15684, 15685]
     private let controlPorts = [17961, 17962]
     private let truthPorts = [16161, 16162]
-    private static let threshold = 0.0003
+    /// Twice the render floor of two nodes decoding on two cores (their own clocks put them up to
+    /// 0.3 ms apart at p99 on a busy machine), so what the verdicts turn on is the clocks.
+    private static let threshold = 0.0005
     /// How far ground truth may exceed the threshold under a PASS: the collector's own reading.
     private static let truthTolerance = 0.0001
+    /// Requests 2 ms slower towards the master than replies: the clock behind it 1 ms off.
+    private static let slowUplink = ["--delay", "2.2", "--reply-delay", "0.2"]
 
-    /// b's requests take 1 ms longer than its replies, a's path is even: b's screen is 0.5 ms off.
+    /// b's requests take 2 ms longer than its replies, a's path is even: b's screen is 1 ms off.
     func testAnAsymmetricPath_isNeverPassed_onBoundsThatAssumeItSymmetric() async throws {
-        let run = try await runWall(paths: [["--delay", "0.2"], ["--delay", "1.2", "--reply-delay", "0.2"]])
-        XCTAssertGreaterThan(run.truthP99, 0.0004, "the asymmetry moves b's screen by half of it\n\(run.summary)")
+        let run = try await runWall(paths: [["--delay", "0.2"], Self.slowUplink])
+        XCTAssertGreaterThan(run.truthP99, 0.0008, "the asymmetry moves b's screen by half of it\n\(run.summary)")
         let pair = try XCTUnwrap(run.drift.pairs.first)
         // The estimated bounds alone would have passed the wall: b cannot see its own error.
         let estimated = try XCTUnwrap(pair.skewWithClockUncertainty?.upper.p99)
@@ -32,29 +36,27 @@ final class AsymmetricPathWallTests: XCTestCase {
         XCTAssertNotEqual(run.drift.verdict.outcome, .pass, "no PASS that ground truth contradicts\n\(run.summary)")
         XCTAssertTrue(run.drift.verdict.sentence.contains("asymmetr"), run.drift.verdict.sentence)
         let guaranteed = try XCTUnwrap(run.drift.nodes.first { $0.node == "b" }?.guaranteedClockErrorBound?.maximum)
-        XCTAssertGreaterThanOrEqual(guaranteed.seconds, 0.0005, "b's guaranteed bound covers half the asymmetry\n\(run.summary)")
+        XCTAssertGreaterThanOrEqual(guaranteed.seconds, 0.001, "b's guaranteed bound covers half the asymmetry\n\(run.summary)")
         XCTAssertTrue(run.drift.verdict.sentence.contains("let the screens measure each other's clocks"))
     }
 
-    /// The same paths, but the screens measure each other: their exchange sees the 0.5 ms between
+    /// The same paths, but the screens measure each other: their exchange sees the 1 ms between
     /// their clocks, and which way, so the verdict FAILs a wall in step by its own clocks.
     func testScreensThatMeasureEachOther_seeTheAsymmetryBetweenThem() async throws {
-        let run = try await runWall(
-            paths: [["--delay", "0.2"], ["--delay", "1.2", "--reply-delay", "0.2"]], measureEachOther: true)
-        XCTAssertGreaterThan(run.truthP99, 0.0004, run.summary)
+        let run = try await runWall(paths: [["--delay", "0.2"], Self.slowUplink], measureEachOther: true)
+        XCTAssertGreaterThan(run.truthP99, 0.0008, run.summary)
         XCTAssertEqual(run.drift.verdict.outcome, .fail, run.summary)
         XCTAssertTrue(run.drift.verdict.sentence.contains("measured against each other directly"), run.summary)
         let between = try XCTUnwrap(run.drift.pairs.first?.guaranteedClockUncertainty, run.summary)
-        // Measured directly, the clocks are 0.5 ms apart: the bound says at least that.
-        XCTAssertGreaterThanOrEqual(between.total.seconds, 0.0004, run.summary)
+        // Measured directly, the clocks are 1 ms apart: the bound says at least that.
+        XCTAssertGreaterThanOrEqual(between.total.seconds, 0.0009, run.summary)
     }
 
-    /// Both screens behind the same slow uplink (requests 1 ms slower than replies): both clocks are
-    /// 0.5 ms off, the same way, so the screens are in step. Their bounds from the master cannot
-    /// show it (0.7 ms each whatever the asymmetry); their measurement of each other does.
+    /// Both screens behind the same slow uplink (requests 2 ms slower than replies): both clocks are
+    /// 1 ms off, the same way, so the screens are in step. Their bounds from the master cannot
+    /// show it (1.2 ms each whatever the asymmetry); their measurement of each other does.
     func testAFixedAsymmetrySharedByTheScreens_passesOnTheirMeasurementOfEachOther() async throws {
-        let path = ["--delay", "1.2", "--reply-delay", "0.2"]
-        let run = try await runWall(paths: [path, path], measureEachOther: true)
+        let run = try await runWall(paths: [Self.slowUplink, Self.slowUplink], measureEachOther: true)
         let pair = try XCTUnwrap(run.drift.pairs.first)
         let fromMaster = try ["a", "b"].map { id in
             try XCTUnwrap(run.drift.nodes.first { $0.node == id }?.guaranteedClockErrorBound?.maximum).seconds

@@ -60,8 +60,7 @@ final class PTPWallTests: XCTestCase {
         XCTAssertEqual(start.status, 0, start.output + start.errors)
         guard start.status == 0 else { return }
         let onPTP = try drift(config: config, folder: folder, name: "ptp")
-        XCTAssertEqual(onPTP.drift.verdict.outcome, .pass, onPTP.summary)
-        XCTAssertLessThanOrEqual(onPTP.truthP99, 0.0005, onPTP.summary)
+        onPTP.assertInLockstep()
         for port in controlPorts {
             XCTAssertTrue((try Self.clock(port)?["server"] as? String)?.hasPrefix("ptp4l at") == true, "\(port)")
         }
@@ -74,8 +73,7 @@ final class PTPWallTests: XCTestCase {
             (try? Self.clock(self.controlPorts[1]))??["server"] as? String == "127.0.0.1:\(self.masterPort)"
         }
         let fallen = try drift(config: config, folder: folder, name: "fallback")
-        XCTAssertEqual(fallen.drift.verdict.outcome, .pass, fallen.summary)
-        XCTAssertLessThanOrEqual(fallen.truthP99, 0.0005, fallen.summary)
+        fallen.assertInLockstep()
         XCTAssertEqual(try Self.rejoins(controlPorts[1]), rejoins, "n1 kept its timeline: no jump to rejoin after")
         XCTAssertTrue((try Self.clock(controlPorts[0])?["server"] as? String)?.hasPrefix("ptp4l at") == true)
     }
@@ -130,20 +128,38 @@ final class PTPWallTests: XCTestCase {
         return (master, nodes, [master] + nodes)
     }
 
+    /// The drift threshold and ground truth's limit: four nodes decoding on two cores leave a
+    /// render floor of a few tenths of a millisecond at p99, which is the machine's, not the clock's.
+    private static let threshold = 0.001
+    /// How far the nodes' own report may be from ground truth at p99: what their clocks are apart
+    /// (PTP: under 0.1 ms each) and the collector's own reading.
+    private static let agreement = 0.00025
+
     private struct Run {
         let drift: DriftReport
         let truthP99: Double
+        let disagreementP99: Double
         let summary: String
+
+        /// In lockstep by the nodes' report, by ground truth, and the two agree: the clocks are right.
+        func assertInLockstep(file: StaticString = #filePath, line: UInt = #line) {
+            XCTAssertEqual(drift.verdict.outcome, .pass, summary, file: file, line: line)
+            XCTAssertLessThanOrEqual(truthP99, PTPWallTests.threshold, summary, file: file, line: line)
+            XCTAssertLessThanOrEqual(disagreementP99, PTPWallTests.agreement, summary, file: file, line: line)
+        }
     }
 
     private func drift(config: URL, folder: URL, name: String) throws -> Run {
         let reports = try GroundTruthDrift.measure(
             config: config, seconds: 8, truth: ids.indices.map { (ids[$0], truthPorts[$0]) },
-            report: folder.appendingPathComponent("drift-\(name).json"), extra: ["--threshold", "0.5"])
-        let summary = reports.summary
+            report: folder.appendingPathComponent("drift-\(name).json"),
+            extra: ["--threshold", "\(Self.threshold * 1000)"])
         let truthP99 = try reports.worstTruthP99()
-        print("PTP wall test (\(name)): ground truth p99 \(truthP99 * 1000) ms; \(reports.drift.verdict.sentence)")
-        return Run(drift: reports.drift, truthP99: truthP99, summary: summary)
+        let disagreement = try reports.truth().disagreement.p99.seconds
+        print(
+            "PTP wall test (\(name)): ground truth p99 \(truthP99 * 1000) ms, report vs truth p99 "
+                + "\(disagreement * 1000) ms; \(reports.drift.verdict.sentence)")
+        return Run(drift: reports.drift, truthP99: truthP99, disagreementP99: disagreement, summary: reports.summary)
     }
 
     private static func clock(_ port: Int) throws -> [String: Any]? {

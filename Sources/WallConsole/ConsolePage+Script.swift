@@ -135,7 +135,8 @@ extension ConsolePage {
             cells[8].textContent = view.framesLate ?? "–";
             cells[9].textContent = content(view);
           }
-          if (view.polledAtUnixMs) {
+          // A status answer counts once: a new thumbnail sends the same answer again.
+          if (view.polledAtUnixMs && (!previous || previous.polledAtUnixMs !== view.polledAtUnixMs)) {
             state.updates += 1;
             state.lags.push(Date.now() - view.polledAtUnixMs);
             if (state.lags.length > 5000) state.lags.splice(0, 1000);

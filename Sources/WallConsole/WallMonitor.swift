@@ -37,6 +37,10 @@ public final class WallMonitor: Sendable {
         var thumbnails: [String: Data] = [:]
         var events: [ConsoleEvent] = []
         var drift: DriftWatch
+        /// The drift view last sent, for a new console's hello; `driftGeneration` counts the
+        /// fresh starts of `drift`, so a view of one that was started over is not sent.
+        var driftView: DriftWatch.View?
+        var driftGeneration = 0
         var actions: [ActionRecord] = []
         var push: PushView?
         /// The newest timeline version seen, the timeline itself once read, and the playlist it
@@ -75,7 +79,7 @@ public final class WallMonitor: Sendable {
         state.withLock { state in
             let hello = Hello(
                 wall: wallInfo, nodes: wall.clients.map { state.views[$0.id]! }, events: state.events,
-                drift: state.drift.view(), actions: state.actions, push: state.push, playlist: state.playlist)
+                drift: state.driftView ?? state.drift.view(), actions: state.actions, push: state.push, playlist: state.playlist)
             continuation.yield(Self.frame("hello", hello))
             subscribers.withLock { $0[id] = continuation }
         }
@@ -134,6 +138,8 @@ public final class WallMonitor: Sendable {
                     state.views[client.id] = fresh
                 }
                 state.drift = DriftWatch(nodes: wall.clients.map(\.id))
+                state.driftView = nil
+                state.driftGeneration += 1
             }
             await withTaskGroup(of: Void.self) { group in
                 for client in wall.clients {
@@ -277,13 +283,22 @@ public final class WallMonitor: Sendable {
                 return try await client.frames(after: sequence)
             }
             let now = Self.unixMs() / 1000
-            let sent = state.withLock { state -> Bool in
+            let due = state.withLock { state -> (DriftWatch, Int)? in
                 for case .success(let reply) in replies.values { state.drift.ingest(reply, now: now) }
-                guard now > lastSent else { return false }
-                publish("drift", state.drift.view())
-                return true
+                guard now > lastSent else { return nil }
+                return (state.drift, state.driftGeneration)
             }
-            if sent { lastSent = now }
+            // The view (a drift report over every pair: tens of milliseconds on a 16-node wall) is
+            // made from a copy, outside the lock: every status answer takes the lock, and a task
+            // blocked on it holds one of the few threads the others' answers resume on.
+            guard let (drift, generation) = due else { continue }
+            let view = drift.view()
+            state.withLock { state in
+                guard state.driftGeneration == generation else { return }
+                state.driftView = view
+                publish("drift", view)
+            }
+            lastSent = now
         }
     }
 

@@ -99,13 +99,18 @@ public final class CueControl: Sendable {
         // A cue every node holds in standby: one round trip finds that, the master's time and the
         // version every node follows; the timeline itself is the one sent last, when it is that one.
         if case .cue(let name) = command, control.wall.config.cues[name]?.standby == true {
+            // With none sent yet (`wallctl cue`, a process per cue), the nodes' timeline is asked for
+            // alongside their status, not after it: one round trip less before the cut.
+            let known = lastSent.withLock { $0 }
+            async let asked = known == nil ? Self.newest(of: control) : nil
             let samples = try await control.wall.everyNode { client throws(ControlError) in try await client.status() }
             let statuses = samples.values.map(\.status)
             let versions = Set(statuses.map { $0.timeline?.version })
             if statuses.allSatisfy({ $0.clock.usable && $0.timeline?.cuesReady?.contains(name) == true }),
                 versions.count == 1, let version = versions.first ?? nil
             {
-                var timeline = lastSent.withLock { $0 }
+                var timeline = known
+                if timeline == nil { timeline = await asked }
                 if timeline?.version != version { timeline = try await control.current().timeline }
                 if let timeline, timeline.version == version {
                     let lead = heldLead
@@ -130,5 +135,11 @@ public final class CueControl: Sendable {
         }
         lastSent.withLock { $0 = sent }
         return (sent, nil)
+    }
+
+    /// The newest timeline the nodes follow, or nil when they cannot say (the caller asks again,
+    /// and then an error is an error).
+    private static func newest(of control: TimelineControl) async -> Timeline? {
+        try? await control.current().timeline
     }
 }

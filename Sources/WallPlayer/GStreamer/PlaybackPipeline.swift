@@ -240,9 +240,11 @@ final class PlaybackPipeline: @unchecked Sendable {
     /// stopped. A pipeline wedged inside GStreamer then holds only that thread, never its caller's.
     func stopOnItsOwnThread() -> DispatchSemaphore {
         let stopped = DispatchSemaphore(value: 0)
+        PipelineTeardowns.group.enter()
         let thread = Thread { [self] in
             shutdown()
             stopped.signal()
+            PipelineTeardowns.group.leave()
         }
         thread.name = "wallplayer.teardown"
         thread.start()

@@ -37,10 +37,8 @@ public final class WallMonitor: Sendable {
         var thumbnails: [String: Data] = [:]
         var events: [ConsoleEvent] = []
         var drift: DriftWatch
-        /// The drift view last sent, for a new console's hello; `driftGeneration` counts the
-        /// fresh starts of `drift`, so a view of one that was started over is not sent.
+        /// The drift view last sent, for a new console's hello.
         var driftView: DriftWatch.View?
-        var driftGeneration = 0
         var actions: [ActionRecord] = []
         var push: PushView?
         /// The newest timeline version seen, the timeline itself once read, and the playlist it
@@ -139,7 +137,6 @@ public final class WallMonitor: Sendable {
                 }
                 state.drift = DriftWatch(nodes: wall.clients.map(\.id))
                 state.driftView = nil
-                state.driftGeneration += 1
             }
             await withTaskGroup(of: Void.self) { group in
                 for client in wall.clients {
@@ -283,18 +280,17 @@ public final class WallMonitor: Sendable {
                 return try await client.frames(after: sequence)
             }
             let now = Self.unixMs() / 1000
-            let due = state.withLock { state -> (DriftWatch, Int)? in
+            let due = state.withLock { state -> DriftWatch? in
                 for case .success(let reply) in replies.values { state.drift.ingest(reply, now: now) }
-                guard now > lastSent else { return nil }
-                return (state.drift, state.driftGeneration)
+                return now > lastSent ? state.drift : nil
             }
             // The view (a drift report over every pair: tens of milliseconds on a 16-node wall) is
             // made from a copy, outside the lock: every status answer takes the lock, and a task
-            // blocked on it holds one of the few threads the others' answers resume on.
-            guard let (drift, generation) = due else { continue }
+            // blocked on it holds one of the few threads the others' answers resume on. (`drift`
+            // is started over only between two runs of this task, never while it makes a view.)
+            guard let drift = due else { continue }
             let view = drift.view()
             state.withLock { state in
-                guard state.driftGeneration == generation else { return }
                 state.driftView = view
                 publish("drift", view)
             }

@@ -39,19 +39,9 @@ final class CalibrateWallTests: XCTestCase {
     }
 
     func testCalibrate_showsThePattern_readsTheFilm_andEvensOutALatency() async throws {
-        let xvfb = try installedTool("Xvfb")
         let ffmpeg = try installedTool("ffmpeg")
-        let number = Self.display.dropFirst()
-        try? FileManager.default.removeItem(atPath: "/tmp/.X\(number)-lock")
-        try? FileManager.default.removeItem(atPath: "/tmp/.X11-unix/X\(number)")
         processes.append(
-            try ChildProcess(
-                xvfb, [Self.display, "-screen", "0", "\(Self.screen.width)x\(Self.screen.height)x24", "-nolisten", "tcp"]))
-        // Its socket appears before it takes clients: it is up once a client gets an answer.
-        let xrandr = try installedTool("xrandr")
-        try await eventually(within: 10, "Xvfb answering") {
-            try ChildProcess.run(xrandr, ["-display", Self.display, "--listmonitors"]).status == 0
-        }
+            try await startXvfb(display: Self.display, width: Self.screen.width, height: Self.screen.height))
         let (w, h) = (Self.screen.width / 2, Self.screen.height / 2)
         let ids = ["tl", "tr", "bl", "br"]
         let origins = [(0, 0), (w, 0), (0, h), (w, h)]

@@ -49,25 +49,10 @@ final class ScreenTests: XCTestCase {
 
     /// Starts Xvfb with four 320x180 RandR monitors in a 2x2 and openbox managing it.
     private func startDisplay() async throws {
-        let xvfb = try installedTool("Xvfb")
         let xrandr = try installedTool("xrandr")
         let openbox = try installedTool("openbox")
-        let number = Self.display.dropFirst()
-        try? FileManager.default.removeItem(atPath: "/tmp/.X\(number)-lock")
-        try? FileManager.default.removeItem(atPath: "/tmp/.X11-unix/X\(number)")
-        // -noreset: the monitors set below outlive the xrandr client that sets them.
         displayProcesses.append(
-            try ChildProcess(
-                xvfb,
-                [
-                    Self.display, "-screen", "0", "\(Self.screen.width)x\(Self.screen.height)x24", "-nolisten", "tcp",
-                    "-noreset",
-                ]))
-        try await withTimeout(10, "Xvfb answers") {
-            while try ChildProcess.run(xrandr, ["-display", Self.display, "--listmonitors"]).status != 0 {
-                try await Task.sleep(for: .milliseconds(100))
-            }
-        }
+            try await startXvfb(display: Self.display, width: Self.screen.width, height: Self.screen.height))
         let (w, h) = (Self.screen.width / 2, Self.screen.height / 2)
         for (name, x, y) in [("TL", 0, 0), ("TR", w, 0), ("BL", 0, h), ("BR", w, h)] {
             try TestMedia.run(

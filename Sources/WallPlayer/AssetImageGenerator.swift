@@ -215,14 +215,13 @@ public final class AssetImageGenerator: Sendable {
     }
 }
 
-/// A paused playbin3 that decodes only video into an appsink: deinterlaced as the player shows
-/// it, turned upright or not, each seek's frame prerolled and pulled.
+/// A paused playbin (`PlaybackPipeline.videoOnly`) that decodes only video into an appsink:
+/// deinterlaced as the player shows it, turned upright or not, each seek's frame prerolled and pulled.
 private final class FrameOutput: @unchecked Sendable {
     private let playbin: Element
     private let sink: Element
 
     init(uri: String, turned: Bool) throws(PlayerError) {
-        playbin = try Element.make("playbin3", name: "image-generator")
         let direction = turned ? Int(GST_VIDEO_ORIENTATION_AUTO.rawValue) : Int(GST_VIDEO_ORIENTATION_IDENTITY.rawValue)
         let output = try Element.parseBin(
             "deinterlace ! videoflip video-direction=\(direction) ! videoconvert ! appsink name=frames sync=false "
@@ -232,9 +231,7 @@ private final class FrameOutput: @unchecked Sendable {
             throw .pipelineConstruction("the image generator's output lost its sink")
         }
         sink = Element(owning: found)
-        playbin.set("video-sink", object: output.raw)
-        // Video only, converted by the output itself.
-        playbin.set("flags", PlaybackPipeline.videoFlag | PlaybackPipeline.nativeVideoFlag)
+        playbin = try PlaybackPipeline.videoOnly(name: "image-generator", videoSink: output)
         playbin.set("uri", uri)
         playbin.setState(GST_STATE_PAUSED)
         do {

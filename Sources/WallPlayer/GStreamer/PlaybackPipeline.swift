@@ -60,12 +60,34 @@ final class PlaybackPipeline: @unchecked Sendable {
     }
 
     /// playbin flags: video, audio, soft volume, native video (we convert ourselves), buffering.
-    static let videoFlag: UInt32 = 0x1
+    private static let videoFlag: UInt32 = 0x1
     private static let audioFlag: UInt32 = 0x2
-    static let nativeVideoFlag: UInt32 = 0x40
+    private static let nativeVideoFlag: UInt32 = 0x40
     private static let baseFlags: UInt32 = 0x10 | nativeVideoFlag | 0x100
     /// Where the audio of a player without an audio output goes.
     static let discardingAudioSink = "fakesink sync=true"
+    /// The element a video-only pipeline of its own (the frame cost, the image generator) opens a
+    /// file with: playbin, not playbin3. GStreamer 1.22's playbin3 now and then never prerolls a
+    /// file opened for video only: decodebin3 posts its stream collection, and every streaming
+    /// thread then waits for good. Stock elements in one process, side by side (`bench/playbin-stalls`,
+    /// docs/BENCHMARKS.md), opening a 1 s clip with two busy loops beside them: playbin3 stalled in
+    /// 10 of 200 opens, playbin in none (none of either with the CPU idle). A check that asked for a
+    /// frame cost then waited 12 s for it. Both pick the same decoders (by rank).
+    ///
+    /// playbin builds an audio sink even with audio left out of its flags (autoaudiosink, which
+    /// opens the machine's sound device): `videoOnly(name:videoSink:)` gives it one that discards.
+    private static let videoOnlyPlaybin = "playbin"
+
+    /// A playbin (`videoOnlyPlaybin`) that decodes only video, into `videoSink`, which converts
+    /// what it needs itself.
+    static func videoOnly(name: String, videoSink: Element) throws(PlayerError) -> Element {
+        let playbin = try Element.make(videoOnlyPlaybin, name: name)
+        playbin.set("video-sink", object: videoSink.raw)
+        let discard = try Element.make("fakesink")
+        withExtendedLifetime(discard) { playbin.set("audio-sink", object: discard.raw) }
+        playbin.set("flags", videoFlag | nativeVideoFlag)
+        return playbin
+    }
 
     let playbin: Element
     let bus: Bus

@@ -25,14 +25,18 @@ public struct FrameCost: Sendable, Hashable {
         return perFrame.seconds / framePeriod.seconds
     }
 
-    /// How long a measurement may take at most.
-    static let timeout = MediaTime(value: 10, timescale: 1)
+    /// How long a measurement may take at most, opening and seeking included: a node answers a
+    /// check within it, well inside the controller's 5 s request limit. A file whose frames cost
+    /// so much that `frames` of them do not fit is measured over the frames that did.
+    public static let limit = MediaTime(value: 3, timescale: 1)
 
     /// Measures `frames` frames of `url` from item time `start`, through `video`'s crop, scale
-    /// and size (its sink is not used: a measuring pipeline must not draw on the screen).
+    /// and size (its sink is not used: a measuring pipeline must not draw on the screen), all
+    /// within `limit`.
     public static func measure(
-        url: URL, video: VideoOutputSettings, start: MediaTime = .zero, frames: Int = 45
+        url: URL, video: VideoOutputSettings, start: MediaTime = .zero, frames: Int = 45, limit: MediaTime = limit
     ) throws(PlayerError) -> FrameCost {
+        let deadline = LocalClock.monotonic.now() + limit
         GStreamer.ensureInitialized()
         let asset = URLAsset(url: url)
         let inspection = try asset.inspectNow().get()
@@ -55,9 +59,7 @@ public struct FrameCost: Sendable, Hashable {
             "deinterlace ! videocrop name=crop ! videoscale ! videoconvert ! capsfilter caps=\"\(sizeCaps ?? "video/x-raw")\" "
                 + "! fakesink name=cost sync=false enable-last-sample=false",
             role: "frame cost")
-        let playbin = try Element.make("playbin3", name: "frame-cost")
-        playbin.set("video-sink", object: output.raw)
-        playbin.set("flags", PlaybackPipeline.videoFlag | PlaybackPipeline.nativeVideoFlag)
+        let playbin = try PlaybackPipeline.videoOnly(name: "frame-cost", videoSink: output)
         playbin.set("uri", url.absoluteString)
         defer {
             playbin.settleIfTypefinding()
@@ -80,41 +82,51 @@ public struct FrameCost: Sendable, Hashable {
         gst_object_unref(UnsafeMutableRawPointer(pad))
 
         playbin.setState(GST_STATE_PAUSED)
-        try settle(playbin, "opening \(url.lastPathComponent)")
+        try settle(playbin, "opening \(url.lastPathComponent)", until: deadline, limit: limit)
         let origin = inspection.streamTimeOrigin
         guard playbin.seek(to: from + origin, rate: 1, flags: GST_SEEK_FLAG_ACCURATE, stop: until + origin) else {
             throw .playbackFailed(element: "frame cost", reason: "the seek to \(from.seconds) s was refused", debug: nil)
         }
-        try settle(playbin, "seeking to \(from.seconds) s")
+        try settle(playbin, "seeking to \(from.seconds) s", until: deadline, limit: limit)
         // The prerolled frame is not timed: from here on, every frame decoded and converted is.
         counter.count.withLock { $0 = 0 }
         let began = LocalClock.monotonic.now()
         playbin.setState(GST_STATE_PLAYING)
-        guard let bus = playbin.bus,
-            let popped = gst_bus_timed_pop_filtered(
-                bus.pointer, timeout.clockTime ?? 0,
-                GstMessageType(GST_MESSAGE_EOS.rawValue | GST_MESSAGE_ERROR.rawValue))
-        else {
-            throw .playbackFailed(
-                element: "frame cost", reason: "\(frames) frames were not done within \(timeout.seconds) s", debug: nil)
-        }
-        let elapsed = LocalClock.monotonic.now() - began
-        let message = Message(owning: popped)
-        if message.pointer.pointee.type == GST_MESSAGE_ERROR {
-            let reason = withExtendedLifetime(message) { GStreamer.errorText(of: message.pointer).reason }
-            throw .playbackFailed(element: "frame cost", reason: reason, debug: nil)
-        }
+        guard let bus = playbin.bus else { throw .pipelineConstruction("the frame cost pipeline has no bus") }
+        // The stretch's end, or the deadline: then the frames counted so far are the measurement.
+        let popped = gst_bus_timed_pop_filtered(
+            bus.pointer, remaining(until: deadline).clockTime ?? 0,
+            GstMessageType(GST_MESSAGE_EOS.rawValue | GST_MESSAGE_ERROR.rawValue))
         let counted = counter.count.withLock { $0 }
+        let elapsed = LocalClock.monotonic.now() - began
+        if let popped {
+            let message = Message(owning: popped)
+            if message.pointer.pointee.type == GST_MESSAGE_ERROR {
+                let reason = withExtendedLifetime(message) { GStreamer.errorText(of: message.pointer).reason }
+                throw .playbackFailed(element: "frame cost", reason: reason, debug: nil)
+            }
+        }
         guard counted > 0 else {
-            throw .playbackFailed(element: "frame cost", reason: "no frame came after the preroll", debug: nil)
+            throw .playbackFailed(
+                element: "frame cost",
+                reason: popped == nil
+                    ? "not one frame was decoded within \(limit.seconds) s" : "no frame came after the preroll",
+                debug: nil)
         }
         return FrameCost(perFrame: elapsed.multiplied(byRatio: 1, Int64(counted)), framePeriod: period, frames: counted)
     }
 
-    private static func settle(_ playbin: Element, _ doing: String) throws(PlayerError) {
-        let result = gst_element_get_state(playbin.pointer, nil, nil, timeout.clockTime ?? 0)
+    /// What is left before `deadline` (none once it passed).
+    private static func remaining(until deadline: MediaTime) -> MediaTime {
+        MediaTime.maximum(.zero, deadline - LocalClock.monotonic.now())
+    }
+
+    private static func settle(
+        _ playbin: Element, _ doing: String, until deadline: MediaTime, limit: MediaTime
+    ) throws(PlayerError) {
+        let result = gst_element_get_state(playbin.pointer, nil, nil, remaining(until: deadline).clockTime ?? 0)
         guard result == GST_STATE_CHANGE_FAILURE || result == GST_STATE_CHANGE_ASYNC else { return }
-        var reason = "no frame within \(timeout.seconds) s"
+        var reason = "no frame within the measurement's \(limit.seconds) s"
         if let bus = playbin.bus, let popped = gst_bus_pop_filtered(bus.pointer, GST_MESSAGE_ERROR) {
             let message = Message(owning: popped)
             reason = withExtendedLifetime(message) { GStreamer.errorText(of: message.pointer).reason }

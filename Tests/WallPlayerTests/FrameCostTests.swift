@@ -21,6 +21,31 @@ final class FrameCostTests: XCTestCase {
         XCTAssertTrue((29...31).contains(late.frames), "\(late.frames) frames timed near the end")
     }
 
+    /// A node answers a check within the measurement's limit: a file whose stretch does not fit
+    /// is measured over the frames that did (or, when not even the preroll fits, fails saying so).
+    func testMeasure_staysWithinItsLimit() throws {
+        let clip = try TestMedia.frameCode(seconds: 8, size: "1920x1080")
+        let video = VideoOutputSettings(outputSize: PixelSize(width: 1280, height: 720))
+        // The whole stretch, unbounded, for the frames it has and the time it takes here.
+        let began = LocalClock.monotonic.now()
+        let whole = try FrameCost.measure(url: clip, video: video, frames: 230, limit: MediaTime(value: 60, timescale: 1))
+        let wholeTook = LocalClock.monotonic.now() - began
+        XCTAssertGreaterThan(whole.frames, 200)
+        // A limit of a fifth of that.
+        let limit = wholeTook.multiplied(byRatio: 1, 5)
+        let start = LocalClock.monotonic.now()
+        do {
+            let cut = try FrameCost.measure(url: clip, video: video, frames: 230, limit: limit)
+            XCTAssertLessThan(cut.frames, whole.frames, "the stretch was cut at the limit")
+            XCTAssertGreaterThan(cut.perFrame, .zero)
+        } catch {
+            XCTAssertTrue("\(error)".contains("within"), "\(error)")
+        }
+        let took = LocalClock.monotonic.now() - start
+        XCTAssertLessThan(
+            took.seconds, limit.seconds + 0.3, "limit \(limit.seconds) s, the whole stretch \(wholeTook.seconds) s")
+    }
+
     func testMeasure_whenTheFileIsNotVideo_failsNamingIt() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("lockstep-cost-\(getpid())")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)

@@ -100,7 +100,9 @@ public enum GlassTiming {
     }
 
     /// The fit of all `videos`' reads, under `assumption` (nil: the least one the videos allow).
-    static func estimate(_ videos: [Video], framePeriod: Double, assumption given: Assumption?) throws(Failure) -> Result {
+    static func estimate(_ videos: [Video], framePeriod: Double, assumption given: Assumption?) throws(Failure)
+        -> Result
+    {
         var bands: [Band] = []
         var periods: [Double] = []
         for (index, video) in videos.enumerated() {
@@ -111,7 +113,8 @@ public enum GlassTiming {
         let screens = Array(Set(bands.map(\.screen))).sorted()
         guard screens.count >= 2 else {
             throw Failure(
-                description: "the videos show \(screens.count) screen\(screens.count == 1 ? "" : "s") with the pattern read "
+                description:
+                    "the videos show \(screens.count) screen\(screens.count == 1 ? "" : "s") with the pattern read "
                     + "cleanly; calibrate needs at least two")
         }
         let frameRate = videos.map(\.frameRate).min() ?? 240
@@ -123,7 +126,8 @@ public enum GlassTiming {
         } else if given == .screensShowRowsAtOnce {
             assumption = .screensShowRowsAtOnce
             fit = Fit(bands, screens: screens, videos: videos.count, readout: nil, scanOut: false)
-        } else if videos.count > 1, let both = Fit(bands, screens: screens, videos: videos.count, readout: nil, scanOut: true),
+        } else if videos.count > 1,
+            let both = Fit(bands, screens: screens, videos: videos.count, readout: nil, scanOut: true),
             both.deviation(of: both.scanIndex!) < framePeriod
         {
             fit = both
@@ -153,7 +157,8 @@ public enum GlassTiming {
             }
         }
         return Result(
-            screens: offsets, readout: fit.readout, scanOut: fit.scanIndex.map { fit.solution[$0] }, framePeriods: periods,
+            screens: offsets, readout: fit.readout, scanOut: fit.scanIndex.map { fit.solution[$0] },
+            framePeriods: periods,
             bands: bands, assumption: assumption)
     }
 
@@ -186,13 +191,16 @@ public enum GlassTiming {
         let span = Double(CalibrationPattern.period) * framePeriod
         for index in series.indices {
             let wraps = ((referenceOrigin - origin(series[index].reads)) / span).rounded()
-            for read in series[index].reads.indices { series[index].reads[read].frame -= wraps * Double(CalibrationPattern.period) }
+            for read in series[index].reads.indices {
+                series[index].reads[read].frame -= wraps * Double(CalibrationPattern.period)
+            }
         }
         let period = bestPeriod(series.map(\.reads), around: leastSquaresPeriod(series.map(\.reads)) ?? framePeriod)
         var bands = series.map { key, reads in
             let (low, high) = interval(reads, period: period)
             return Band(
-                video: index, screen: screenOf[key[0]]!, band: key[1], row: reads.map(\.row).reduce(0, +) / Double(reads.count),
+                video: index, screen: screenOf[key[0]]!, band: key[1],
+                row: reads.map(\.row).reduce(0, +) / Double(reads.count),
                 start: (low + high) / 2, halfWidth: abs(high - low) / 2, spacing: spacing(reads, period: period),
                 deviation: 0, reads: reads.count)
         }.sorted { ($0.screen, $0.band) < ($1.screen, $1.band) }
@@ -202,8 +210,10 @@ public enum GlassTiming {
         // gives its even and odd pictures different phases.
         let differences = series.map { _, reads in
             let halves = [0, 1].map { side in
-                let half = reads.enumerated().filter { (UInt32(truncatingIfNeeded: $0.offset) &* 0x9E37_79B1) >> 31 == side }
-                    .map(\.element)
+                let half = reads.enumerated().filter {
+                    (UInt32(truncatingIfNeeded: $0.offset) &* 0x9E37_79B1) >> 31 == side
+                }
+                .map(\.element)
                 let (low, high) = interval(half, period: period)
                 return (low + high) / 2
             }
@@ -250,7 +260,8 @@ public enum GlassTiming {
 
     /// The period near `estimate` (within 300 ppm) whose narrowest band intersection is widest:
     /// the camera's clock is not the wall's, and an error of 100 ppm is a millisecond in ten seconds.
-    static func bestPeriod(_ series: [[(time: Double, frame: Double, row: Double)]], around estimate: Double) -> Double {
+    static func bestPeriod(_ series: [[(time: Double, frame: Double, row: Double)]], around estimate: Double) -> Double
+    {
         func score(_ period: Double) -> Double {
             series.map { reads in
                 let (low, high) = interval(reads, period: period)
@@ -274,6 +285,14 @@ public enum GlassTiming {
         return best.period
     }
 
+    /// What one read says of the band's start: a read at `time` of frame `frame` puts it at or
+    /// after `time` less frame + 1 periods, and at or before `time` less frame periods.
+    static func bounds(of read: (time: Double, frame: Double, row: Double), period: Double) -> (
+        low: Double, high: Double
+    ) {
+        (read.time - (read.frame + 1) * period, read.time - read.frame * period)
+    }
+
     /// The intersection of the reads' intervals for the band's start: a few of the most extreme
     /// bounds (one in 500) are left out, for a read a glare or a shake got wrong.
     static func interval(_ reads: [(time: Double, frame: Double, row: Double)], period: Double) -> (Double, Double) {
@@ -281,8 +300,7 @@ public enum GlassTiming {
         var lows = [Double](repeating: -.infinity, count: trim + 1)
         var highs = [Double](repeating: .infinity, count: trim + 1)
         for read in reads {
-            let low = read.time - (read.frame + 1) * period
-            let high = read.time - read.frame * period
+            let (low, high) = bounds(of: read, period: period)
             if low > lows[trim] {
                 lows[trim] = low
                 lows.sort(by: >)
@@ -305,10 +323,14 @@ public enum GlassTiming {
             return kept
         }
         let trim = reads.count / 500
-        let top = Array(distinct(reads.map { $0.time - ($0.frame + 1) * period }.sorted(by: >)).dropFirst(trim).prefix(6))
-        let bottom = Array(distinct(reads.map { $0.time - $0.frame * period }.sorted()).dropFirst(trim).prefix(6))
+        let all = reads.map { bounds(of: $0, period: period) }
+        let top = Array(distinct(all.map(\.low).sorted(by: >)).dropFirst(trim).prefix(6))
+        let bottom = Array(distinct(all.map(\.high).sorted()).dropFirst(trim).prefix(6))
         guard top.count > 1, bottom.count > 1 else { return period }
-        return ((top.first! - top.last!) / Double(top.count - 1) + (bottom.last! - bottom.first!) / Double(bottom.count - 1)) / 2
+        return
+            ((top.first! - top.last!) / Double(top.count - 1) + (bottom.last! - bottom.first!)
+                / Double(bottom.count - 1))
+            / 2
     }
 
     /// The weighted least-squares fit of the bands' starts.

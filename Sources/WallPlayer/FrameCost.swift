@@ -54,7 +54,9 @@ public struct FrameCost: Sendable, Hashable {
             until = inspection.duration
             from = MediaTime.maximum(.zero, until - step * Int64(frames + 1))
         }
-        let sizeCaps = video.outputSize.map { "video/x-raw,width=\($0.width),height=\($0.height),pixel-aspect-ratio=1/1" }
+        let sizeCaps = video.outputSize.map {
+            "video/x-raw,width=\($0.width),height=\($0.height),pixel-aspect-ratio=1/1"
+        }
         let output = try Element.parseBin(
             "deinterlace ! videocrop name=crop ! videoscale ! videoconvert ! capsfilter caps=\"\(sizeCaps ?? "video/x-raw")\" "
                 + "! fakesink name=cost sync=false enable-last-sample=false",
@@ -85,7 +87,8 @@ public struct FrameCost: Sendable, Hashable {
         try settle(playbin, "opening \(url.lastPathComponent)", until: deadline, limit: limit)
         let origin = inspection.streamTimeOrigin
         guard playbin.seek(to: from + origin, rate: 1, flags: GST_SEEK_FLAG_ACCURATE, stop: until + origin) else {
-            throw .playbackFailed(element: "frame cost", reason: "the seek to \(from.seconds) s was refused", debug: nil)
+            throw .playbackFailed(
+                element: "frame cost", reason: "the seek to \(from.seconds) s was refused", debug: nil)
         }
         try settle(playbin, "seeking to \(from.seconds) s", until: deadline, limit: limit)
         // The prerolled frame is not timed: from here on, every frame decoded and converted is.

@@ -8,7 +8,9 @@ final class FrameCostTests: XCTestCase {
     func testMeasure_timesTheFramesAfterThePreroll_againstTheFilesFramePeriod() throws {
         let clip = try TestMedia.frameCode(seconds: 4)
         let cost = try FrameCost.measure(
-            url: clip, video: VideoOutputSettings(sourceCrop: NormalizedRect(x: 0, y: 0, width: 0.5, height: 1),
+            url: clip,
+            video: VideoOutputSettings(
+                sourceCrop: NormalizedRect(x: 0, y: 0, width: 0.5, height: 1),
                 outputSize: PixelSize(width: 64, height: 36)), start: MediaTime(value: 1, timescale: 1), frames: 30)
         // The stretch is 31 frame periods long; the prerolled one is not counted.
         XCTAssertTrue((29...31).contains(cost.frames), "\(cost.frames) frames timed")
@@ -28,7 +30,8 @@ final class FrameCostTests: XCTestCase {
         let video = VideoOutputSettings(outputSize: PixelSize(width: 1280, height: 720))
         // The whole stretch, unbounded, for the frames it has and the time it takes here.
         let began = LocalClock.monotonic.now()
-        let whole = try FrameCost.measure(url: clip, video: video, frames: 230, limit: MediaTime(value: 60, timescale: 1))
+        let whole = try FrameCost.measure(
+            url: clip, video: video, frames: 230, limit: MediaTime(value: 60, timescale: 1))
         let wholeTook = LocalClock.monotonic.now() - began
         XCTAssertGreaterThan(whole.frames, 200)
         // A limit of a fifth of that.

@@ -337,9 +337,13 @@ final class NetworkObservationTests: XCTestCase {
         defer { server.stop() }
         let player = try await Player.ready(server.url("long.mp4"), audio: "fakesink sync=true")
         let item = try XCTUnwrap(player.currentItem)
-        let stalls = Task { try await first(in: item.events, within: 30, "a stall") { $0 == .playbackStalled } }
+        // Each stream is subscribed to before the change it waits for: a task's body may run only
+        // after it (a busy machine), and would then miss a short-lived status.
+        let events = item.events
+        let stalls = Task { try await first(in: events, within: 30, "a stall") { $0 == .playbackStalled } }
+        let statuses = player.timeControlStatusUpdates
         let waiting = Task {
-            try await first(in: player.timeControlStatusUpdates, within: 30, "waiting for data") {
+            try await first(in: statuses, within: 30, "waiting for data") {
                 $0 == .waitingToPlayAtSpecifiedRate && player.reasonForWaitingToPlay == .toMinimizeStalls
             }
         }
@@ -349,9 +353,8 @@ final class NetworkObservationTests: XCTestCase {
         XCTAssertEqual(player.rate, 1, "waiting keeps the rate")
         // Waiting turned off while waiting: plays at once with what it has, and at the next stall
         // stops at rate 0.
-        let playing = Task {
-            try await first(in: player.timeControlStatusUpdates, within: 5, "playing") { $0 == .playing }
-        }
+        let laterStatuses = player.timeControlStatusUpdates
+        let playing = Task { try await first(in: laterStatuses, within: 5, "playing") { $0 == .playing } }
         player.automaticallyWaitsToMinimizeStalling = false
         _ = try await playing.value
         // Paused before the rate is told (the download may also let the 20 s item reach its end

@@ -108,9 +108,8 @@ final class RealWorldMediaTests: XCTestCase {
             XCTAssertEqual(try player.shownFrame(), frame, "the exact frame after an exact seek in AV1")
         }
         _ = await player.seek(to: .zero)
-        let ended = Task {
-            try await first(in: player.currentItem!.events, within: 10, "end") { $0 == .didPlayToEndTime }
-        }
+        let events = player.currentItem!.events
+        let ended = Task { try await first(in: events, within: 10, "end") { $0 == .didPlayToEndTime } }
         player.play()
         _ = try await ended.value
     }

@@ -264,14 +264,8 @@ private final class FrameOutput: @unchecked Sendable {
 
     /// Waits for the pipeline to preroll, turning its error, if any, into one naming `doing`.
     private func settle(_ doing: String) throws(PlayerError) {
-        let result = gst_element_get_state(
-            playbin.pointer, nil, nil, AssetImageGenerator.frameTimeout.clockTime ?? 0)
-        guard result != GST_STATE_CHANGE_SUCCESS, result != GST_STATE_CHANGE_NO_PREROLL else { return }
-        var reason = "no frame within \(AssetImageGenerator.frameTimeout.seconds) s"
-        if let bus = playbin.bus, let popped = gst_bus_pop_filtered(bus.pointer, GST_MESSAGE_ERROR) {
-            let message = Message(owning: popped)
-            reason = withExtendedLifetime(message) { GStreamer.errorText(of: message.pointer).reason }
-        }
-        throw .playbackFailed(element: "image generator", reason: "\(doing): \(reason)", debug: nil)
+        try playbin.awaitPreroll(
+            within: AssetImageGenerator.frameTimeout, element: "image generator", doing: doing,
+            noFrame: "no frame within \(AssetImageGenerator.frameTimeout.seconds) s")
     }
 }

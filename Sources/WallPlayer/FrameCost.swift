@@ -127,14 +127,9 @@ public struct FrameCost: Sendable, Hashable {
     private static func settle(
         _ playbin: Element, _ doing: String, until deadline: MediaTime, limit: MediaTime
     ) throws(PlayerError) {
-        let result = gst_element_get_state(playbin.pointer, nil, nil, remaining(until: deadline).clockTime ?? 0)
-        guard result == GST_STATE_CHANGE_FAILURE || result == GST_STATE_CHANGE_ASYNC else { return }
-        var reason = "no frame within the measurement's \(limit.seconds) s"
-        if let bus = playbin.bus, let popped = gst_bus_pop_filtered(bus.pointer, GST_MESSAGE_ERROR) {
-            let message = Message(owning: popped)
-            reason = withExtendedLifetime(message) { GStreamer.errorText(of: message.pointer).reason }
-        }
-        throw .playbackFailed(element: "frame cost", reason: "\(doing): \(reason)", debug: nil)
+        try playbin.awaitPreroll(
+            within: remaining(until: deadline), element: "frame cost", doing: doing,
+            noFrame: "no frame within the measurement's \(limit.seconds) s")
     }
 }
 

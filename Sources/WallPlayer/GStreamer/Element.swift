@@ -42,6 +42,21 @@ extension GObjectRef where Pointee == GstElement {
         gst_element_get_state(pointer, nil, nil, timeout.clockTime ?? 0)
     }
 
+    /// Waits, at most `timeout`, for a pipeline's preroll; throws when it failed or did not come,
+    /// naming `element`, what it was `doing`, and the error the bus holds (else `noFrame`).
+    func awaitPreroll(
+        within timeout: MediaTime, element: String, doing: String, noFrame: String
+    ) throws(PlayerError) {
+        let result = gst_element_get_state(pointer, nil, nil, timeout.clockTime ?? 0)
+        guard result == GST_STATE_CHANGE_FAILURE || result == GST_STATE_CHANGE_ASYNC else { return }
+        var reason = noFrame
+        if let bus, let popped = gst_bus_pop_filtered(bus.pointer, GST_MESSAGE_ERROR) {
+            let message = Message(owning: popped)
+            reason = withExtendedLifetime(message) { GStreamer.errorText(of: message.pointer).reason }
+        }
+        throw .playbackFailed(element: element, reason: "\(doing): \(reason)", debug: nil)
+    }
+
     /// Settles a pending change only while it may still be typefinding (below PAUSED): the one
     /// teardown playbin3 deadlocks in. A pipeline that got past PAUSED and then wedged (a sink
     /// waiting on a clock that jumped, a queue stopped by an error) would hold its teardown for the

@@ -63,6 +63,15 @@ let package = Package(
             name: "LockstepTime", dependencies: ["LockstepLocks", .product(name: "Logging", package: "swift-log")]),
         .target(name: "LockstepNet", dependencies: ["LockstepLocks", "CLockstepNetShims", "LockstepTime"]),
         .target(
+            name: "LockstepGuard",
+            dependencies: [
+                "LockstepLocks", "LockstepNet", .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
+        ),
+        .target(
             name: "SyncClock",
             dependencies: [
                 "LockstepLocks", "CCrypto", "LockstepNet", "LockstepTime",
@@ -95,7 +104,7 @@ let package = Package(
         .target(
             name: "WallContent",
             dependencies: [
-                "LockstepLocks", "WallTimeline", "CCrypto",
+                "LockstepLocks", "LockstepGuard", "WallTimeline", "CCrypto",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -107,7 +116,7 @@ let package = Package(
         .target(
             name: "ShowControl",
             dependencies: [
-                "LockstepLocks", "LockstepNet", "LockstepTime", .product(name: "Logging", package: "swift-log"),
+                "LockstepLocks", "LockstepGuard", "LockstepNet", "LockstepTime", .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
@@ -133,7 +142,7 @@ let package = Package(
             dependencies: [
                 "LockstepLocks",
                 "WallFollower", "WallPlayer", "WallProtocol", "WallTimeline", "WallControl", "WallDisplay", "SyncClock",
-                "WallContent",
+                "WallContent", "LockstepGuard",
                 "LockstepNet", "LockstepCLI", "LockstepTime",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -185,7 +194,7 @@ let package = Package(
             name: "WallNode",
             dependencies: [
                 "LockstepLocks",
-                "NodeService", "WallPlayer", "WallProtocol", "WallControl", "WallDisplay", "LockstepCLI",
+                "NodeService", "WallPlayer", "WallProtocol", "WallControl", "WallDisplay", "LockstepCLI", "LockstepGuard",
                 "LockstepTime", "CLockstepNetShims",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -197,7 +206,8 @@ let package = Package(
             name: "wallctl",
             dependencies: [
                 "LockstepLocks",
-                "LockstepCLI", "LockstepNet", "LockstepTime", "NetImpair", "SyncClock", "WallProtocol", "WallTimeline",
+                "LockstepCLI", "LockstepGuard", "LockstepNet", "LockstepTime", "NetImpair", "SyncClock", "WallProtocol",
+                "WallTimeline",
                 "WallControl", "WallAnalysis", "WallContent", "WallConsole", "ShowControl",
                 "GroundTruth", "WallCalibration",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -218,6 +228,15 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["LockstepLocks", "LockstepTime", "GroundTruth"], path: "Tests/TestSupport"),
         .testTarget(name: "LockstepTimeTests", dependencies: ["LockstepLocks", "LockstepTime"]),
         .testTarget(name: "LockstepNetTests", dependencies: ["LockstepNet"]),
+        .testTarget(
+            name: "LockstepGuardTests",
+            dependencies: [
+                "LockstepGuard", "LockstepNet", .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
+        ),
         .testTarget(
             name: "WallContentTests",
             dependencies: [

@@ -3,6 +3,7 @@ import Hummingbird
 import HummingbirdCore
 import HummingbirdTLS
 import LockstepCLI
+import LockstepGuard
 import LockstepTime
 import Logging
 import NIOCore
@@ -18,10 +19,6 @@ import WallTimeline
 /// what was wrong with it; a value out of bounds gets 422 naming the field (`RequestChecks`).
 /// `ControlAccess` decides who may ask, `ConnectionGuard` how much of the node a client may hold.
 public enum ControlServer {
-    /// How long a client has to send a whole request, or to send the next one on a kept-alive
-    /// connection.
-    static let requestDeadline = TimeAmount.seconds(10)
-
     /// The node's control API as a Hummingbird application on its address.
     ///
     /// - Parameter fileLimit: the node's open-file limit: past `FileLimit.connections(within:)`
@@ -33,15 +30,10 @@ public enum ControlServer {
     ) throws(NodeError) -> some ApplicationProtocol {
         let settings = node.settings
         let address = settings.control
-        let connections = FileLimit.connections(within: fileLimit)
-        let limits = ConnectionGuard.Limits(maximumConnections: connections.served, requestDeadline: requestDeadline)
-        let http1 = HTTPServerBuilder.http1(
-            configuration: HTTP1Channel.Configuration(
-                additionalChannelHandlers: [ConnectionGuard(limits: limits)], idleTimeout: requestDeadline))
+        let connections = ConnectionGuard(surface: "control", policy: .http(fileLimit: fileLimit), logger: logger)
         let server: HTTPServerBuilder
         do {
-            server =
-                try settings.controlTLS.map { tls in try .tls(http1, tlsConfiguration: try serverTLS(tls)) } ?? http1
+            server = try connections.httpServer(tls: try settings.controlTLS.map(serverTLS))
         } catch {
             throw .config("control-tls: \(error)")
         }
@@ -49,7 +41,8 @@ public enum ControlServer {
             router: router(node: node, metrics: metrics), server: server,
             configuration: ApplicationConfiguration(
                 address: .hostname(address.host, port: Int(address.port)), serverName: "wallnode",
-                availableConnectionsDelegate: MaximumAvailableConnections(connections.accepted, logger: logger)),
+                availableConnectionsDelegate: MaximumAvailableConnections(
+                    FileLimit.connections(within: fileLimit).accepted, logger: logger)),
             onServerRunning: { _ in await onServerRunning() },
             logger: logger)
     }

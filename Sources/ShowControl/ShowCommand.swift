@@ -110,15 +110,13 @@ public enum ShowCommand: Hashable, Sendable, CustomStringConvertible {
 public enum ShowControlError: Error, Hashable, CustomStringConvertible {
     case malformed(String)
     case unknown(String)
-    case notAllowed(String)
-    case rateLimited(String)
+    case cannotListen(input: String, address: String, reason: String)
 
     public var description: String {
         switch self {
         case .malformed(let reason): return "malformed: \(reason)"
         case .unknown(let what): return "unknown command: \(what)"
-        case .notAllowed(let sender): return "\(sender) is not in show-control.allow"
-        case .rateLimited(let sender): return "\(sender) sends faster than show-control.rate allows"
+        case .cannotListen(let input, let address, let reason): return "\(input): cannot listen on \(address): \(reason)"
         }
     }
 }

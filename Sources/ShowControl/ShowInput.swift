@@ -1,4 +1,5 @@
 import Foundation
+import LockstepGuard
 import LockstepLocks
 import LockstepNet
 import LockstepTime
@@ -23,8 +24,15 @@ public struct ShowInputSettings: Sendable, Hashable {
         try! AddressRange(parsing: "127.0.0.0/8"), try! AddressRange(parsing: "::1"),
     ]
     public static let defaultRate = 10.0
-    /// TCP connections held at once; a new one over this is closed at once.
+    /// TCP connections held at once, and from one address: past either, the oldest idle one makes
+    /// room; a new one is refused only when every one is in the middle of a line.
     public static let mostConnections = 16
+    public static let mostConnectionsPerSender = 4
+    /// How long a TCP connection may stay silent: show-control senders (QLab, Companion) keep one
+    /// open between cues and connect again when it closes.
+    public static let idleDeadline = 300
+    /// The longest line a TCP or UDP sender may send, in bytes.
+    public static let longestLine = 256
 
     public init(
         osc: String? = nil, udp: String? = nil, tcp: String? = nil, allow: [AddressRange] = Self.defaultAllow,
@@ -49,7 +57,9 @@ public struct ShowRequest: Sendable {
     /// The OSC bundle's time tag, as nanoseconds of UTC, when it named a time.
     public var timeTagUnixNanoseconds: Int64?
 
-    public init(command: ShowCommand, sender: String, via: String, arrival: MediaTime, timeTagUnixNanoseconds: Int64? = nil) {
+    public init(
+        command: ShowCommand, sender: String, via: String, arrival: MediaTime, timeTagUnixNanoseconds: Int64? = nil
+    ) {
         self.command = command
         self.sender = sender
         self.via = via
@@ -58,9 +68,12 @@ public struct ShowRequest: Sendable {
     }
 }
 
-/// The show-control inputs: OSC over UDP, strings over UDP and over TCP. Each message is checked
-/// (its sender in `allow`, within `rate`, well formed) and handed to `handler`, which queues it and
-/// says whether it was taken; a refused one is a log line naming the sender and why (at most a few a
+/// The show-control inputs: OSC over UDP, strings over UDP and over TCP. One `ConnectionGuard`
+/// guards them all: a sender outside `allow` is refused when it connects (and for each datagram),
+/// every message counts against `rate` (each message of an OSC bundle too), and TCP connections
+/// are bounded in all and per sender, closed when idle, when a line takes too long or grows too
+/// long. What passes is checked (well formed) and handed to `handler`, which queues it and says
+/// whether it was taken; a refused one is a log line naming the sender and why (at most a few a
 /// second, then a count), and nothing a sender does stops the input.
 public final class ShowInput: Sendable {
     public typealias Handler = @Sendable (ShowRequest) -> ShowControlError?
@@ -68,117 +81,136 @@ public final class ShowInput: Sendable {
     let settings: ShowInputSettings
     let handler: Handler
     let logger: Logger
-    let limiter: RateLimiter
-    let refusals: RefusalLog
+    /// The guard of every input, and of the daemon's HTTP show-control routes.
+    public let connections: ConnectionGuard
     private let bound = Mutex<[String: Int]>([:])
-    private let connections = Mutex(0)
+    private let channels = Mutex<[any Channel]>([])
 
     public init(settings: ShowInputSettings, logger: Logger, handler: @escaping Handler) {
         self.settings = settings
         self.handler = handler
         self.logger = logger
-        limiter = RateLimiter(rate: settings.rate)
-        refusals = RefusalLog(logger: logger)
+        connections = ConnectionGuard(
+            surface: "show control",
+            policy: GuardPolicy(
+                allow: settings.allow, maximumConnections: ShowInputSettings.mostConnections,
+                maximumPerSource: ShowInputSettings.mostConnectionsPerSender,
+                idleDeadline: .seconds(Int64(ShowInputSettings.idleDeadline)), messageDeadline: .seconds(10),
+                messageRate: settings.rate, allowSetting: "show-control.allow", rateSetting: "show-control.rate"),
+            logger: logger)
     }
 
     /// Messages refused since the start, and commands taken.
-    public var counts: (refused: Int, taken: Int) { refusals.counts }
+    public var counts: (refused: Int, taken: Int) { connections.refusals.counts }
 
     /// The port each input listens on (`osc`, `udp`, `tcp`), once it does.
     public var ports: [String: Int] { bound.withLock { $0 } }
 
-    /// Listens on every configured input until the task is cancelled; `ready` hears once all listen.
-    public func run(ready: @escaping @Sendable ([String: Int]) -> Void = { _ in }) async throws {
+    /// Binds every configured input, or throws a sentence naming the one that cannot listen (and
+    /// closes those already bound). Returns the ports.
+    @discardableResult
+    public func listen() async throws(ShowControlError) -> [String: Int] {
+        if !channels.withLock({ $0.isEmpty }) { return ports }
         let group = MultiThreadedEventLoopGroup.singleton
-        var datagrams: [(String, NIOAsyncChannel<AddressedEnvelope<ByteBuffer>, AddressedEnvelope<ByteBuffer>>)] = []
-        for (kind, address) in [("osc", settings.osc), ("udp", settings.udp)] {
+        let inputs: [(String, String?)] = [("osc", settings.osc), ("udp", settings.udp), ("tcp", settings.tcp)]
+        for (kind, address) in inputs {
             guard let address else { continue }
-            let endpoint = try Endpoint(parsing: address)
-            let channel = try await DatagramBootstrap(group: group)
-                .channelOption(.socketOption(.so_reuseaddr), value: 1)
-                .bind(host: endpoint.host, port: Int(endpoint.port)) { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        try NIOAsyncChannel<AddressedEnvelope<ByteBuffer>, AddressedEnvelope<ByteBuffer>>(
-                            wrappingChannelSynchronously: channel)
-                    }
+            do {
+                let endpoint = try Endpoint(parsing: address)
+                let channel: any Channel
+                if kind == "tcp" {
+                    channel = try await ServerBootstrap(group: group)
+                        .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+                        .serverChannelOption(.backlog, value: Int32(ShowInputSettings.mostConnections))
+                        .childChannelInitializer { [self] channel in
+                            channel.eventLoop.makeCompletedFuture {
+                                try channel.pipeline.syncOperations.addHandlers(
+                                    LineGuardHandler(guard: connections, longestLine: ShowInputSettings.longestLine),
+                                    LineInput(input: self))
+                            }
+                        }
+                        .bind(host: endpoint.host, port: Int(endpoint.port)).get()
+                } else {
+                    channel = try await DatagramBootstrap(group: group)
+                        .channelOption(.socketOption(.so_reuseaddr), value: 1)
+                        .channelInitializer { [self] channel in
+                            channel.eventLoop.makeCompletedFuture {
+                                try channel.pipeline.syncOperations.addHandler(DatagramInput(input: self, kind: kind))
+                            }
+                        }
+                        .bind(host: endpoint.host, port: Int(endpoint.port)).get()
                 }
-            bound.withLock { $0[kind] = channel.channel.localAddress?.port ?? 0 }
-            datagrams.append((kind, channel))
-        }
-        var server: NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>?
-        if let address = settings.tcp {
-            let endpoint = try Endpoint(parsing: address)
-            let channel = try await ServerBootstrap(group: group)
-                .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-                .serverChannelOption(.backlog, value: 16)
-                .bind(host: endpoint.host, port: Int(endpoint.port)) { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
-                    }
-                }
-            bound.withLock { $0["tcp"] = channel.channel.localAddress?.port ?? 0 }
-            server = channel
-        }
-        ready(ports)
-        try await withThrowingDiscardingTaskGroup { group in
-            for (kind, channel) in datagrams {
-                group.addTask { try await self.receive(kind, channel) }
-            }
-            if let server {
-                group.addTask { try await self.accept(server) }
+                channels.withLock { $0.append(channel) }
+                bound.withLock { $0[kind] = channel.localAddress?.port ?? 0 }
+            } catch {
+                close()
+                throw .cannotListen(input: "show-control.\(kind)", address: address, reason: Self.reason(error))
             }
         }
+        return ports
     }
 
-    private func receive(
-        _ kind: String, _ channel: NIOAsyncChannel<AddressedEnvelope<ByteBuffer>, AddressedEnvelope<ByteBuffer>>
-    ) async throws {
-        try await withTaskCancellationHandler {
-            try await channel.executeThenClose { inbound, _ in
-                for try await envelope in inbound {
-                    let arrival = LocalClock.monotonic.now()
-                    let bytes = Array(envelope.data.readableBytesView)
-                    if kind == "osc" {
-                        take(osc: bytes, from: envelope.remoteAddress, arrival: arrival)
-                    } else {
-                        _ = take(line: bytes, from: envelope.remoteAddress, via: "udp", arrival: arrival)
-                    }
-                }
-            }
+    /// Listens on every configured input (if `listen` has not) until the task is cancelled;
+    /// `ready` hears once all listen.
+    public func run(ready: @escaping @Sendable ([String: Int]) -> Void = { _ in }) async throws {
+        ready(try await listen())
+        defer { close() }
+        let (cancelled, stop) = AsyncStream.makeStream(of: Void.self)
+        await withTaskCancellationHandler {
+            for await _ in cancelled {}
         } onCancel: {
-            channel.channel.close(promise: nil)
+            stop.finish()
         }
     }
 
-    /// One OSC datagram: each message in it, in order.
+    /// Closes every input.
+    func close() {
+        for channel in channels.withLock({ channels in
+            defer { channels.removeAll() }; return channels
+        }) {
+            channel.close(promise: nil)
+        }
+    }
+
+    /// One OSC datagram: each message in it, in order, each counted against the rate.
     func take(osc bytes: [UInt8], from address: NIOCore.SocketAddress, arrival: MediaTime) {
-        let sender = Self.describe(address)
-        guard admit(address, sender: sender, via: "osc") else { return }
+        let sender = ConnectionGuard.describe(address)
+        guard connections.allows(address) else {
+            connections.refuse(.notAllowed(sender: sender, setting: connections.policy.allowSetting), via: "osc")
+            return
+        }
         let packet: OSCPacket
         do {
             packet = try OSCPacket(decoding: bytes)
         } catch {
-            refusals.refuse("osc", sender, "\(error)")
+            connections.refusals.refuse("osc", sender, "\(error)")
             return
         }
         for (message, timeTag) in packet.messages {
+            guard connections.admitMessage(from: address, via: "osc") == nil else { continue }
             do {
                 guard let command = try ShowCommand(osc: message) else { continue }
-                hand(ShowRequest(
-                    command: command, sender: sender, via: "osc", arrival: arrival,
-                    timeTagUnixNanoseconds: timeTag?.unixNanoseconds))
+                hand(
+                    ShowRequest(
+                        command: command, sender: sender, via: "osc", arrival: arrival,
+                        timeTagUnixNanoseconds: timeTag?.unixNanoseconds))
             } catch {
-                refusals.refuse("osc", sender, "\(error)")
+                connections.refusals.refuse("osc", sender, "\(error)")
             }
         }
     }
 
     /// One line (or datagram) of text: the answer for a TCP sender.
-    func take(line bytes: [UInt8], from address: NIOCore.SocketAddress, via: String, arrival: MediaTime) -> String {
-        let sender = Self.describe(address)
-        guard admit(address, sender: sender, via: via) else { return "ERR refused" }
+    func take(line bytes: [UInt8], from address: NIOCore.SocketAddress?, via: String, arrival: MediaTime) -> String {
+        let sender = ConnectionGuard.describe(address)
+        if let refusal = connections.admitMessage(from: address, via: via) { return "ERR \(refusal)" }
+        guard bytes.count <= ShowInputSettings.longestLine else {
+            let error = ShowControlError.malformed("a line over \(ShowInputSettings.longestLine) bytes")
+            connections.refusals.refuse(via, sender, "\(error)")
+            return "ERR \(error)"
+        }
         guard let text = String(validating: bytes, as: UTF8.self) else {
-            refusals.refuse(via, sender, "\(ShowControlError.malformed("a line that is not UTF-8"))")
+            connections.refusals.refuse(via, sender, "\(ShowControlError.malformed("a line that is not UTF-8"))")
             return "ERR not UTF-8"
         }
         do {
@@ -188,164 +220,77 @@ public final class ShowInput: Sendable {
             }
             return "OK \(command)"
         } catch {
-            refusals.refuse(via, sender, "\(error)")
+            connections.refusals.refuse(via, sender, "\(error)")
             return "ERR \(error)"
         }
-    }
-
-    /// Whether `address` may send now (in `allow`, within `rate`); logs a refusal.
-    private func admit(_ address: NIOCore.SocketAddress, sender: String, via: String) -> Bool {
-        guard let host = address.ipAddress, let parsed = LockstepNet.SocketAddress(numericHost: host, port: 0),
-            settings.allow.contains(where: { $0.contains(parsed) })
-        else {
-            refusals.refuse(via, sender, "\(ShowControlError.notAllowed(sender))")
-            return false
-        }
-        guard limiter.admit(host, now: LocalClock.monotonic.now()) else {
-            refusals.refuse(via, sender, "\(ShowControlError.rateLimited(sender))")
-            return false
-        }
-        return true
     }
 
     @discardableResult
     private func hand(_ request: ShowRequest) -> ShowControlError? {
         if let refused = handler(request) {
-            refusals.refuse(request.via, request.sender, "\(refused)")
+            connections.refusals.refuse(request.via, request.sender, "\(refused)")
             return refused
         }
-        refusals.taken()
+        connections.refusals.taken()
         logger.info(
             "show control: \(request.command)",
             metadata: ["show.sender": "\(request.sender)", "show.via": "\(request.via)"])
         return nil
     }
 
-    private func accept(_ server: NIOAsyncChannel<NIOAsyncChannel<ByteBuffer, ByteBuffer>, Never>) async throws {
-        try await withTaskCancellationHandler {
-            try await server.executeThenClose { inbound in
-                try await withThrowingDiscardingTaskGroup { group in
-                    for try await connection in inbound {
-                        let admitted = connections.withLock { count in
-                            guard count < ShowInputSettings.mostConnections else { return false }
-                            count += 1
-                            return true
-                        }
-                        guard admitted else {
-                            refusals.refuse(
-                                "tcp", connection.channel.remoteAddress.map(Self.describe) ?? "?",
-                                "over \(ShowInputSettings.mostConnections) connections at once")
-                            connection.channel.close(promise: nil)
-                            continue
-                        }
-                        group.addTask {
-                            defer { self.connections.withLock { $0 -= 1 } }
-                            try? await self.serve(connection)
-                        }
-                    }
-                }
-            }
-        } onCancel: {
-            server.channel.close(promise: nil)
-        }
-    }
-
-    /// Reads lines from one TCP sender and answers each; a line over 256 bytes ends the connection.
-    private func serve(_ connection: NIOAsyncChannel<ByteBuffer, ByteBuffer>) async throws {
-        guard let address = connection.channel.remoteAddress else { return }
-        try await connection.executeThenClose { inbound, outbound in
-            var pending: [UInt8] = []
-            for try await chunk in inbound {
-                pending += chunk.readableBytesView
-                while let end = pending.firstIndex(of: UInt8(ascii: "\n")) {
-                    let line = Array(pending[..<end])
-                    pending.removeSubrange(...end)
-                    if line.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\r") }) { continue }
-                    let answer = take(line: line, from: address, via: "tcp", arrival: LocalClock.monotonic.now())
-                    try await outbound.write(ByteBuffer(string: answer + "\n"))
-                }
-                if pending.count > 256 {
-                    refusals.refuse("tcp", Self.describe(address), "a line over 256 bytes: connection closed")
-                    try await outbound.write(ByteBuffer(string: "ERR line too long\n"))
-                    return
-                }
-            }
-        }
-    }
-
-    static func describe(_ address: NIOCore.SocketAddress) -> String {
-        guard let host = address.ipAddress, let port = address.port else { return "\(address)" }
-        return host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+    /// What a failed bind says, without NIO's wording ("bind(descriptor:ptr:bytes:): Address
+    /// already in use (errno: 98)").
+    static func reason(_ error: any Error) -> String {
+        if let error = error as? IOError { return String(cString: strerror(error.errnoCode)) }
+        return "\(error)"
     }
 }
 
-/// A token bucket per sender: `rate` commands a second, bursts of as many. It remembers a bounded
-/// number of senders, forgetting those whose buckets are full again first.
-final class RateLimiter: Sendable {
-    let rate: Double
-    static let mostSenders = 1024
-    private let buckets = Mutex<[String: (tokens: Double, at: MediaTime)]>([:])
+/// A datagram input's handler: each datagram to its input.
+private final class DatagramInput: ChannelInboundHandler {
+    typealias InboundIn = AddressedEnvelope<ByteBuffer>
+    let input: ShowInput
+    let kind: String
 
-    init(rate: Double) { self.rate = rate }
+    init(input: ShowInput, kind: String) {
+        self.input = input
+        self.kind = kind
+    }
 
-    func admit(_ sender: String, now: MediaTime) -> Bool {
-        buckets.withLock { buckets in
-            let burst = max(rate, 1)
-            var bucket = buckets[sender] ?? (burst, now)
-            bucket.tokens = min(burst, bucket.tokens + (now - bucket.at).seconds * rate)
-            bucket.at = now
-            let admitted = bucket.tokens >= 1
-            if admitted { bucket.tokens -= 1 }
-            if buckets[sender] == nil, buckets.count >= Self.mostSenders {
-                buckets = buckets.filter { $0.value.tokens + (now - $0.value.at).seconds * rate < burst }
-                if buckets.count >= Self.mostSenders { buckets.removeAll() }
-            }
-            buckets[sender] = bucket
-            return admitted
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let envelope = unwrapInboundIn(data)
+        let arrival = LocalClock.monotonic.now()
+        let bytes = Array(envelope.data.readableBytesView)
+        if kind == "osc" {
+            input.take(osc: bytes, from: envelope.remoteAddress, arrival: arrival)
+        } else {
+            _ = input.take(line: bytes, from: envelope.remoteAddress, via: "udp", arrival: arrival)
         }
     }
+
+    /// A datagram socket's errors (an ICMP refusal echoed back) end nothing.
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {}
 }
 
-/// Refusals as log lines: the first few of every 10 s each named, then how many more there were, so
-/// a flood of bad messages cannot flood the log.
-final class RefusalLog: Sendable {
-    let logger: Logger
-    static let linesPerWindow = 10
-    static let window = MediaTime(value: 10, timescale: 1)
-    private struct State {
-        var windowStart = MediaTime.zero
-        var inWindow = 0
-        var refused = 0
-        var taken = 0
+/// A TCP connection's handler, behind its `LineGuardHandler`: each line answered with a line.
+private final class LineInput: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+    let input: ShowInput
+
+    init(input: ShowInput) {
+        self.input = input
     }
-    private let state = Mutex(State())
 
-    init(logger: Logger) { self.logger = logger }
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let line = Array(unwrapInboundIn(data).readableBytesView)
+        let answer = input.take(
+            line: line, from: context.channel.remoteAddress, via: "tcp", arrival: LocalClock.monotonic.now())
+        context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(string: answer + "\n")), promise: nil)
+    }
 
-    var counts: (refused: Int, taken: Int) { state.withLock { ($0.refused, $0.taken) } }
-
-    func taken() { state.withLock { $0.taken += 1 } }
-
-    func refuse(_ via: String, _ sender: String, _ reason: String) {
-        let now = LocalClock.monotonic.now()
-        let (log, unlogged) = state.withLock { state -> (Bool, Int) in
-            state.refused += 1
-            var unlogged = 0
-            if now - state.windowStart >= Self.window {
-                unlogged = max(0, state.inWindow - Self.linesPerWindow)
-                state.windowStart = now
-                state.inWindow = 0
-            }
-            state.inWindow += 1
-            return (state.inWindow <= Self.linesPerWindow, unlogged)
-        }
-        if unlogged > 0 {
-            logger.warning("show control: \(unlogged) more messages refused in the last \(Self.window.seconds) s")
-        }
-        if log {
-            logger.warning(
-                "show control: refused \(via) from \(sender): \(reason)",
-                metadata: ["show.sender": "\(sender)", "show.via": "\(via)"])
-        }
+    /// A peer that resets its connection ends only that connection.
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        context.close(promise: nil)
     }
 }

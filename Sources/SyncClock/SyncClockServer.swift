@@ -84,7 +84,7 @@ public final class SyncClockServer: Sendable {
     /// The rate limiter, and what it dropped since the server last logged about it.
     private struct LimiterState: Sendable {
         /// Nil without a rate limit.
-        var limiter: ReplyRateLimiter?
+        var limiter: SourceRateLimiter?
         var droppedSinceReport = 0
         var lastReport: Int64 = .min
     }
@@ -116,7 +116,9 @@ public final class SyncClockServer: Sendable {
             realtimeShift: configuration.realtimeShift.nanoseconds ?? 0)
         self.identity = configuration.identity ?? UInt64.random(in: 1 ... .max)
         self.epoch = configuration.epoch ?? self.clock.epoch
-        self.limiter = Mutex(LimiterState(limiter: configuration.rateLimit.map { ReplyRateLimiter(limit: $0) }))
+        self.limiter = Mutex(LimiterState(limiter: configuration.rateLimit.map {
+            SourceRateLimiter(perSecond: $0.repliesPerSecond, burst: $0.burst, tableCapacity: $0.tableCapacity)
+        }))
         self.logger = logger
     }
 

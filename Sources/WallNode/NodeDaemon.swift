@@ -1,4 +1,5 @@
 import LockstepCLI
+import LockstepGuard
 import Logging
 import NIOCore
 import NodeService

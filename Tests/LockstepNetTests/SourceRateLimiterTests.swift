@@ -1,10 +1,9 @@
-import LockstepNet
 import XCTest
 
-@testable import SyncClock
+@testable import LockstepNet
 
-/// The server's per-address token buckets on injected times: no sockets, no sleeping.
-final class ReplyRateLimiterTests: XCTestCase {
+/// Per-address token buckets (the clock server's replies, show-control messages) on injected times: no sockets, no sleeping.
+final class SourceRateLimiterTests: XCTestCase {
     private static let millisecond: Int64 = 1_000_000
     private static let second: Int64 = 1_000_000_000
 
@@ -12,12 +11,13 @@ final class ReplyRateLimiterTests: XCTestCase {
         SocketAddress(numericHost: "10.\(index >> 16 & 255).\(index >> 8 & 255).\(index & 255)", port: port)!
     }
 
-    private func allowed(_ limiter: inout ReplyRateLimiter, _ source: SocketAddress, times: Int, at now: Int64) -> Int {
+    private func allowed(_ limiter: inout SourceRateLimiter, _ source: SocketAddress, times: Int, at now: Int64) -> Int
+    {
         (0..<times).reduce(0) { count, _ in count + (limiter.allows(source, at: now) ? 1 : 0) }
     }
 
     func testAllows_theBurstAtOnce_thenTheRate() {
-        var limiter = ReplyRateLimiter(limit: ReplyRateLimit(repliesPerSecond: 100, burst: 20))
+        var limiter = SourceRateLimiter(perSecond: 100, burst: 20)
         let client = address(1)
         XCTAssertEqual(allowed(&limiter, client, times: 50, at: Self.second), 20, "the burst")
         XCTAssertEqual(
@@ -26,7 +26,7 @@ final class ReplyRateLimiterTests: XCTestCase {
     }
 
     func testAllows_aClientPollingBelowTheRate_everyTime() {
-        var limiter = ReplyRateLimiter(limit: .default)
+        var limiter = SourceRateLimiter(perSecond: 1_000, burst: 200)
         var time = Self.second
         for _ in 0..<10_000 {
             XCTAssertTrue(limiter.allows(address(7), at: time))
@@ -35,7 +35,7 @@ final class ReplyRateLimiterTests: XCTestCase {
     }
 
     func testBuckets_areKeyedByAddressNotPort() {
-        var limiter = ReplyRateLimiter(limit: ReplyRateLimit(repliesPerSecond: 10, burst: 5))
+        var limiter = SourceRateLimiter(perSecond: 10, burst: 5)
         let ports = (0..<20).map { address(1, port: UInt16(30_000 + $0)) }
         XCTAssertEqual(ports.filter { limiter.allows($0, at: Self.second) }.count, 5, "ports share one bucket")
         XCTAssertEqual(allowed(&limiter, address(2), times: 10, at: Self.second), 5, "another address has its own")
@@ -44,8 +44,7 @@ final class ReplyRateLimiterTests: XCTestCase {
     }
 
     func testTable_staysBounded_underAFloodFromSpoofedAddresses_andKeepsPollingClients() {
-        let limit = ReplyRateLimit(repliesPerSecond: 100, burst: 10, tableCapacity: 64)
-        var limiter = ReplyRateLimiter(limit: limit)
+        var limiter = SourceRateLimiter(perSecond: 100, burst: 10, tableCapacity: 64)
         let clients = (0..<8).map { address(1_000_000 + $0) }
         var time = Self.second
         for client in clients { XCTAssertTrue(limiter.allows(client, at: time)) }
@@ -55,7 +54,7 @@ final class ReplyRateLimiterTests: XCTestCase {
         for step in 0..<100_000 {
             time += 100_000
             if limiter.allows(address(step), at: time) { floodAllowed += 1 }
-            XCTAssertLessThanOrEqual(limiter.trackedAddresses, limit.tableCapacity)
+            XCTAssertLessThanOrEqual(limiter.trackedAddresses, limiter.tableCapacity)
             if step % 1_000 == 0 {
                 clientsDenied += clients.filter { !limiter.allows($0, at: time) }.count
             }
@@ -68,10 +67,10 @@ final class ReplyRateLimiterTests: XCTestCase {
     }
 
     func testTable_freesAddressesThatFellSilent() {
-        var limiter = ReplyRateLimiter(limit: ReplyRateLimit(repliesPerSecond: 100, burst: 10, tableCapacity: 16))
+        var limiter = SourceRateLimiter(perSecond: 100, burst: 10, tableCapacity: 16)
         for index in 0..<16 { XCTAssertTrue(limiter.allows(address(index), at: Self.second)) }
         XCTAssertEqual(limiter.trackedAddresses, 16)
-        let later = Self.second + ReplyRateLimiter.idleTimeout
+        let later = Self.second + SourceRateLimiter.idleTimeout
         XCTAssertEqual(allowed(&limiter, address(99), times: 10, at: later), 10, "a new address gets its own burst")
         XCTAssertEqual(limiter.trackedAddresses, 1, "silent addresses were swept")
     }

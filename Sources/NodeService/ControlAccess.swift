@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import LockstepGuard
 import WallProtocol
 
 /// Who may use the control API: requests from web pages are refused outright (a page an operator

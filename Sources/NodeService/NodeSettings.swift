@@ -1,4 +1,5 @@
 import Foundation
+import LockstepGuard
 import LockstepNet
 import LockstepTime
 import SyncClock

@@ -1,4 +1,5 @@
 import Foundation
+import LockstepGuard
 import LockstepLocks
 import LockstepTime
 import ShowControl

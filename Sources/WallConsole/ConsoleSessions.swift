@@ -1,4 +1,5 @@
 import Foundation
+import LockstepGuard
 import LockstepLocks
 import LockstepTime
 import WallProtocol
@@ -27,7 +28,8 @@ public final class ConsoleSessions: Sendable {
 
         public var description: String {
             switch self {
-            case .wrongToken: "that is not this wall's control token (the file control-token-file names on the controller)"
+            case .wrongToken:
+                "that is not this wall's control token (the file control-token-file names on the controller)"
             case .noSession: "not logged in: open the console and give the wall's control token"
             case .expired: "the session has expired: log in again"
             case .badCSRF: "the request lacks this session's X-Console-CSRF header: reload the console"

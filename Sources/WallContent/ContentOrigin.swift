@@ -1,7 +1,9 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import HummingbirdCore
 import HummingbirdTLS
+import LockstepGuard
 import LockstepLocks
 import Logging
 import NIOCore
@@ -13,14 +15,15 @@ import WallTimeline
 /// It serves one transfer at a time, so the other nodes take their copies from the first.
 public final class ContentOrigin: Sendable {
     public let server: ContentServer
-    let authorization: String?
+    /// The wall's control token, which every request must carry; nil: the wall has none.
+    let token: ControlToken?
 
     /// The store uploads go to (`wallctl serve`'s library); nil: nothing is taken.
     let library: ContentStore?
 
     /// - Parameter files: the file holding each ID, on this machine (checked by the caller).
-    public init(files: [ContentID: String], authorization: String?, limit: Int = 1) {
-        self.authorization = authorization
+    public init(files: [ContentID: String], token: ControlToken?, limit: Int = 1) {
+        self.token = token
         let byDigest = Dictionary(files.map { ($0.key.sha256, ($0.value, $0.key.size)) }) { first, _ in first }
         server = ContentServer(limit: limit) { sha256 in byDigest[sha256] }
         library = nil
@@ -28,37 +31,68 @@ public final class ContentOrigin: Sendable {
 
     /// An origin serving `library`'s complete files, which takes uploads into it
     /// (`PUT /content/<sha256>?size=N`, kept only once the digest matches).
-    public init(library: ContentStore, authorization: String?, limit: Int = 1) {
-        self.authorization = authorization
+    public init(library: ContentStore, token: ControlToken?, limit: Int = 1) {
+        self.token = token
         self.library = library
         server = ContentServer(limit: limit) { sha256 in library.file(sha256: sha256) }
     }
 
     /// Serves on `host`:`port` (0: any free port), over TLS with `tls`, until the task is
     /// cancelled; `bound` hears the port once the server listens.
+    public func run(
+        host: String, port: Int, tls: TLSConfiguration? = nil, bound: @escaping @Sendable (Int) -> Void
+    ) async throws {
+        try await application(host: host, port: port, tls: tls, fileLimit: FileLimit.raise(), bound: bound).run()
+    }
+
+    /// The origin as a Hummingbird application (a service) on `host`:`port` (0: any free port),
+    /// over TLS with `tls`, behind the one connection guard (`ConnectionGuard`) with the bounds
+    /// `fileLimit` allows; `bound` hears the port once the server listens.
     ///
     /// - Parameter routes: adds the daemon's other routes; each refuses (the closure it is given
     ///   answers) a request without the wall's token, as the content routes do.
-    public func run(
-        host: String, port: Int, tls: TLSConfiguration? = nil,
-        routes: (Router<BasicRequestContext>, _ refusal: @escaping @Sendable (Request) -> Response?) -> Void = { _, _ in },
-        bound: @escaping @Sendable (Int) -> Void
-    ) async throws {
-        let router = Router()
-        let authorization = self.authorization
-        let server = self.server
-        /// The refusal of a request without the wall's token, where the wall has one.
-        let refusal: @Sendable (Request) -> Response? = { request in
-            guard let authorization, request.headers[.authorization] != authorization else { return nil }
-            return ContentServer.text(.unauthorized, "this origin needs the wall's control token")
+    public func application(
+        host: String, port: Int, tls: TLSConfiguration? = nil, fileLimit: UInt64,
+        routes: (Router<BasicRequestContext>, _ refusal: @escaping @Sendable (Request) -> Response?) -> Void = { _, _ in
+        },
+        logger: Logger? = nil, bound: @escaping @Sendable (Int) -> Void
+    ) throws -> some ApplicationProtocol {
+        // The push says what happens; the server's own lines (its shutdown) are noise there.
+        var quiet = Logger(label: "lockstep.origin")
+        quiet.logLevel = .critical
+        let logger = logger ?? quiet
+        let connections = ConnectionGuard(surface: "daemon", policy: .http(fileLimit: fileLimit), logger: logger)
+        return Application(
+            router: router(routes: routes), server: try connections.httpServer(tls: tls),
+            configuration: ApplicationConfiguration(
+                address: .hostname(host, port: port), serverName: "wallctl-origin",
+                availableConnectionsDelegate: MaximumAvailableConnections(
+                    FileLimit.connections(within: fileLimit).accepted, logger: logger)),
+            onServerRunning: { channel in bound(channel.localAddress?.port ?? port) }, logger: logger)
+    }
+
+    /// The refusal of a request without the wall's token, where the wall has one.
+    public func refusal(_ request: Request) -> Response? {
+        guard let token, !token.accepts(authorization: request.headers[.authorization]) else { return nil }
+        var response = ContentServer.text(
+            .unauthorized, "this daemon needs the wall's control token (Authorization: Bearer ...)")
+        response.headers[.wwwAuthenticate] = "Bearer realm=\"lockstep\""
+        return response
+    }
+
+    /// The origin's routes and the daemon's others: what `application` serves, and what tests
+    /// drive in-process.
+    public func router(
+        routes: (Router<BasicRequestContext>, _ refusal: @escaping @Sendable (Request) -> Response?) -> Void = { _, _ in
         }
+    ) -> Router<BasicRequestContext> {
+        let router = Router()
+        let server = self.server
+        let refusal: @Sendable (Request) -> Response? = { [self] request in self.refusal(request) }
         router.get("/content/:sha256") { request, context -> Response in
             if let refused = refusal(request) { return refused }
             return server.response(sha256: context.parameters.get("sha256") ?? "", range: request.headers[.range])
         }
-        // The push says what happens; the server's own lines (its shutdown) are noise there.
-        var logger = Logger(label: "lockstep.origin")
-        logger.logLevel = .critical
         if let library {
             router.get("/content") { request, _ -> Response in
                 if let refused = refusal(request) { return refused }
@@ -73,7 +107,8 @@ public final class ContentOrigin: Sendable {
                     let size = request.uri.queryParameters.get("size").flatMap({ UInt64($0) }),
                     let id = ContentID(sha256: digest, size: size)
                 else {
-                    return ContentServer.text(.badRequest, "PUT /content/<sha256>?size=<bytes>, a SHA-256 of 64 lowercase hex digits")
+                    return ContentServer.text(
+                        .badRequest, "PUT /content/<sha256>?size=<bytes>, a SHA-256 of 64 lowercase hex digits")
                 }
                 if library.holds(id) { return ContentServer.text(.ok, "held already") }
                 do {
@@ -84,30 +119,42 @@ public final class ContentOrigin: Sendable {
                     do {
                         for try await chunk in request.body {
                             received += UInt64(chunk.readableBytes)
-                            guard received <= id.size else { throw ContentError.corrupt(id, "the upload is longer than its size") }
+                            guard received <= id.size else {
+                                throw ContentError.corrupt(id, "the upload is longer than its size")
+                            }
                             try handle.write(contentsOf: Data(chunk.readableBytesView))
                         }
                         try handle.close()
-                    } catch {
+                    } catch let error as ContentError {
                         try? handle.close()
                         throw error
+                    } catch {
+                        // The sender's connection ended or broke the body: its fault, kept as far as it came.
+                        try? handle.close()
+                        return ContentServer.text(
+                            .badRequest, "the upload of \(id) ended after \(received) of \(id.size) bytes: \(error)")
+                    }
+                    guard received == id.size else {
+                        return ContentServer.text(
+                            .badRequest, "the upload of \(id) ended after \(received) of \(id.size) bytes")
                     }
                     try library.commit(id)
                     return ContentServer.text(.ok, "kept")
                 } catch let error as ContentError {
-                    if case .noSpace = error {
-                        return ContentServer.text(HTTPResponse.Status(code: 507, reasonPhrase: "Insufficient Storage"), "\(error)")
+                    switch error {
+                    case .noSpace:
+                        return ContentServer.text(
+                            HTTPResponse.Status(code: 507, reasonPhrase: "Insufficient Storage"), "\(error)")
+                    case .corrupt:
+                        return ContentServer.text(.unprocessableContent, "\(error)")
+                    case .storage, .unavailable:
+                        return ContentServer.text(.internalServerError, "\(error)")
                     }
-                    return ContentServer.text(.unprocessableContent, "\(error)")
                 }
             }
         }
         routes(router, refusal)
-        let application = Application(
-            router: router, server: try tls.map { try .tls(.http1(), tlsConfiguration: $0) } ?? .http1(),
-            configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "wallctl-origin"),
-            onServerRunning: { channel in bound(channel.localAddress?.port ?? port) }, logger: logger)
-        try await application.run()
+        return router
     }
 }
 
@@ -115,7 +162,9 @@ extension ContentOrigin {
     /// The server side of `control-tls`: the certificate chain and its key, PEM.
     public static func serverTLS(certificate: String, key: String) throws -> TLSConfiguration {
         let chain = try NIOSSLCertificate.fromPEMFile(certificate)
-        guard !chain.isEmpty else { throw ContentError.storage("control-tls.certificate: \(certificate) holds no certificate") }
+        guard !chain.isEmpty else {
+            throw ContentError.storage("control-tls.certificate: \(certificate) holds no certificate")
+        }
         return TLSConfiguration.makeServerConfiguration(
             certificateChain: chain.map { .certificate($0) },
             privateKey: .privateKey(try NIOSSLPrivateKey(file: key, format: .pem)))

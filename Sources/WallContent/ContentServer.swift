@@ -35,7 +35,8 @@ public final class ContentServer: Sendable {
         guard let file = lookup(sha256) else { return Self.text(.notFound, "not held here") }
         var offset: UInt64 = 0
         if let range {
-            guard let start = Self.rangeStart(range), start <= file.size else {
+            // RFC 9110, 14.1.2: a first byte at or past the end cannot be satisfied (416).
+            guard let start = Self.rangeStart(range), start < file.size else {
                 var headers = HTTPFields()
                 headers[.contentRange] = "bytes */\(file.size)"
                 return Response(status: .rangeNotSatisfiable, headers: headers)
@@ -86,7 +87,8 @@ public final class ContentServer: Sendable {
     public static func text(_ status: HTTPResponse.Status, _ message: String) -> Response {
         var headers = HTTPFields()
         headers[.contentType] = "text/plain; charset=utf-8"
-        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: message + "\n")))
+        return Response(
+            status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: message + "\n")))
     }
 }
 

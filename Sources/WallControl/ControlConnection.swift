@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import LockstepGuard
 import LockstepTime
 import NIOCore
 import NIOPosix
@@ -12,17 +13,20 @@ import WallProtocol
 public struct ControlConnection: Sendable {
     public let http: HTTPClient
     public let clients: [NodeClient]
+    /// The wall's control token, which every request carries; nil: the wall has none.
+    public let token: ControlToken?
 
     /// Connects to `nodes` of `config` (none is contacted yet).
     public init(config: WallConfig, nodes: [NodeConfig], timeout: MediaTime) throws(ControlError) {
-        var authorization: String?
+        var token: ControlToken?
         if let file = config.security.tokenFile {
             do {
-                authorization = try ControlToken(contentsOfFile: file).authorization
+                token = try ControlToken(contentsOfFile: file)
             } catch {
                 throw .config("\(error)")
             }
         }
+        let authorization = token?.authorization
         var configuration = Self.http(timeout)
         configuration.tlsConfiguration = try config.security.tls.map { tls throws(ControlError) in try Self.tls(tls) }
         let scheme = configuration.tlsConfiguration == nil ? "http" : "https"
@@ -38,6 +42,7 @@ public struct ControlConnection: Sendable {
             throw error
         }
         self.http = http
+        self.token = token
     }
 
     public func shutdown() async throws {

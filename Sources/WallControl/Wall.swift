@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import LockstepGuard
 import LockstepTime
 import WallProtocol
 import WallTimeline
@@ -9,6 +10,8 @@ public struct Wall: Sendable {
     public let config: WallConfig
     public let http: HTTPClient
     public let clients: [NodeClient]
+    /// The wall's control token; nil: the wall has none.
+    public let token: ControlToken?
     /// How long a command may wait for what it needs (nodes answering, clocks usable, media there).
     public let waitLimit: MediaTime
     /// Where a command says what it waits for and what it did.
@@ -37,6 +40,7 @@ public struct Wall: Sendable {
         self.config = config
         http = connection.http
         clients = connection.clients
+        token = connection.token
         self.waitLimit = waitLimit
         self.say = say
     }

@@ -42,7 +42,14 @@ struct ContentPush {
     func distribute(_ media: [String]) async throws -> [String: [String: ContentID]] {
         guard !options.noPush else { return [:] }
         let nodes = wall.clients.map(\.id)
-        let local = Array(Set(media.filter { file in nodes.allSatisfy { FileManager.default.fileExists(atPath: file.replacingOccurrences(of: "{id}", with: $0)) } })).sorted()
+        let local = Array(
+            Set(
+                media.filter { file in
+                    nodes.allSatisfy {
+                        FileManager.default.fileExists(atPath: file.replacingOccurrences(of: "{id}", with: $0))
+                    }
+                })
+        ).sorted()
         guard !local.isEmpty else { return [:] }
         let (needs, paths) = try ContentControl.needs(files: local, nodes: nodes) { path in
             do {
@@ -56,7 +63,9 @@ struct ContentPush {
             for need in list { distributed[need.name, default: [:]][node] = need.id }
         }
         let total = paths.keys.reduce(UInt64(0)) { $0 + $1.size }
-        wall.say("push: \(paths.count) file\(paths.count == 1 ? "" : "s"), \(String(format: "%.1f", Double(total) / 1e6)) MB")
+        wall.say(
+            "push: \(paths.count) file\(paths.count == 1 ? "" : "s"), \(String(format: "%.1f", Double(total) / 1e6)) MB"
+        )
         let display = ProgressDisplay()
         let delivered = String(format: "%.1f", Double(needs.values.flatMap { $0 }.reduce(0) { $0 + $1.id.size }) / 1e6)
         if let daemon = wall.config.controllerOrigin {
@@ -69,7 +78,7 @@ struct ContentPush {
                     + "to the daemon's library, \(delivered) MB delivered")
             return distributed
         }
-        let origin = ContentOrigin(files: paths, authorization: wall.clients.first?.authorization)
+        let origin = ContentOrigin(files: paths, token: wall.token)
         let (host, port) = try originAddress()
         let (bound, boundContinuation) = AsyncStream.makeStream(of: Int.self)
         let tls = try originTLS(wall.config)
@@ -125,11 +134,13 @@ struct ContentPush {
                     reply = try await response.body.collect(upTo: 1 << 16)
                 } catch {
                     throw ControlError.config(
-                        "the daemon at \(origin) did not take \(path): \(NodeClient.reason(error, timeout: MediaTime(value: 600, timescale: 1)))")
+                        "the daemon at \(origin) did not take \(path): \(NodeClient.reason(error, timeout: MediaTime(value: 600, timescale: 1)))"
+                    )
                 }
                 let text = String(buffer: reply).trimmingCharacters(in: .whitespacesAndNewlines)
                 guard response.status == .ok else {
-                    throw ControlError.config("the daemon at \(origin) refused \(path): HTTP \(response.status.code) \(text)")
+                    throw ControlError.config(
+                        "the daemon at \(origin) refused \(path): HTTP \(response.status.code) \(text)")
                 }
                 if text != "held already" {
                     sent += id.size

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import LockstepGuard
 import LockstepTime
 import NIOCore
 import WallConsole

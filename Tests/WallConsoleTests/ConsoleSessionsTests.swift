@@ -1,3 +1,4 @@
+import LockstepGuard
 import LockstepLocks
 import LockstepTime
 import WallConsole

@@ -1,7 +1,8 @@
+import AsyncHTTPClient
 import Foundation
+import LockstepGuard
 import LockstepTime
 import NIOPosix
-import AsyncHTTPClient
 import WallContent
 import WallControl
 import WallTimeline
@@ -115,7 +116,7 @@ final class ContentStoreTests: XCTestCase {
         let bytes = randomBytes(700_000)
         let path = try file("source", bytes)
         let id = try ContentDigest.id(ofFileAt: path)
-        let origin = ContentOrigin(files: [id: path], authorization: "Bearer secret", limit: 1)
+        let origin = ContentOrigin(files: [id: path], token: try ControlToken("secret-secret-secret"), limit: 1)
         let (ports, bound) = AsyncStream.makeStream(of: Int.self)
         let serving = Task { try await origin.run(host: "127.0.0.1", port: 0) { bound.yield($0) } }
         defer { serving.cancel() }
@@ -135,8 +136,9 @@ final class ContentStoreTests: XCTestCase {
         try handle.write(contentsOf: Data(bytes[..<200_000]))
         try handle.close()
         handle = try store.appending(to: id)
-        let outcome = try await client("Bearer secret").download(
-            id, from: store.partialSize(of: id), to: handle, bytesPerSecond: nil) { _ in }
+        let outcome = try await client("Bearer secret-secret-secret").download(
+            id, from: store.partialSize(of: id), to: handle, bytesPerSecond: nil
+        ) { _ in }
         try handle.close()
         XCTAssertEqual(outcome, .complete)
         try store.commit(id)
@@ -144,7 +146,9 @@ final class ContentStoreTests: XCTestCase {
         // Another file is not held there; without the token nothing is served.
         let other = try XCTUnwrap(ContentID(sha256: String(repeating: "b", count: 64), size: 10))
         let sink = try FileHandle(forWritingTo: URL(fileURLWithPath: try file("sink", [])))
-        let notHeld = try await client("Bearer secret").download(other, from: 0, to: sink, bytesPerSecond: nil) { _ in }
+        let notHeld = try await client("Bearer secret-secret-secret").download(
+            other, from: 0, to: sink, bytesPerSecond: nil
+        ) { _ in }
         XCTAssertEqual(notHeld, .notHeld)
         do {
             _ = try await client(nil).download(id, from: 0, to: sink, bytesPerSecond: nil) { _ in }
@@ -155,7 +159,8 @@ final class ContentStoreTests: XCTestCase {
         // Paced: 300 000 bytes at 1 MB/s take about 0.3 s.
         let paced = try FileHandle(forWritingTo: URL(fileURLWithPath: try file("paced", [])))
         let began = LocalClock.monotonic.now()
-        _ = try await client("Bearer secret").download(id, from: 400_000, to: paced, bytesPerSecond: 1e6) { _ in }
+        _ = try await client("Bearer secret-secret-secret").download(id, from: 400_000, to: paced, bytesPerSecond: 1e6)
+        { _ in }
         XCTAssertGreaterThan((LocalClock.monotonic.now() - began).seconds, 0.25)
         try await http.shutdown()
     }

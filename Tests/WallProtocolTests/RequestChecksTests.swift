@@ -136,27 +136,3 @@ final class MediaRootsTests: XCTestCase {
         }
     }
 }
-
-final class ControlTokenTests: XCTestCase {
-    func testAccepts_onlyTheExactBearerToken() throws {
-        let token = try ControlToken("0123456789abcdef0123")
-        XCTAssertTrue(token.accepts(authorization: "Bearer 0123456789abcdef0123"))
-        XCTAssertFalse(token.accepts(authorization: nil))
-        XCTAssertFalse(token.accepts(authorization: "Bearer 0123456789abcdef012"))
-        XCTAssertFalse(token.accepts(authorization: "Bearer 0123456789abcdef01234"))
-        XCTAssertFalse(token.accepts(authorization: "Bearer 0123456789abcdef0124"))
-        XCTAssertFalse(token.accepts(authorization: "Basic 0123456789abcdef0123"))
-        XCTAssertFalse(token.accepts(authorization: "Bearer "))
-        XCTAssertEqual(token.authorization, "Bearer 0123456789abcdef0123")
-    }
-
-    func testInit_refusesShortOrSpacedTokens() {
-        XCTAssertThrowsError(try ControlToken("short")) { error in
-            XCTAssertTrue("\(error)".contains("at least 16 characters"), "\(error)")
-        }
-        XCTAssertThrowsError(try ControlToken("0123456789 abcdef0123"))
-        XCTAssertThrowsError(try ControlToken(contentsOfFile: "/nonexistent/token")) { error in
-            XCTAssertTrue("\(error)".hasPrefix("/nonexistent/token: cannot read the control token"), "\(error)")
-        }
-    }
-}

@@ -39,14 +39,17 @@ public struct ControlToken: Sendable, Hashable {
     /// The `Authorization` header value that carries this token.
     public var authorization: String { "Bearer " + String(decoding: bytes, as: UTF8.self) }
 
-    /// Whether an `Authorization` header carries this token, compared in time that does not depend
-    /// on where the first difference lies.
+    /// Whether an `Authorization` header carries this token, compared over the whole of what was
+    /// given in time that does not depend on where the first difference lies. A difference in
+    /// length is kept whole, never narrowed: the token followed by anything is refused.
     public func accepts(authorization header: String?) -> Bool {
         guard let header, header.hasPrefix("Bearer ") else { return false }
         let given = Array(header.utf8.dropFirst("Bearer ".utf8.count))
-        var difference = UInt8(truncatingIfNeeded: given.count ^ bytes.count)
-        for index in bytes.indices {
-            difference |= bytes[index] ^ (index < given.count ? given[index] : 0)
+        var difference = given.count ^ bytes.count
+        for index in 0..<max(given.count, bytes.count) {
+            let wanted = index < bytes.count ? bytes[index] : 0
+            let got = index < given.count ? given[index] : 0
+            difference |= Int(wanted ^ got)
         }
         return difference == 0
     }

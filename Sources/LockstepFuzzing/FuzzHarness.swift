@@ -54,16 +54,24 @@ public enum FuzzHarness {
         guard let timeline = try? JSONDecoder().decode(Timeline.self, from: body), (try? timeline.validate()) != nil
         else { return }
         let encoded = try? JSONEncoder().encode(timeline)
-        precondition(encoded.flatMap { try? JSONDecoder().decode(Timeline.self, from: $0) } == timeline,
+        precondition(
+            encoded.flatMap { try? JSONDecoder().decode(Timeline.self, from: $0) } == timeline,
             "an accepted timeline reads back as itself")
         TimelineExercise.exercise(timeline, at: hostTimes(from: body))
-        if let next = try? timeline.applying(.pause, at: timeline.start) { _ = try? timeline.check(replacement: next) }
+        if let next = try? timeline.applying(.pause, at: timeline.start) {
+            precondition(next.supersedes(timeline) && !timeline.supersedes(next), "an edit supersedes what it edits")
+            var admission = TimelineAdmission()
+            _ = try? admission.admit(
+                next, current: timeline, wall: timeline.wall, epoch: .known(timeline.epoch), from: .controller,
+                now: .zero)
+        }
     }
 
     /// Written where a node keeps its timeline and read back as at start: kept or set aside.
     static func stateFile(_ body: Data) {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "lockstep-fuzz-\(getpid())/timeline.json").path
+            "lockstep-fuzz-\(getpid())/timeline.json"
+        ).path
         let store = TimelineStore(path: path)
         try? FileManager.default.createDirectory(
             atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)

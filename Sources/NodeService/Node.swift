@@ -27,6 +27,11 @@ public final class Node: Sendable {
     private let logger: Logger
     /// Why the stored timeline could not be used at start, until a timeline is followed.
     private let storeProblem: Mutex<String?>
+    /// What keeps one of the node's services from working, by service (`content`,
+    /// `show-control`): the screen plays on, and the status, the metrics and the console say so.
+    private let serviceProblems = Mutex<[String: String]>([:])
+    /// Which timelines the node takes from controllers and peers (`TimelineAdmission`).
+    private let admission = Mutex(TimelineAdmission())
     /// One frame cost measurement at a time (`frameCost()`).
     private let measuring = OneAtATime()
 
@@ -198,6 +203,32 @@ public final class Node: Sendable {
     /// keeps it in the state directory first, so a restart comes back to it.
     public func adopt(_ timeline: Timeline) async throws(NodeError) {
         try checkMedia(of: timeline)
+        try await admit(timeline, from: .controller)
+        try await follow(timeline)
+    }
+
+    /// Checks `timeline` by the wall's one rule for what a node takes (`TimelineAdmission`),
+    /// against the timeline followed and the master epoch the clock reads.
+    func admit(_ timeline: Timeline, from source: TimelineAdmission.Source) async throws(NodeError) {
+        let current = await follower.timeline
+        let epoch: TimelineAdmission.Epoch
+        switch NodeClock(clock).reading() {
+        case .usable(_, let named): epoch = named.map { .known($0) } ?? .unnamed
+        case .unusable: epoch = .noClock
+        }
+        let wall = settings.wallName
+        let now = LocalClock.monotonic.now()
+        do throws(TimelineError) {
+            _ = try admission.withLock { admission throws(TimelineError) in
+                try admission.admit(timeline, current: current, wall: wall, epoch: epoch, from: source, now: now)
+            }
+        } catch {
+            throw .timeline(error)
+        }
+    }
+
+    /// Follows `timeline` (checked), keeping it first.
+    private func follow(_ timeline: Timeline) async throws(NodeError) {
         do {
             try await follower.adopt(timeline)
         } catch {
@@ -218,7 +249,8 @@ public final class Node: Sendable {
         do throws(RequestRejection) {
             for (index, segment) in timeline.segments.enumerated() {
                 // A file the wall distributes is played from the content store, whatever its name.
-                for (entry, item) in segment.playlist.entries.enumerated() where item.content(forNode: settings.id) == nil {
+                for (entry, item) in segment.playlist.entries.enumerated()
+                where item.content(forNode: settings.id) == nil {
                     try roots.check(forNode(item.media), field: "segments[\(index)].playlist.entries[\(entry)].media")
                 }
                 if case .still(let image) = segment.show {
@@ -277,9 +309,11 @@ public final class Node: Sendable {
     /// Follows `timeline`, found on a peer, if it is this wall's and newer than the one held.
     func offer(_ timeline: Timeline, from peer: String) async {
         guard timeline.wall == settings.wallName else { return }
-        if let current = await follower.timeline, timeline.version <= current.version { return }
+        if let current = await follower.timeline, !timeline.supersedes(current) { return }
         do {
-            try await adopt(timeline)
+            try checkMedia(of: timeline)
+            try await admit(timeline, from: .peer)
+            try await follow(timeline)
             logger.info(
                 "timeline taken from a peer",
                 metadata: ["timeline.peer": "\(peer)", "timeline.version": .value(timeline.version)])
@@ -317,7 +351,7 @@ public final class Node: Sendable {
                 var newest: (String, Timeline)?
                 for await (id, timeline) in group {
                     guard let timeline, timeline.wall == settings.wallName else { continue }
-                    if newest.map({ timeline.version > $0.1.version }) ?? true { newest = (id, timeline) }
+                    if newest.map({ timeline.supersedes($0.1) }) ?? true { newest = (id, timeline) }
                 }
                 return newest
             }
@@ -372,13 +406,30 @@ public final class Node: Sendable {
                     return FrameCostReport(
                         media: path, perFrame: cost.perFrame, framePeriod: cost.framePeriod, frames: cost.frames)
                 } catch {
-                    return FrameCostReport(media: path, perFrame: nil, framePeriod: nil, frames: nil, problem: "\(error)")
+                    return FrameCostReport(
+                        media: path, perFrame: nil, framePeriod: nil, frames: nil, problem: "\(error)")
                 }
             }
         }.value
     }
 
     // MARK: Status
+
+    /// Says that `service` cannot work, and why; nil once it works again.
+    public func serviceProblem(_ service: String, _ problem: String?) {
+        let changed = serviceProblems.withLock { problems in
+            defer { problems[service] = problem }
+            return problems[service] != problem
+        }
+        guard changed else { return }
+        if let problem {
+            logger.error(
+                "a service of the node cannot work; the screen plays on",
+                metadata: ["service": "\(service)", "error": "\(problem)"])
+        } else {
+            logger.notice("a service of the node works again", metadata: ["service": "\(service)"])
+        }
+    }
 
     public func status() async -> NodeStatus {
         let player = screen.player
@@ -400,7 +451,10 @@ public final class Node: Sendable {
                 renderThread: player.renderThreadPriority.description,
                 error: (player.error ?? item?.error).map { "\($0)" },
                 pipelinesAbandoned: screen.players.map(\.abandonedPipelines).reduce(0, +)),
-            timeline: await timelineReport())
+            timeline: await timelineReport(),
+            problems: serviceProblems.withLock { $0 }.sorted { $0.key < $1.key }.map {
+                ServiceProblem(service: $0.key, problem: $0.value)
+            })
     }
 
     func timelineReport() async -> TimelineReport? {

@@ -69,7 +69,9 @@ public enum NodeError: Error, CustomStringConvertible {
         case .clockNotLocked: return 409
         case .mediaFailed, .noVideoTrack: return 422
         case .clockFailed, .timedOut, .cannotListen, .cannotShow: return 503
-        case .timeline(.notNewer), .timeline(.otherWall), .timeline(.versionJump): return 409
+        case .timeline(.notNewer), .timeline(.otherWall), .timeline(.versionJump), .timeline(.otherEpoch),
+            .timeline(.noMasterClock):
+            return 409
         case .timeline: return 422
         case .timelineNotStored: return 500
         case .noTimeline: return 404

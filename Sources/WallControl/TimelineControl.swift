@@ -28,7 +28,7 @@ public struct TimelineControl: Sendable {
     public func current() async throws -> (timeline: Timeline?, versions: [String: UInt64?]) {
         let timelines = try await wall.everyNode { client throws(ControlError) in try await client.timeline() }
         let newest = timelines.values.compactMap { $0 }.filter { $0.wall == wall.config.name }
-            .max { $0.version < $1.version }
+            .max { $1.supersedes($0) }
         return (newest, timelines.mapValues { $0?.version })
     }
 
@@ -128,7 +128,8 @@ public struct TimelineControl: Sendable {
         }
         let lengths = try await lengths(of: config.media, distributed: distributed)
         guard let schedule = config.schedule(lengths: lengths, distributed: distributed) else {
-            throw ControlError.timeline("a node does not know the length of a scheduled file; give its entry an out point")
+            throw ControlError.timeline(
+                "a node does not know the length of a scheduled file; give its entry an out point")
         }
         return try await publish(what, statuses: statuses, lead: lead) { version, epoch, at throws(TimelineError) in
             let timeline = try Timeline(
@@ -199,7 +200,8 @@ public struct TimelineControl: Sendable {
             )
         }
         let at = try await effectiveTime(lead: lead, minimum: minimumLead)
-        return try await carryOut(what, on: timeline, at: at, lead: lead, requested: requested, confirming: confirming, make)
+        return try await carryOut(
+            what, on: timeline, at: at, lead: lead, requested: requested, confirming: confirming, make)
     }
 
     /// `carryOut` on `timeline` (the one every node follows, as the caller knows) at master time

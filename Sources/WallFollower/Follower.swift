@@ -21,12 +21,12 @@ public actor Follower {
     private var sleeper: (continuation: CheckedContinuation<Void, Never>, generation: UInt64)?
     private var sleeps: UInt64 = 0
     private var nudged = false
-    /// The newest version written by `adopt`.
-    private let keptVersion = KeptVersion()
+    /// The one writer of the state file: one write at a time, never one older than the newest.
+    private let kept = KeptTimeline()
 
-    /// One write at a time, and the newest version written.
-    private final class KeptVersion: Sendable {
-        let newest = Mutex<UInt64?>(nil)
+    /// One write at a time, and the newest timeline written.
+    private final class KeptTimeline: Sendable {
+        let newest = Mutex<Timeline?>(nil)
     }
 
     public init(
@@ -62,7 +62,9 @@ public actor Follower {
             guard timeline.wall == machine.wall else { throw .otherWall(expected: machine.wall, got: timeline.wall) }
             if let current = machine.timeline {
                 if current == timeline { return false }
-                try current.check(replacement: timeline)
+                guard timeline.supersedes(current) else {
+                    throw .notNewer(version: timeline.version, current: current.version)
+                }
             }
         } catch {
             throw .refused(error)
@@ -77,24 +79,28 @@ public actor Follower {
                 "timeline.version": .value(timeline.version), "timeline.segments": .value(timeline.segments.count),
                 "timeline.epoch": .value(timeline.epoch),
             ])
-        // Written off the actor, so the follower steps meanwhile; one write at a time, and never
-        // one older than the newest written (two adoptions may reach here out of order).
+        if let outcome = await keep(timeline) { throw .notKept(outcome) }
+        return true
+    }
+
+    /// Writes `timeline` to the state file, off the actor so the follower steps meanwhile: the one
+    /// path every write takes (an adoption, a move onto a new epoch), one at a time, never one
+    /// older than the newest written (two adoptions may reach here out of order).
+    private func keep(_ timeline: Timeline) async -> TimelineStoreError? {
         let keeper = self.keeper
-        let kept = keptVersion
-        let outcome = await Task.detached { () -> TimelineStoreError? in
+        let kept = self.kept
+        return await Task.detached { () -> TimelineStoreError? in
             kept.newest.withLock { newest -> TimelineStoreError? in
-                guard newest.map({ timeline.version > $0 }) ?? true else { return nil }
+                guard newest.map({ timeline.supersedes($0) }) ?? true else { return nil }
                 do throws(TimelineStoreError) {
                     try keeper.keep(timeline)
                 } catch {
                     return error
                 }
-                newest = timeline.version
+                newest = timeline
                 return nil
             }
         }.value
-        if let outcome { throw .notKept(outcome) }
-        return true
     }
 
     /// The screen's output went away and came back (`FollowerStateMachine.outputLost`): the node
@@ -198,9 +204,7 @@ public actor Follower {
                 await player.show(show)
                 machine.shown(show)
             case .store(let timeline):
-                do {
-                    try keeper.keep(timeline)
-                } catch {
+                if let error = await keep(timeline) {
                     logger.error("the timeline moved onto the new epoch was not kept", metadata: ["error": "\(error)"])
                 }
             case .note(let note):

@@ -97,16 +97,6 @@ public struct Timeline: Hashable, Sendable, Codable {
         return own
     }
 
-    /// Whether `other` may replace this timeline on a node: same wall, newer version, and not so far
-    /// ahead that the versions a wall's lifetime needs would run out (`TimelineLimits.largestVersionStep`).
-    public func check(replacement other: Timeline) throws(TimelineError) {
-        guard other.wall == wall else { throw .otherWall(expected: wall, got: other.wall) }
-        guard other.version > version else { throw .notNewer(version: other.version, current: version) }
-        guard other.version - version <= TimelineLimits.largestVersionStep else {
-            throw .versionJump(version: other.version, current: version)
-        }
-    }
-
     /// The next version's number, or an error when the wall has used every version there is.
     public var nextVersion: UInt64 {
         get throws(TimelineError) {

@@ -15,7 +15,9 @@ public enum TimelineError: Error, Hashable, CustomStringConvertible {
     case tooMany(what: String, count: Int, limit: Int)
     case otherWall(expected: String, got: String)
     case notNewer(version: UInt64, current: UInt64)
-    case versionJump(version: UInt64, current: UInt64)
+    case versionJump(version: UInt64, current: UInt64, allowed: UInt64)
+    case otherEpoch(UInt64, master: UInt64)
+    case noMasterClock
     case versionOutOfBounds(UInt64)
     case versionsExhausted(UInt64)
     case playlistEnded
@@ -51,10 +53,19 @@ public enum TimelineError: Error, Hashable, CustomStringConvertible {
             return "\(field) must be \(reason)"
         case .tooMany(let what, let count, let limit):
             return "\(count) \(what): at most \(limit)"
-        case .versionJump(let version, let current):
+        case .versionJump(let version, let current, let allowed):
             return
-                "timeline version \(version) jumps more than \(TimelineLimits.largestVersionStep) ahead of the version "
-                + "\(current) in force: it would leave the wall no versions for its next edits"
+                "timeline version \(version) jumps \(version - current) ahead of the version \(current) in force; this "
+                + "node takes \(allowed) more now (\(TimelineAdmission.burst) at once, "
+                + "\(Int(TimelineAdmission.versionsPerSecond)) a second), so that no run of edits walks the wall's "
+                + "versions to their end"
+        case .otherEpoch(let epoch, let master):
+            return
+                "the timeline is anchored on master epoch \(epoch), but this node's master clock runs epoch \(master): "
+                + "it was made for another master, or before the master started over"
+        case .noMasterClock:
+            return
+                "this node has no usable master clock yet, so it cannot check the timeline's epoch: try again once it locks"
         case .versionOutOfBounds(let version):
             return "timeline version \(version) is outside 1 to \(TimelineLimits.largestVersion)"
         case .versionsExhausted(let version):

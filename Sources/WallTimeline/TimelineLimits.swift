@@ -27,9 +27,6 @@ public enum TimelineLimits {
     /// The largest version: 2^53 − 1, which a web page's numbers still hold exactly. At one edit a
     /// second a wall uses 2^25 a year.
     public static let largestVersion: UInt64 = (1 << 53) - 1
-    /// How far a replacement may jump ahead of the version held: a timeline claiming a version far
-    /// ahead would leave the wall no room for the next edits.
-    public static let largestVersionStep: UInt64 = 1 << 32
     /// The longest text a timeline names (a wall, a media path, an image).
     public static let longestName = 4096
     public static let testCardDurations = MediaTime(value: 1, timescale: 1)...MediaTime(value: 600, timescale: 1)

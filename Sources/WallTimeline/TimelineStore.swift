@@ -125,8 +125,9 @@ public struct TimelineStore: Sendable {
     private func write(_ data: Data) throws(TimelineStoreError) {
         let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
         try makeFolder(folder)
-        let temporary = path + ".tmp-\(getpid())"
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o640)
+        // A name no other write uses, in this process or another (a node and a test beside it).
+        let temporary = path + ".tmp-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o640)
         guard descriptor >= 0 else { throw .unwritable(path: path, reason: String(cString: strerror(errno))) }
         let written = data.withUnsafeBytes { bytes -> Bool in
             var offset = 0

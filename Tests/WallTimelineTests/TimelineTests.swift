@@ -199,16 +199,12 @@ final class TimelineTests: XCTestCase {
         XCTAssertEqual(decoded, timeline)
     }
 
-    func testReplacement_mustBeTheSameWallAndNewer() throws {
+    func testAnEdit_supersedesWhatItEdits_andNotTheOtherWayRound() throws {
         let timeline = try loop()
         let edited = try timeline.applying(.pause, at: start)
-        XCTAssertNoThrow(try timeline.check(replacement: edited))
-        XCTAssertThrowsError(try edited.check(replacement: timeline)) { error in
-            XCTAssertEqual("\(error)", "timeline version 1 is not newer than the version 2 in force")
-        }
-        var other = edited
-        other.wall = "lobby"
-        XCTAssertThrowsError(try timeline.check(replacement: other))
+        XCTAssertTrue(edited.supersedes(timeline))
+        XCTAssertFalse(timeline.supersedes(edited))
+        XCTAssertFalse(timeline.supersedes(timeline))
     }
 
     func testTimeline_roundTripsThroughJSON_andForgetsOldSegments() throws {

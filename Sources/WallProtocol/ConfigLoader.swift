@@ -84,7 +84,8 @@ extension WallConfig {
                 let waited = ContinuousClock.now - started
                 let left = pipeWait - waited
                 guard left > .zero, poll(&ready, 1, Int32(left.components.seconds * 1000 + 1)) > 0 else {
-                    throw .unreadable(file: path, reason: "nothing arrived on the pipe within \(pipeWait.components.seconds) s")
+                    throw .unreadable(
+                        file: path, reason: "nothing arrived on the pipe within \(pipeWait.components.seconds) s")
                 }
                 continue
             }
@@ -184,7 +185,7 @@ struct ConfigReader {
         var wall = WallConfig(
             // Required: the name is the wall's identity (every request and timeline carries it), and
             // a default shared by every wall that forgot it would let one drive another.
-            name: try string(try required(map, "name", in: root), key: "name"),
+            name: try wallName(try required(map, "name", in: root)),
             clock: clockSources[0],
             clockLockTimeout: try value(map, "clock-lock-timeout", or: defaults.clockLockTimeout) {
                 node throws(ConfigError) in try duration(node, key: "clock-lock-timeout")
@@ -254,14 +255,24 @@ struct ConfigReader {
             let text = try string(node, key: "content-bandwidth")
             guard let rate = Self.bandwidth(text) else {
                 throw invalid(
-                    node, "content-bandwidth", "must be a rate such as 20MB/s, 500kB/s or 1GB/s (bytes), got \"\(text)\"")
+                    node, "content-bandwidth",
+                    "must be a rate such as 20MB/s, 500kB/s or 1GB/s (bytes), got \"\(text)\"")
             }
             return rate
         }
         wall.controller = try value(map, "controller", or: nil) { node throws(ConfigError) in
             let controller = try mapping(node, key: "controller")
             try checkKeys(controller, allowed: ["listen", "library"], path: "controller.")
-            let listen = try endpoint(try required(controller, "listen", in: node, path: "controller"), key: "controller.listen")
+            let listenNode = try required(controller, "listen", in: node, path: "controller")
+            let listen = try endpoint(listenNode, key: "controller.listen")
+            if wall.security.tokenFile == nil, let endpoint = try? Endpoint(parsing: listen),
+                !Self.isLoopback(host: endpoint.host)
+            {
+                throw invalid(
+                    listenNode, "controller.listen",
+                    "\(listen) is reachable beyond this machine, so the wall needs control-token-file (the daemon's "
+                        + "content, console and show-control routes would be open to anyone on the network)")
+            }
             let library = try value(controller, "library", or: nil) { node throws(ConfigError) in
                 try path(node, key: "controller.library", baseDirectory: baseDirectory)
             }
@@ -372,6 +383,10 @@ struct ConfigReader {
         let id = try string(idNode, key: "\(path).id")
         guard !id.isEmpty, id.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {
             throw invalid(idNode, "\(path).id", "must be letters, digits, - or _, got \"\(id)\"")
+        }
+        guard id.utf8.count <= Self.longestName else {
+            throw invalid(
+                idNode, "\(path).id", "must be at most \(Self.longestName) bytes, this one has \(id.utf8.count)")
         }
         let defaults = NodeConfig(id: id, control: "", tile: PixelRect(x: 0, y: 0, width: 1, height: 1))
         var config = NodeConfig(
@@ -516,6 +531,26 @@ struct ConfigReader {
         }
     }
 
+    /// The longest wall name and node id, in bytes: both name the node's state files, which must
+    /// fit a file name (255 bytes) with room to spare.
+    static let longestName = 100
+
+    /// The wall's name: its identity in every request, timeline and state file name, so it must
+    /// be text a log line and a file name can hold.
+    func wallName(_ node: Node) throws(ConfigError) -> String {
+        let name = try string(node, key: "name")
+        guard !name.trimmingCharacters(in: .whitespaces).isEmpty else {
+            throw invalid(node, "name", "must not be empty: it is the wall's identity in every request")
+        }
+        guard !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw invalid(node, "name", "must not hold a line break, tab or other control character")
+        }
+        guard name.utf8.count <= Self.longestName else {
+            throw invalid(node, "name", "must be at most \(Self.longestName) bytes, this one has \(name.utf8.count)")
+        }
+        return name
+    }
+
     /// Whether `host` names this machine only: only then may the control API go without a token.
     static func isLoopback(host: String) -> Bool {
         host == "localhost" || host == "::1" || host.hasPrefix("127.")
@@ -599,7 +634,8 @@ struct ConfigReader {
             // {id} is its id.
             guard path.utf8.count <= PTPConfig.longestSocketPath else {
                 throw invalid(
-                    node, "ptp.uds", "is too long for a Unix socket's path (\(PTPConfig.longestSocketPath) bytes at most)")
+                    node, "ptp.uds",
+                    "is too long for a Unix socket's path (\(PTPConfig.longestSocketPath) bytes at most)")
             }
             return path
         }

@@ -90,6 +90,7 @@ let package = Package(
                 "LockstepLocks",
                 "LockstepTime", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .target(
@@ -106,6 +107,7 @@ let package = Package(
             dependencies: [
                 "LockstepLocks", "LockstepGuard", "WallTimeline", "CCrypto",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
@@ -116,7 +118,8 @@ let package = Package(
         .target(
             name: "ShowControl",
             dependencies: [
-                "LockstepLocks", "LockstepGuard", "LockstepNet", "LockstepTime", .product(name: "Logging", package: "swift-log"),
+                "LockstepLocks", "LockstepGuard", "LockstepNet", "LockstepTime",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
@@ -128,7 +131,7 @@ let package = Package(
         .target(
             name: "WallControl",
             dependencies: [
-                "LockstepNet", "LockstepTime", "WallProtocol", "WallTimeline", "ShowControl",
+                "LockstepGuard", "LockstepNet", "LockstepTime", "WallProtocol", "WallTimeline", "ShowControl",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -159,7 +162,8 @@ let package = Package(
         .target(
             name: "WallProtocol",
             dependencies: [
-                "CCrypto", "LockstepNet", "LockstepTime", "WallTimeline", "ShowControl", .product(name: "Yams", package: "Yams"),
+                "CCrypto", "LockstepNet", "LockstepTime", "WallTimeline", "ShowControl",
+                .product(name: "Yams", package: "Yams"),
             ]
         ),
         .target(
@@ -173,7 +177,8 @@ let package = Package(
         .target(
             name: "WallConsole",
             dependencies: [
-                "LockstepLocks", "LockstepTime", "ShowControl", "WallAnalysis", "WallContent", "WallControl",
+                "LockstepGuard", "LockstepLocks", "LockstepTime", "ShowControl", "WallAnalysis", "WallContent",
+                "WallControl",
                 "WallProtocol", "WallTimeline",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -194,7 +199,8 @@ let package = Package(
             name: "WallNode",
             dependencies: [
                 "LockstepLocks",
-                "NodeService", "WallPlayer", "WallProtocol", "WallControl", "WallDisplay", "LockstepCLI", "LockstepGuard",
+                "NodeService", "WallPlayer", "WallProtocol", "WallControl", "WallDisplay", "LockstepCLI",
+                "LockstepGuard",
                 "LockstepTime", "CLockstepNetShims",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -218,6 +224,7 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
 
@@ -225,7 +232,9 @@ let package = Package(
 
         // MARK: Tests
 
-        .target(name: "TestSupport", dependencies: ["LockstepLocks", "LockstepTime", "GroundTruth"], path: "Tests/TestSupport"),
+        .target(
+            name: "TestSupport", dependencies: ["LockstepLocks", "LockstepTime", "GroundTruth"],
+            path: "Tests/TestSupport"),
         .testTarget(name: "LockstepTimeTests", dependencies: ["LockstepLocks", "LockstepTime"]),
         .testTarget(name: "LockstepNetTests", dependencies: ["LockstepNet"]),
         .testTarget(
@@ -240,7 +249,7 @@ let package = Package(
         .testTarget(
             name: "WallContentTests",
             dependencies: [
-                "WallContent", "WallControl", "WallTimeline", "LockstepTime",
+                "LockstepGuard", "WallContent", "WallControl", "WallTimeline", "LockstepTime",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
@@ -287,19 +296,21 @@ let package = Package(
             name: "WallIntegrationTests",
             dependencies: [
                 "LockstepLocks",
-                "WallAnalysis", "GroundTruth", "LockstepTime", "LockstepNet", "TestSupport", "wallctl", "WallNode", "WallDisplay",
+                "WallAnalysis", "GroundTruth", "LockstepTime", "LockstepNet", "TestSupport", "wallctl", "WallNode",
+                "WallDisplay",
             ]
         ),
         .testTarget(
             name: "WallConsoleTests",
             dependencies: [
-                "WallConsole", "WallProtocol", "WallControl", "LockstepLocks", "LockstepTime",
+                "LockstepGuard", "WallConsole", "WallProtocol", "WallControl", "LockstepLocks", "LockstepTime",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]
         ),
         .testTarget(
-            name: "WallCalibrationTests", dependencies: ["WallCalibration", "WallProtocol", "LockstepTime", "TestSupport", "wallctl"],
+            name: "WallCalibrationTests",
+            dependencies: ["WallCalibration", "WallProtocol", "LockstepTime", "TestSupport", "wallctl"],
             // The simulated camera renders thousands of pictures: optimized, it takes seconds, not a minute.
             swiftSettings: [.unsafeFlags(["-O"])]),
         .testTarget(

@@ -29,6 +29,8 @@ public final class NodeContent: Sendable {
     let grace: TimeInterval
     /// How often the node looks for content it lacks.
     static let pollInterval = Duration.milliseconds(500)
+    /// How often an unusable store is tried again (a disk remounted writable, space freed).
+    static let retryInterval = Duration.seconds(10)
 
     private struct State {
         /// Asked for by `POST /content/fetch`, with the name it is known by.
@@ -44,7 +46,8 @@ public final class NodeContent: Sendable {
     }
 
     public init(
-        store: ContentStore, nodeID: String, bytesPerSecond: Double? = nil, grace: MediaTime = WallConfig.defaultContentGrace,
+        store: ContentStore, nodeID: String, bytesPerSecond: Double? = nil,
+        grace: MediaTime = WallConfig.defaultContentGrace,
         handPlaced: @escaping @Sendable (String) -> String? = { _ in nil }, logger: Logger
     ) {
         self.grace = grace.seconds
@@ -95,15 +98,22 @@ public final class NodeContent: Sendable {
     ///
     /// - Parameter configuredOrigins: the control daemon's library (`controller:`), always asked
     ///   after the peers, besides the origins a push names.
+    ///   - problem: hears why the store cannot be used (nil once it can): the node plays on with
+    ///     what it holds, and tries again every `retryInterval`.
     public func run(
         timeline: @escaping @Sendable () async -> Timeline?, peers: [NodeClient], http: NodeClientFactory,
-        configuredOrigins: [String] = []
+        configuredOrigins: [String] = [], problem: @escaping @Sendable (String?) -> Void = { _ in }
     ) async {
-        do {
-            try store.prepare()
-        } catch {
-            logger.error("content store unusable: distributed content cannot be kept", metadata: ["error": "\(error)"])
-            return
+        while true {
+            do {
+                try store.prepare()
+                problem(nil)
+                break
+            } catch {
+                problem("the content store is unusable, so distributed content cannot be kept: \(error)")
+                try? await Task.sleep(for: Self.retryInterval)
+                if Task.isCancelled { return }
+            }
         }
         var collected = LocalClock.monotonic.now()
         while !Task.isCancelled {
@@ -129,7 +139,10 @@ public final class NodeContent: Sendable {
             } else {
                 try? await Task.sleep(for: Self.pollInterval)
             }
-            if LocalClock.monotonic.now() - collected > MediaTime.minimum(MediaTime(value: 600, timescale: 1), MediaTime(seconds: grace / 2, preferredTimescale: 1000)) {
+            if LocalClock.monotonic.now() - collected
+                > MediaTime.minimum(
+                    MediaTime(value: 600, timescale: 1), MediaTime(seconds: grace / 2, preferredTimescale: 1000))
+            {
                 collected = LocalClock.monotonic.now()
                 let deleted = store.collect(keeping: Set(wanted.keys.map(\.sha256)), grace: grace)
                 if !deleted.isEmpty {
@@ -146,11 +159,19 @@ public final class NodeContent: Sendable {
         if let path = handPlaced(name), handPlacedID(path, size: id.size) == id {
             do {
                 try store.adopt(fileAt: path, as: id)
-                logger.info("content taken from the media roots", metadata: ["content.id": "\(id.sha256)", "content.path": "\(path)"])
+                logger.info(
+                    "content taken from the media roots",
+                    metadata: ["content.id": "\(id.sha256)", "content.path": "\(path)"])
                 return
             } catch {
                 problem = "\(error)"
             }
+        }
+        // A transfer cut between its last byte and its keeping (a power cut) is kept now: no
+        // source can send bytes past its end.
+        if store.partialSize(of: id) == id.size, (try? store.commit(id)) != nil {
+            logger.info("content kept from a finished transfer", metadata: ["content.id": "\(id.sha256)"])
+            return
         }
         let damaged = state.withLock { $0.damaged[id] ?? [] }
         // A peer that holds the file but is busy serving others is waited for rather than the
@@ -168,7 +189,9 @@ public final class NodeContent: Sendable {
                 break
             }
             let offset = store.partialSize(of: id)
-            update(id) { $0.source = source.id; $0.have = offset }
+            update(id) {
+                $0.source = source.id; $0.have = offset
+            }
             let outcome: NodeClient.Download
             do {
                 outcome = try await source.download(id, from: offset, to: handle, bytesPerSecond: bytesPerSecond) {
@@ -185,13 +208,17 @@ public final class NodeContent: Sendable {
             do {
                 try store.commit(id)
                 logger.info(
-                    "content arrived", metadata: ["content.id": "\(id.sha256)", "content.name": "\(name)", "content.source": "\(source.id)"])
+                    "content arrived",
+                    metadata: [
+                        "content.id": "\(id.sha256)", "content.name": "\(name)", "content.source": "\(source.id)",
+                    ])
                 return
             } catch {
                 problem = "from \(source.id): \(error)"
                 if case .corrupt = error { state.withLock { _ = $0.damaged[id, default: []].insert(source.base) } }
                 logger.warning(
-                    "content refused", metadata: ["content.id": "\(id.sha256)", "content.source": "\(source.id)", "error": "\(error)"])
+                    "content refused",
+                    metadata: ["content.id": "\(id.sha256)", "content.source": "\(source.id)", "error": "\(error)"])
             }
         }
         update(id) {

@@ -43,6 +43,10 @@ public final class NodeMetrics: Sendable {
     private let timelineOffset: Gauge
     private let rejoins: Counter
     private let buildInfo: Gauge
+    /// 1 while a service of the node cannot work, per service (`ServiceProblem`).
+    private let serviceProblems: [String: Gauge]
+    /// The services a node reports problems of.
+    public static let services = ["content", "show-control"]
     /// Per other node measured directly (`PeerClockReport`): its offset and how far apart the two
     /// clocks may be; made as the peers first appear.
     private let peerGauges = Mutex<[String: (offset: Gauge, bound: Gauge)]>([:])
@@ -54,6 +58,18 @@ public final class NodeMetrics: Sendable {
     public init(wall: String, node: String) {
         let labels = [("wall", wall), ("node", node)]
         self.labels = labels
+        let registry = self.registry
+        serviceProblems = Dictionary(
+            uniqueKeysWithValues: Self.services.map { service in
+                (
+                    service,
+                    registry.makeGauge(
+                        descriptor: Self.metric(
+                            "service_problem",
+                            "1 while a service of the node cannot work (the screen plays on; /status says why)"),
+                        labels: labels + [("service", service)])
+                )
+            })
         clockLocked = registry.makeGauge(
             descriptor: Self.metric(
                 "clock_locked",
@@ -67,7 +83,8 @@ public final class NodeMetrics: Sendable {
         clockGuaranteedErrorBound = registry.makeGauge(
             descriptor: Self.metric(
                 "clock_guaranteed_error_bound_seconds",
-                "Bound on the master-clock estimate's error whatever the path's asymmetry (half the round trip, plus drift)"),
+                "Bound on the master-clock estimate's error whatever the path's asymmetry (half the round trip, plus drift)"
+            ),
             labels: labels)
         clockOffset = registry.makeGauge(
             descriptor: Self.metric("clock_offset_seconds", "Master time minus local time"), labels: labels)
@@ -122,7 +139,8 @@ public final class NodeMetrics: Sendable {
             labels: labels)
         contentMissing = registry.makeGauge(
             descriptor: Self.metric(
-                "content_missing", "Files the timeline names that the node does not hold (content store or media roots)"),
+                "content_missing", "Files the timeline names that the node does not hold (content store or media roots)"
+            ),
             labels: labels)
         pipelinesAbandoned = registry.makeGauge(
             descriptor: Self.metric(
@@ -190,6 +208,9 @@ public final class NodeMetrics: Sendable {
 
     public func render(status: NodeStatus, process: ProcessSample? = .current()) -> String {
         clockLocked.set(to: status.clock.usable ? 1 : 0)
+        for (service, gauge) in serviceProblems {
+            gauge.set(to: status.problems?.contains { $0.service == service } == true ? 1 : 0)
+        }
         clockErrorBound.set(to: status.clock.errorBound?.seconds ?? .infinity)
         clockGuaranteedErrorBound.set(to: status.clock.guaranteedErrorBound?.seconds ?? .infinity)
         clockOffset.set(to: status.clock.offset?.seconds ?? 0)

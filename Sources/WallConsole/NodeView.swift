@@ -87,7 +87,9 @@ public struct NodeView: Sendable, Hashable, Codable {
         next.settled = timeline?.settled
         next.rejoins = timeline?.rejoins
         next.missingMedia = timeline?.missingMedia
-        next.problem = timeline?.problem ?? status.player.error
+        next.problem =
+            timeline?.problem ?? status.player.error
+            ?? status.problems?.map { "\($0.service): \($0.problem)" }.joined(separator: "; ")
         next.framesPresented = status.player.framesPresented
         next.framesLate = status.player.framesLate
         next.framesDropped = status.player.framesDropped

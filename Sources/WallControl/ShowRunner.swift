@@ -1,8 +1,8 @@
 import Foundation
 import LockstepTime
 import Logging
-import WallProtocol
 import ShowControl
+import WallProtocol
 import WallTimeline
 
 /// Carries out show-control commands as they arrive, one at a time, in order of arrival: each a
@@ -17,11 +17,14 @@ public final class ShowRunner: Sendable {
     private let continuation: AsyncStream<ShowRequest>.Continuation
     public static let depth = 16
 
-    public init(wall: Wall, lead: MediaTime = TimelineControl.minimumEditLead, say: @escaping @Sendable (String) -> Void) {
+    public init(
+        wall: Wall, lead: MediaTime = TimelineControl.minimumEditLead, say: @escaping @Sendable (String) -> Void
+    ) {
         self.wall = wall
         self.lead = lead
         self.say = say
-        (queue, continuation) = AsyncStream.makeStream(of: ShowRequest.self, bufferingPolicy: .bufferingNewest(Self.depth))
+        (queue, continuation) = AsyncStream.makeStream(
+            of: ShowRequest.self, bufferingPolicy: .bufferingNewest(Self.depth))
     }
 
     /// Queues `request`, or says why not (a cue the config does not name): the input's handler.
@@ -68,7 +71,8 @@ public final class ShowRunner: Sendable {
                     "show control: \(request.command) from \(request.sender) over \(request.via): version "
                         + "\(timeline.version), sent " + String(format: "%.1f ms", waited.seconds * 1000)
                         + " after it arrived"
-                        + (held.map { String(format: ", held in standby (cut %.0f ms ahead)", $0.seconds * 1000) } ?? ""))
+                        + (held.map { String(format: ", held in standby (cut %.0f ms ahead)", $0.seconds * 1000) } ?? "")
+                )
             } catch {
                 say("show control: \(request.command) from \(request.sender) failed: \(error)")
                 // The nodes may have changed (a restart, new media): the cues are resolved again.
@@ -103,6 +107,11 @@ public final class ShowControlService: Sendable {
             wall: try Wall(config: config, waitLimit: MediaTime(value: 10, timescale: 1), say: { _ in }), say: say)
         self.runner = runner
         input = ShowInput(settings: settings, logger: logger) { runner.submit($0) }
+    }
+
+    /// Binds every input, or throws a sentence naming the one that cannot listen.
+    public func listen() async throws(ShowControlError) {
+        try await input?.listen()
     }
 
     /// Listens and carries out what arrives until the task is cancelled; `ready` hears the ports.

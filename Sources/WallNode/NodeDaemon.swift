@@ -124,7 +124,8 @@ struct NodeDaemon {
             throw NodeError.config("\(error)")
         }
         // A wall without a control daemon still answers a button: this node takes show control.
-        let show = try settings.wall.node(settings.id)?.showControl == true
+        let show =
+            try settings.wall.node(settings.id)?.showControl == true
             ? ShowControlService(
                 wall: settings.wall, logger: Logger(label: "lockstep.show"),
                 say: { [logger] in logger.info("\($0)") })
@@ -135,11 +136,13 @@ struct NodeDaemon {
                     service: TaskService("show-control") {
                         guard let show else { return }
                         defer { Task { try? await show.shutdown() } }
+                        // An input that cannot listen (its port taken) keeps the screen: the node
+                        // plays on, and says so in its status, metrics and the console.
                         do {
                             try await show.run()
                         } catch is CancellationError {
                         } catch {
-                            logger.error("show control stopped: \(error)")
+                            node.serviceProblem("show-control", "\(error)")
                         }
                     }, successTerminationBehavior: .ignore),
                 .init(service: TaskService("clock") { try await clock.run() }),
@@ -155,7 +158,8 @@ struct NodeDaemon {
                         }
                         await node.content.run(
                             timeline: { await node.followedTimeline }, peers: peers.clients, http: origins,
-                            configuredOrigins: settings.wall.controllerOrigin.map { [$0] } ?? [])
+                            configuredOrigins: settings.wall.controllerOrigin.map { [$0] } ?? [],
+                            problem: { node.serviceProblem("content", $0) })
                     }),
                 .init(service: TaskService("x-errors") { await logIgnoredXErrors() }),
                 .init(
@@ -198,26 +202,5 @@ struct NodeDaemon {
         try? await peers.shutdown()
         screen.stopPlayer()
         logger.info("node stopped")
-    }
-}
-
-/// A long-running task as a service: cancelled when the group shuts down.
-struct TaskService: Service {
-    let name: String
-    let body: @Sendable () async throws -> Void
-
-    init(_ name: String, _ body: @escaping @Sendable () async throws -> Void) {
-        self.name = name
-        self.body = body
-    }
-
-    /// A body cancelled because the node is shutting down has done what was asked: that is no
-    /// failure, and the node exits 0 on SIGTERM.
-    func run() async throws {
-        do {
-            try await cancelWhenGracefulShutdown { try await body() }
-        } catch is CancellationError where Task.isShuttingDownGracefully {
-            return
-        }
     }
 }

@@ -301,16 +301,19 @@ public struct NodeStatus: Sendable, Hashable, Codable {
     public var player: PlayerReport
     /// The timeline the node follows, if any.
     public var timeline: TimelineReport?
+    /// The node's services that cannot work (its content store, its show-control input), each with
+    /// why; absent when all work. The screen plays on without them.
+    public var problems: [ServiceProblem]?
 
     enum CodingKeys: String, CodingKey {
-        case id, wall, clock, player, timeline
+        case id, wall, clock, player, timeline, problems
         case masterTime = "masterTimeNs", monotonicTime = "monotonicTimeNs"
     }
 
     public init(
         id: String, wall: String? = nil, masterTime: MediaTime?, monotonicTime: MediaTime? = nil, clock: ClockReport,
         player: PlayerReport,
-        timeline: TimelineReport? = nil
+        timeline: TimelineReport? = nil, problems: [ServiceProblem] = []
     ) {
         self.id = id
         self.wall = wall
@@ -319,6 +322,19 @@ public struct NodeStatus: Sendable, Hashable, Codable {
         self.clock = clock
         self.player = player
         self.timeline = timeline
+        self.problems = problems.isEmpty ? nil : problems
+    }
+}
+
+/// A service of a node that cannot work, and why.
+public struct ServiceProblem: Sendable, Hashable, Codable {
+    /// `content` or `show-control`.
+    public var service: String
+    public var problem: String
+
+    public init(service: String, problem: String) {
+        self.service = service
+        self.problem = problem
     }
 }
 

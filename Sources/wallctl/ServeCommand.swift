@@ -1,14 +1,18 @@
 import ArgumentParser
 import Foundation
+import Hummingbird
 import LockstepCLI
+import LockstepGuard
 import LockstepNet
+import LockstepTime
+import Logging
+import NIOCore
+import ServiceLifecycle
+import ShowControl
 import WallConsole
 import WallContent
 import WallControl
 import WallProtocol
-import Hummingbird
-import LockstepTime
-import ShowControl
 
 /// `wallctl serve`: the wall's control daemon.
 struct ServeCommand: AsyncParsableCommand {
@@ -58,50 +62,66 @@ struct ServeCommand: AsyncParsableCommand {
         } catch {
             throw ControlError.config("controller.library: \(error)")
         }
-        let origin = ContentOrigin(library: library, authorization: controlToken?.authorization)
+        Termination.exitAfterSignal(within: Self.shutdownLimit, program: "wallctl serve")
+        let fileLimit = FileLimit.raise()
+        let origin = ContentOrigin(library: library, token: controlToken)
         let tls = try originTLS(wall)
         let notifier = ServiceNotifier.fromEnvironment()
         let show = try ShowControlService(wall: wall, say: { Output.line($0) })
-        let console = try Console(
-            config: wall, token: controlToken, secure: tls != nil, library: library)
-        let serving = Task {
-            try await origin.run(
-                host: endpoint.host, port: Int(endpoint.port), tls: tls,
-                routes: { router, refusal in
-                    show.routes(router, refusal: refusal)
-                    console.routes(router)
-                }
-            ) { port in
-                Output.line(
-                    "wallctl: serving wall \(wall.name)'s content library \(folder) (\(library.holdings().count) files) "
-                        + "on \(endpoint.host):\(port); the operator console at \(tls == nil ? "http" : "https")://"
-                        + "\(endpoint.host):\(port)/console")
-                notifier.ready(status: "content library on \(endpoint.host):\(port)")
-            }
-        }
-        let showing = Task { try await show.run() }
-        let consoling = Task { await console.run() }
-        Termination.onHangup { Output.line("wallctl: SIGHUP ignored; the daemon keeps serving") }
-        let stopped = Task {
-            _ = await Termination.wait(seconds: nil)
-            serving.cancel()
-        }
+        // Every show-control input listens before the daemon says it serves: one that cannot
+        // stops the daemon here, with a sentence naming it.
         do {
-            try await serving.value
-        } catch is CancellationError {
+            try await show.listen()
         } catch {
-            stopped.cancel()
-            throw ControlError.config("cannot serve on \(controller.listen): \(error)")
+            try? await show.shutdown()
+            throw ControlError.config("\(error)")
         }
-        showing.cancel()
-        try? await showing.value
-        consoling.cancel()
-        await consoling.value
+        let console = try Console(config: wall, token: controlToken, secure: tls != nil, library: library)
+        var logger = Logger(label: "lockstep.daemon")
+        logger.logLevel = .notice
+        let application = try origin.application(
+            host: endpoint.host, port: Int(endpoint.port), tls: tls, fileLimit: fileLimit,
+            routes: { router, refusal in
+                show.routes(router, refusal: refusal)
+                console.routes(router)
+            }, logger: logger
+        ) { port in
+            Output.line(
+                "wallctl: serving wall \(wall.name)'s content library \(folder) (\(library.holdings().count) files) "
+                    + "on \(endpoint.host):\(port); the operator console at \(tls == nil ? "http" : "https")://"
+                    + "\(endpoint.host):\(port)/console")
+            notifier.ready(status: "content library on \(endpoint.host):\(port)")
+        }
+        Termination.onHangup { Output.line("wallctl: SIGHUP ignored; the daemon keeps serving") }
+        var configuration = ServiceGroupConfiguration(
+            services: [
+                .init(service: application),
+                .init(service: TaskService("show-control") { try await show.run() }),
+                .init(service: TaskService("console") { await console.run() }),
+            ],
+            gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        configuration.maximumGracefulShutdownDuration = .seconds(1)
+        do {
+            try await ServiceGroup(configuration: configuration).run()
+        } catch let error as IOError {
+            await console.shutdown()
+            try? await show.shutdown()
+            // The HTTP server's bind: NIO names the system call, not the address.
+            throw ControlError.config(
+                "cannot serve on \(controller.listen): \(String(cString: strerror(error.errnoCode)))")
+        } catch {
+            await console.shutdown()
+            try? await show.shutdown()
+            throw ControlError.config("the daemon stopped: \(error)")
+        }
         await console.shutdown()
         try await show.shutdown()
         notifier.stopping()
         Output.line("wallctl: stopped; sent \(origin.server.bytesSent) bytes")
     }
+
+    /// How long after SIGTERM or SIGINT the daemon ends, gracefully or not (the unit gives it 5 s).
+    static let shutdownLimit = 2.0
 }
 
 extension ShowControlService {
@@ -122,7 +142,8 @@ extension ShowControlService {
                 return ContentServer.text(.notFound, "\(error)")
             }
             let arrival = LocalClock.monotonic.now()
-            if let refused = runner.submit(ShowRequest(command: command, sender: "http", via: "http", arrival: arrival)) {
+            if let refused = runner.submit(ShowRequest(command: command, sender: "http", via: "http", arrival: arrival))
+            {
                 return ContentServer.text(.notFound, "\(refused)")
             }
             return ContentServer.text(.accepted, "queued: \(command)")
@@ -132,7 +153,9 @@ extension ShowControlService {
         }
         router.post("/show/:verb") { request, context -> Response in
             let verb = context.parameters.get("verb") ?? ""
-            guard verb != "cue", !verb.contains(" ") else { return ContentServer.text(.notFound, "POST /cue/NAME for a cue") }
+            guard verb != "cue", !verb.contains(" ") else {
+                return ContentServer.text(.notFound, "POST /cue/NAME for a cue")
+            }
             return take(request, verb)
         }
     }

@@ -186,11 +186,27 @@ let package = Package(
             ]
         ),
 
+        .target(
+            name: "WallDaemon",
+            dependencies: [
+                "LockstepCLI", "LockstepGuard", "LockstepNet", "LockstepTime", "ShowControl", "WallConsole",
+                "WallContent", "WallControl", "WallProtocol",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+
         .target(name: "WallCalibration", dependencies: ["CFFmpeg", "CLockstepShims", "LockstepTime"]),
 
         .target(
             name: "LockstepFuzzing",
-            dependencies: ["LockstepTime", "SyncClock", "WallFollower", "WallProtocol", "WallTimeline", "ShowControl"]
+            dependencies: [
+                "LockstepGuard", "LockstepTime", "SyncClock", "WallFollower", "WallProtocol", "WallTimeline",
+                "ShowControl",
+            ]
         ),
 
         // MARK: Executables
@@ -214,7 +230,7 @@ let package = Package(
                 "LockstepLocks",
                 "LockstepCLI", "LockstepGuard", "LockstepNet", "LockstepTime", "NetImpair", "SyncClock", "WallProtocol",
                 "WallTimeline",
-                "WallControl", "WallAnalysis", "WallContent", "WallConsole", "ShowControl",
+                "WallControl", "WallAnalysis", "WallContent", "WallConsole", "WallDaemon", "ShowControl",
                 "GroundTruth", "WallCalibration",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 "CZlib", .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -313,6 +329,17 @@ let package = Package(
             dependencies: ["WallCalibration", "WallProtocol", "LockstepTime", "TestSupport", "wallctl"],
             // The simulated camera renders thousands of pictures: optimized, it takes seconds, not a minute.
             swiftSettings: [.unsafeFlags(["-O"])]),
+        .testTarget(name: "WallControlTests", dependencies: ["WallControl", "WallProtocol", "LockstepTime"]),
+        .testTarget(
+            name: "WallDaemonTests",
+            dependencies: [
+                "LockstepGuard", "LockstepNet", "LockstepTime", "ShowControl", "TestSupport", "WallContent",
+                "WallDaemon",
+                "WallProtocol",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ]
+        ),
         .testTarget(
             name: "WallAnalysisTests", dependencies: ["WallAnalysis", "GroundTruth", "LockstepTime", "WallProtocol"]
         ),

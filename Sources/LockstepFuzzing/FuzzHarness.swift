@@ -1,4 +1,5 @@
 import Foundation
+import LockstepGuard
 import LockstepTime
 import ShowControl
 @_spi(Fuzzing) import SyncClock
@@ -84,8 +85,20 @@ public enum FuzzHarness {
     }
 
     /// As a show-control input reads a datagram: as OSC (each message read as a command), and as
-    /// a line of text.
+    /// a line of text; and as a TCP stream, cut into chunks where its own bytes say, through the
+    /// line reader (every line it gives within its bound, and no end left in one).
     static func showControl(_ body: [UInt8]) {
+        var reader = LineReader(longest: 64)
+        var start = 0
+        while start < body.count {
+            let end = min(body.count, start + 1 + Int(body[start] % 97))
+            guard let lines = try? reader.feed(body[start..<end]) else { break }
+            for line in lines {
+                precondition(line.count <= 64 && !line.contains(UInt8(ascii: "\n")), "a line within its bound")
+                _ = String(validating: line, as: UTF8.self).map { try? ShowCommand(line: Substring($0)) }
+            }
+            start = end
+        }
         if let packet = try? OSCPacket(decoding: body) {
             precondition(
                 (try? OSCPacket(decoding: packet.encoded)).map { "\($0)" == "\(packet)" } ?? false,

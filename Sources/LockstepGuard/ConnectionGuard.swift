@@ -95,10 +95,23 @@ public final class ConnectionGuard: Sendable {
         guard allows(address) else {
             return refuse(.notAllowed(sender: sender, setting: policy.allowSetting), via: via, now: now)
         }
+        let key = address?.ipAddress.flatMap { LockstepNet.SocketAddress(numericHost: $0, port: 0) }
+        return withinRate(key ?? .ipv4Loopback(port: 0), sender: sender, via: via, now: now)
+    }
+
+    /// Whether one more message from a sender that proved who it is (a token holder over HTTP,
+    /// which the allow list does not concern) may be taken now: every such sender shares one
+    /// bucket of the rate.
+    public func admitAuthenticatedMessage(via: String, now: NIODeadline = .now()) -> Refusal? {
+        withinRate(.ipv4Any(port: 0), sender: "a token holder over \(via)", via: via, now: now)
+    }
+
+    private func withinRate(
+        _ key: LockstepNet.SocketAddress, sender: String, via: String, now: NIODeadline
+    ) -> Refusal? {
         let admitted = state.withLock { state -> Bool in
             guard state.rates != nil else { return true }
-            let key = address?.ipAddress.flatMap { LockstepNet.SocketAddress(numericHost: $0, port: 0) }
-            return state.rates!.allows(key ?? .ipv4Loopback(port: 0), at: Int64(now.uptimeNanoseconds))
+            return state.rates!.allows(key, at: Int64(now.uptimeNanoseconds))
         }
         guard admitted else {
             return refuse(

@@ -17,6 +17,10 @@ public final class HTTPGuardHandler: ChannelDuplexHandler, RemovableChannelHandl
     private var connection: GuardedConnection
     /// Body bytes received in the current window.
     private var bodyBytes = 0
+    /// Whether a request is arriving (its head came, its end not yet), and whether its response
+    /// is being written (a response may end before its request does: a refusal of an upload).
+    private var requestOpen = false
+    private var responseOpen = false
 
     public init(guard connections: ConnectionGuard) {
         connection = GuardedConnection(guard: connections)
@@ -53,22 +57,32 @@ public final class HTTPGuardHandler: ChannelDuplexHandler, RemovableChannelHandl
         }
         switch part {
         case .head:
+            requestOpen = true
+            responseOpen = true
             connection.waiting(context, false)
             bodyBytes = 0
             armBodyWindow(context)
         case .body(let buffer):
             bodyBytes += buffer.readableBytes
         case .end:
-            connection.disarm()
+            requestOpen = false
+            // Being answered has no deadline; answered already, the connection waits for the next.
+            if responseOpen {
+                connection.disarm()
+            } else {
+                connection.closeAfter(context, connection.connections.policy.idleDeadline)
+            }
         }
         context.fireChannelRead(data)
     }
 
     public func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         if case .end = unwrapOutboundIn(data), connection.refusal == nil {
-            // Answered: until the next request arrives, the connection waits and may make room.
+            // Answered: until the next request arrives, the connection waits and may make room. A
+            // body still arriving keeps its rate's deadline.
+            responseOpen = false
             connection.waiting(context, true)
-            connection.closeAfter(context, connection.connections.policy.idleDeadline)
+            if !requestOpen { connection.closeAfter(context, connection.connections.policy.idleDeadline) }
         }
         context.write(data, promise: promise)
     }

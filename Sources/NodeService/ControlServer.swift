@@ -71,14 +71,14 @@ public enum ControlServer {
                     node: settings.id, durations: try await node.mediaDurations(body.media, content: body.content))
             }
         }
-        for path in ControlPath.retired {
+        for (path, replacement) in ControlPath.retired {
             router.on(RouterPath(path), method: .post) { _, _ in
                 json(
                     ControlReply(
                         ok: false,
                         error:
                             "POST \(path) is no longer a node command: every command is an edit of the wall's "
-                            + "timeline, sent with PUT \(ControlPath.timeline) (wallctl\(path.replacingOccurrences(of: "/", with: " ")))",
+                            + "timeline, sent with PUT \(ControlPath.timeline) (\(replacement))",
                         status: nil),
                     status: .gone)
             }
@@ -224,26 +224,10 @@ public enum ControlServer {
     ) async throws -> T {
         let body = try await request.body.collect(upTo: 64 * 1024)
         if body.readableBytes == 0, let empty { return empty }
-        do {
-            return try JSONDecoder().decode(T.self, from: Data(buffer: body))
-        } catch let error as DecodingError {
-            throw HTTPError(.badRequest, message: "malformed \(T.self): \(describe(error))")
-        }
-    }
-
-    private static func describe(_ error: DecodingError) -> String {
-        func path(_ context: DecodingError.Context) -> String {
-            let keys = context.codingPath.map(\.stringValue).joined(separator: ".")
-            return keys.isEmpty ? context.debugDescription : "\(keys): \(context.debugDescription)"
-        }
-        switch error {
-        case .keyNotFound(let key, let context):
-            return
-                "missing \(([key.stringValue] + context.codingPath.map(\.stringValue)).reversed().joined(separator: "."))"
-        case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
-            return path(context)
-        @unknown default:
-            return "\(error)"
+        do throws(JSONBodyError) {
+            return try JSONBody.decode(T.self, from: Data(buffer: body))
+        } catch {
+            throw HTTPError(.badRequest, message: "malformed \(T.self): \(error)")
         }
     }
 

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 import WallContent
+import WallProtocol
 
 extension Console {
     /// The largest JSON body of an action.
@@ -121,8 +122,8 @@ extension Console {
                     .contentTooLarge, ["error": "an action's body is at most \(Self.actionBodyLimit) bytes"])
             }
             let action: ActionRequest
-            do {
-                action = try JSONDecoder().decode(ActionRequest.self, from: Data(buffer: body))
+            do throws(JSONBodyError) {
+                action = try JSONBody.decode(ActionRequest.self, from: Data(buffer: body))
             } catch {
                 return Self.json(.badRequest, ["error": "an action is JSON such as {\"verb\": \"pause\"}: \(error)"])
             }

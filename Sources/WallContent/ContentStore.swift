@@ -17,11 +17,18 @@ import WallTimeline
 /// says, or one whose digest does not match, is deleted and fetched again.
 public final class ContentStore: Sendable {
     public let root: String
+    /// Bytes of the file system the store never takes: the node's timeline is kept beside it
+    /// (written anew, then renamed over the old), and must always find room.
+    public let reserve: UInt64
     /// When each complete file was last wanted, for collecting the ones no timeline needs.
     private let lastWanted = Mutex([String: Date]())
 
-    public init(root: String) {
+    /// The reserve by default: four times the largest state file (`TimelineStore.largestFile`).
+    public static let defaultReserve = UInt64(4 * TimelineStore.largestFile)
+
+    public init(root: String, reserve: UInt64 = ContentStore.defaultReserve) {
         self.root = root
+        self.reserve = reserve
     }
 
     var completeFolder: String { root + "/sha256" }
@@ -73,11 +80,12 @@ public final class ContentStore: Sendable {
         }.sorted()
     }
 
-    /// Bytes free for the store's files.
+    /// Bytes free for the store's files: what the file system has free, less the reserve.
     public func freeBytes() -> UInt64? {
         var stats = statvfs()
         guard statvfs(root, &stats) == 0 else { return nil }
-        return UInt64(stats.f_bavail) * UInt64(stats.f_frsize)
+        let free = UInt64(stats.f_bavail) * UInt64(stats.f_frsize)
+        return free > reserve ? free - reserve : 0
     }
 
     /// Opens `id`'s partial file to append to, after checking that what is left of it fits.
@@ -149,7 +157,8 @@ public final class ContentStore: Sendable {
         var deleted: [String] = []
         let wanted = lastWanted.withLock { $0 }
         for folder in [completeFolder, partialFolder] {
-            for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] where !keep.contains(name) {
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] where !keep.contains(name)
+            {
                 let path = folder + "/" + name
                 let modified =
                     (try? FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as? Date) ?? now

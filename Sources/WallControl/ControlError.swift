@@ -57,6 +57,17 @@ public enum ControlError: Error, CustomStringConvertible {
         }
     }
 
+    /// The HTTP status a daemon relaying this error answers with: the request's own fault (a
+    /// file outside the media roots, an edit the timeline cannot take) is a 4xx, the nodes'
+    /// (down, answering wrongly) a 5xx.
+    public var httpStatus: Int {
+        switch self {
+        case .config, .unknownNodes, .unplayable, .timeline, .refused: return 422
+        case .notReady: return 503
+        case .badAddress, .unreachable, .unauthorized, .otherWall, .protocolViolation: return 502
+        }
+    }
+
     /// Whether waiting cannot help: the node answers, and what it answers will not change by itself
     /// (a wrong token, another wall, an address that does not parse, a config that cannot be used).
     public var isLasting: Bool {

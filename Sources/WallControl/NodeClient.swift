@@ -26,6 +26,8 @@ public struct NodeClient: Sendable {
     /// wall refuses it.
     public let wall: String
     public let configSHA256: String?
+    /// What should be listening at `base`, as a refused connection names it.
+    let server: String
 
     /// The largest reply accepted: a snapshot of a 4K tile at four times its size, with room to spare.
     public static let maximumReplyBytes = 1 << 28
@@ -48,6 +50,7 @@ public struct NodeClient: Sendable {
         self.authorization = authorization
         self.wall = wall
         self.configSHA256 = configSHA256
+        server = "wallnode"
     }
 
     /// A client for the control API at `base` (`http://HOST:PORT`): a node, or a content origin.
@@ -61,6 +64,7 @@ public struct NodeClient: Sendable {
         self.authorization = authorization
         self.wall = wall
         configSHA256 = nil
+        server = "the control daemon (wallctl serve) or a push's origin"
     }
 
     /// `GET /status`, with the round trip it took on this machine's monotonic clock.
@@ -191,7 +195,8 @@ public struct NodeClient: Sendable {
         } catch let error as ControlError {
             throw error
         } catch {
-            throw .unreachable(node: self.id, address: base, reason: Self.reason(error, timeout: timeout))
+            throw .unreachable(
+                node: self.id, address: base, reason: Self.reason(error, timeout: timeout, server: server))
         }
         return .complete
     }
@@ -276,7 +281,7 @@ public struct NodeClient: Sendable {
             response = try await http.execute(request, deadline: deadline)
             bytes = try await response.body.collect(upTo: Self.maximumReplyBytes)
         } catch {
-            throw .unreachable(node: id, address: base, reason: Self.reason(error, timeout: timeout))
+            throw .unreachable(node: id, address: base, reason: Self.reason(error, timeout: timeout, server: server))
         }
         if response.status == .unauthorized { throw .unauthorized(node: id, tokenSent: authorization != nil) }
         if let theirs = response.headers.first(name: WallHeader.wall), theirs != wall {
@@ -293,7 +298,9 @@ public struct NodeClient: Sendable {
     }
 
     /// A sentence for why a request got no answer: refused, timed out, or what TLS objected to.
-    public static func reason(_ error: any Error, timeout: MediaTime) -> String {
+    ///
+    /// - Parameter server: what should be listening there (`wallnode`, `wallctl serve`).
+    public static func reason(_ error: any Error, timeout: MediaTime, server: String = "wallnode") -> String {
         let seconds = String(format: "%g s", timeout.seconds)
         switch error {
         case let error as HTTPClientError where error == .connectTimeout:
@@ -304,11 +311,11 @@ public struct NodeClient: Sendable {
             return "the node closed the connection without answering"
         case let error as NIOConnectionError:
             if let underlying = error.connectionErrors.lazy.compactMap({ $0.error as? IOError }).first {
-                return reason(underlying, timeout: timeout)
+                return reason(underlying, timeout: timeout, server: server)
             }
             return error.description
         case let error as IOError where error.errnoCode == ECONNREFUSED:
-            return "connection refused (is wallnode running there?)"
+            return "connection refused (is \(server) running there?)"
         case let error as NIOSSLExtraError where error == .failedToValidateHostname:
             return "TLS: the node's certificate does not name the address connected to"
         case let error as NIOSSLError where "\(error)".contains("CERTIFICATE_VERIFY_FAILED"):

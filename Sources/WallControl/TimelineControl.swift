@@ -212,7 +212,16 @@ public struct TimelineControl: Sendable {
     ) async throws -> Timeline {
         var timeline = timeline
         var at = at
-        if let requested, requested > at { at = requested.convertScale(MediaTime.nanosecondTimescale) }
+        if let requested, requested > at {
+            // A time asked for (an OSC time tag) is held to the horizon every scheduled start is.
+            let horizon = wall.config.startHorizon
+            guard requested - at <= horizon else {
+                throw ControlError.timeline(
+                    "\(what): the time asked for is \(Int((requested - at).seconds)) s ahead, past start-horizon "
+                        + "(\(Int(horizon.seconds)) s)")
+            }
+            at = requested.convertScale(MediaTime.nanosecondTimescale)
+        }
         // What no time from now on needs is dropped, so a timeline edited for months stays small.
         timeline.forget(before: at - lead - lead)
         let edited: Timeline

@@ -29,8 +29,13 @@ public enum ControlPath {
     public static let content = "/content"
     /// POST `ContentFetchRequest`: fetch these files (from peers that hold them, else the origins).
     public static let contentFetch = "/content/fetch"
-    /// The one-shot commands of earlier versions, answered 410 with what replaces them.
-    public static let retired = ["/load", "/preroll", "/start", "/pause", "/seek", "/stop", "/identify"]
+    /// The one-shot commands of earlier versions, answered 410 with the `wallctl` command that
+    /// replaces each (a preroll is part of every change now: a node prepares it before its time).
+    public static let retired = [
+        "/load": "wallctl load", "/preroll": "wallctl start, which prepares every node first",
+        "/start": "wallctl start",
+        "/pause": "wallctl pause", "/seek": "wallctl seek", "/stop": "wallctl stop", "/identify": "wallctl identify",
+    ]
 }
 
 /// The headers that name the wall a request is for: a node refuses a request for another wall

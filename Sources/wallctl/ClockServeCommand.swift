@@ -3,6 +3,7 @@ import LockstepCLI
 import LockstepNet
 import LockstepTime
 import Logging
+import ServiceLifecycle
 import SyncClock
 
 /// `wallctl clock serve`: a standalone master clock server.
@@ -105,7 +106,8 @@ struct ClockServeCommand: AsyncParsableCommand {
             throw ValidationError("--join-timeout must be from 0.1 to 600 seconds; got \(joinTimeout)")
         }
         guard realtimeShift.isFinite, realtimeShift.magnitude < 3e9, realtimeShift == 0 || realtime else {
-            throw ValidationError("--simulate-realtime-shift needs --realtime and a finite number of seconds (under 3e9)")
+            throw ValidationError(
+                "--simulate-realtime-shift needs --realtime and a finite number of seconds (under 3e9)")
         }
         if realtime, !join.isEmpty {
             throw ValidationError("--join and --realtime: a realtime master serves CLOCK_REALTIME, it joins no one")
@@ -120,23 +122,22 @@ struct ClockServeCommand: AsyncParsableCommand {
             timescale: realtime ? .realtime : .localClock,
             rateLimit: rateLimit > 0 ? ReplyRateLimit(repliesPerSecond: rateLimit, burst: rateBurst) : nil, key: key,
             answersGStreamer: !noGStreamer)
-        configuration.realtimeShift = MediaTime(seconds: realtimeShift, preferredTimescale: MediaTime.nanosecondTimescale)
+        configuration.realtimeShift = MediaTime(
+            seconds: realtimeShift, preferredTimescale: MediaTime.nanosecondTimescale)
         if !listen.isEmpty { configuration.listen = listen }
         let logger = Logger(label: "lockstep.clock")
         let joined = await rejoin(configuration: configuration, clock: clock, logger: logger)
         let server = joined?.server ?? SyncClockServer(configuration: configuration, clock: clock)
         let addresses = try server.start()
-        defer { joined?.running.cancel() }
         // A joined master follows the relays only long enough to measure their rate, then serves
         // the wall's timeline as its master: the relays follow it again, and no loop forms.
-        let takeover = Task { [joined] in
+        let takeover = TaskService("takeover") { [joined] in
             guard let joined else { return }
-            try? await Task.sleep(for: .seconds(Self.joinSettle))
+            try await Task.sleep(for: .seconds(Self.joinSettle))
             if await joined.takeOver() {
                 Output.line("wallctl: took the wall's timeline over; serving it as its master (stratum 0)")
             }
         }
-        defer { takeover.cancel() }
         let served =
             joined.map { "the wall's timeline, following \($0.sources.selectedSource?.description ?? "its relays")," }
             ?? (configuration.timescale == .realtime ? "CLOCK_REALTIME" : "the \(clock) clock")
@@ -152,12 +153,26 @@ struct ClockServeCommand: AsyncParsableCommand {
         // receive loop has died.
         let notifier = ServiceNotifier.fromEnvironment()
         notifier.ready(status: "serving \(served) on \(addresses.map(\.description).joined(separator: ", "))")
-        let watchdog = Task { await notifier.keepWatchdogFed { server.isServing } }
         // A hangup (a terminal closed, a reload by habit) must not end the wall's clock.
         Termination.onHangup { Output.line("wallctl: SIGHUP ignored; the master clock keeps serving") }
-        _ = await Termination.wait(seconds: nil)
+        var group = ServiceGroupConfiguration(
+            services: [
+                .init(
+                    service: TaskService("clock server") {
+                        defer { server.stop() }
+                        await TaskService.untilCancelled()
+                    }),
+                .init(service: takeover, successTerminationBehavior: .ignore),
+                .init(
+                    service: TaskService("watchdog") { await notifier.keepWatchdogFed { server.isServing } },
+                    successTerminationBehavior: .ignore),
+            ],
+            gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        group.maximumGracefulShutdownDuration = .seconds(1)
+        try await ServiceGroup(configuration: group).run()
+        // Stopped before the takeover: the relays are followed no more.
+        joined?.running.cancel()
         notifier.stopping()
-        watchdog.cancel()
         server.stop()
         Output.line("wallctl: stopped; \(server.statistics)")
     }

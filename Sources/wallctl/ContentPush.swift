@@ -134,7 +134,7 @@ struct ContentPush {
                     reply = try await response.body.collect(upTo: 1 << 16)
                 } catch {
                     throw ControlError.config(
-                        "the daemon at \(origin) did not take \(path): \(NodeClient.reason(error, timeout: MediaTime(value: 600, timescale: 1)))"
+                        "the daemon at \(origin) did not take \(path): \(NodeClient.reason(error, timeout: MediaTime(value: 600, timescale: 1), server: "wallctl serve"))"
                     )
                 }
                 let text = String(buffer: reply).trimmingCharacters(in: .whitespacesAndNewlines)

@@ -167,4 +167,23 @@ final class HTTPGuardHandlerTests: XCTestCase {
         loop.advanceTime(by: .seconds(30))
         XCTAssertTrue(upload.isActive, "being answered")
     }
+
+    func testABodyStillArrivingAfterTheAnswer_keepsItsDeadline_andThenTheConnectionIdles() throws {
+        let connections = makeGuard()
+        let refusedUpload = try connect(connections)
+        try ask(refusedUpload)
+        try answer(refusedUpload)  // a 401 before the body: the body still comes, and must keep up
+        loop.advanceTime(by: .seconds(11))
+        XCTAssertFalse(refusedUpload.isActive, "a body that stopped coming after the answer")
+
+        let finished = try connect(connections)
+        try ask(finished)
+        try answer(finished)
+        try finished.writeInbound(HTTPRequestPart.body(ByteBuffer(repeating: 0, count: 20_000)))
+        try finished.writeInbound(HTTPRequestPart.end(nil))
+        loop.advanceTime(by: .seconds(9))
+        XCTAssertTrue(finished.isActive)
+        loop.advanceTime(by: .seconds(1))
+        XCTAssertFalse(finished.isActive, "answered and ended: idle, closed at the idle deadline")
+    }
 }

@@ -153,10 +153,11 @@ final class ControlServerTests: XCTestCase {
         let (_, router) = try await node()
         let r = requests
         try await Application(router: router).test(.router) { client in
-            for path in ControlPath.retired {
+            for (path, replacement) in ControlPath.retired {
                 let response = try await client.execute(uri: path, method: .post, headers: r.headers(wall: "lobby"))
                 XCTAssertEqual(response.status, .gone, path)
                 XCTAssertTrue(r.error(response).contains("every command is an edit of the wall's timeline"), path)
+                XCTAssertTrue(r.error(response).hasSuffix("(\(replacement))"), r.error(response))
             }
         }
     }

@@ -87,11 +87,14 @@ final class OSCTests: XCTestCase {
 
 final class ShowCommandTests: XCTestCase {
     func testOSCAddresses_readAsCommands() throws {
-        XCTAssertEqual(try ShowCommand(osc: OSCMessage(address: "/lockstep/cue", arguments: [.string("welcome")])), .cue("welcome"))
+        XCTAssertEqual(
+            try ShowCommand(osc: OSCMessage(address: "/lockstep/cue", arguments: [.string("welcome")])), .cue("welcome")
+        )
         XCTAssertEqual(try ShowCommand(osc: OSCMessage(address: "/lockstep/cue/chapter-2")), .cue("chapter-2"))
         XCTAssertEqual(try ShowCommand(osc: OSCMessage(address: "/lockstep/pause", arguments: [.float32(1)])), .pause)
         XCTAssertNil(
-            try ShowCommand(osc: OSCMessage(address: "/lockstep/pause", arguments: [.float32(0)])), "a button's release")
+            try ShowCommand(osc: OSCMessage(address: "/lockstep/pause", arguments: [.float32(0)])), "a button's release"
+        )
         for command in [ShowCommand.cue("a.b_c-1"), .pause, .resume, .next, .previous, .black, .stop] {
             XCTAssertEqual(try ShowCommand(osc: command.osc), command)
         }
@@ -121,7 +124,8 @@ final class ShowCommandTests: XCTestCase {
         XCTAssertTrue(lan.contains(SocketAddress(numericHost: "::ffff:10.1.0.9", port: 9)!), "IPv4 on a v6 socket")
         XCTAssertTrue(try AddressRange(parsing: "fd00::/8").contains(SocketAddress(numericHost: "fd12::1", port: 0)!))
         XCTAssertTrue(try AddressRange(parsing: "0.0.0.0/0").contains(SocketAddress(numericHost: "8.8.8.8", port: 0)!))
-        XCTAssertFalse(try AddressRange(parsing: "192.0.2.7").contains(SocketAddress(numericHost: "192.0.2.8", port: 0)!))
+        XCTAssertFalse(
+            try AddressRange(parsing: "192.0.2.7").contains(SocketAddress(numericHost: "192.0.2.8", port: 0)!))
         XCTAssertEqual("\(try AddressRange(parsing: "10.1.2.3/16"))", "10.1.0.0/16")
         for bad in ["10.0.0.0/33", "fd00::/129", "example.com", "10.0.0.0/x", ""] {
             XCTAssertThrowsError(try AddressRange(parsing: bad), bad)
@@ -131,7 +135,9 @@ final class ShowCommandTests: XCTestCase {
 
 /// The inputs on real sockets: what is taken, what is refused, and that a flood changes nothing.
 final class ShowInputTests: XCTestCase {
-    private func start(_ settings: ShowInputSettings, _ received: LockedList) async throws -> (ShowInput, Task<Void, Error>, [String: Int]) {
+    private func start(_ settings: ShowInputSettings, _ received: LockedList) async throws -> (
+        ShowInput, Task<Void, Error>, [String: Int]
+    ) {
         let input = ShowInput(settings: settings, logger: Logger(label: "test")) { request in
             received.append(request.command)
             return nil
@@ -182,7 +188,8 @@ final class ShowInputTests: XCTestCase {
         XCTAssertTrue(received.items.isEmpty, "a sender not allowed is not heard")
 
         let open = LockedList()
-        let (limited, task2, ports2) = try await start(ShowInputSettings(osc: "127.0.0.1:0", udp: "127.0.0.1:0", rate: 5), open)
+        let (limited, task2, ports2) = try await start(
+            ShowInputSettings(osc: "127.0.0.1:0", udp: "127.0.0.1:0", rate: 5), open)
         defer { task2.cancel() }
         var generator = SplitMix64(seed: 5)
         for index in 0..<500 {
@@ -201,6 +208,59 @@ final class ShowInputTests: XCTestCase {
         XCTAssertLessThanOrEqual(open.items.count, 1 + 5 + 1, "a burst over the rate is cut")
     }
 
+    func testAnOSCBundle_countsEachOfItsMessagesAgainstTheRate() async throws {
+        let received = LockedList()
+        let (_, task, ports) = try await start(ShowInputSettings(osc: "127.0.0.1:0", rate: 10), received)
+        defer { task.cancel() }
+        let bundle = OSCPacket.bundle(
+            timeTag: .immediately, elements: (0..<60).map { _ in .message(ShowCommand.next.osc) })
+        try send(bundle.encoded, to: ports["osc"]!)
+        try await waitFor { received.items.count >= 10 }
+        try await Task.sleep(for: .milliseconds(100))
+        XCTAssertEqual(received.items.count, 10, "60 messages in one datagram, 10 a second at most")
+    }
+
+    func testTCP_aSenderNotAllowed_isAnsweredAndClosed_andSeventeenConnectionsLeaveItServing() async throws {
+        let received = LockedList()
+        let (_, outsiders, closedPorts) = try await start(
+            ShowInputSettings(tcp: "127.0.0.1:0", allow: [try AddressRange(parsing: "10.0.0.0/8")]), received)
+        defer { outsiders.cancel() }
+        let refused = try tcpExchange(port: closedPorts["tcp"]!, lines: ["pause"])
+        XCTAssertEqual(refused.count, 1, "\(refused)")
+        XCTAssertTrue(refused[0].hasPrefix("ERR 127.0.0.1:"), refused[0])
+        XCTAssertTrue(refused[0].hasSuffix(" is not in show-control.allow"), refused[0])
+        XCTAssertTrue(received.items.isEmpty)
+
+        let (_, task, ports) = try await start(ShowInputSettings(tcp: "127.0.0.1:0", rate: 1000), received)
+        defer { task.cancel() }
+        // Hold more than the input keeps, then open and close more in bursts: it lives, and answers.
+        let held = try (0..<ShowInputSettings.mostConnections + 1).map { _ in try tcpConnect(port: ports["tcp"]!) }
+        defer { for fd in held { close(fd) } }
+        for _ in 0..<5 {
+            let burst = try (0..<ShowInputSettings.mostConnections + 1).map { _ in try tcpConnect(port: ports["tcp"]!) }
+            for fd in burst { close(fd) }
+        }
+        XCTAssertEqual(try tcpExchange(port: ports["tcp"]!, lines: ["next"]), ["OK next"])
+    }
+
+    private func tcpConnect(port: Int) throws -> Int32 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(port).bigEndian
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0 else {
+            close(fd)
+            throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .ECONNREFUSED)
+        }
+        return fd
+    }
+
     private func tcpExchange(port: Int, lines: [String]) throws -> [String] {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
@@ -211,7 +271,9 @@ final class ShowInputTests: XCTestCase {
         var timeout = timeval(tv_sec: 5, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         XCTAssertEqual(connected, 0)
         let text = lines.map { $0 + "\r\n" }.joined()

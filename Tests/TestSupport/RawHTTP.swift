@@ -82,6 +82,25 @@ public enum RawHTTP {
             }
         }
 
+        /// One line the server sends (a line protocol's answer, show control's), without its end;
+        /// throws if none ends within `timeout`.
+        public func readLine(timeout: Double) throws -> [UInt8] {
+            let deadline = Date().addingTimeInterval(timeout)
+            var line: [UInt8] = []
+            var byte: UInt8 = 0
+            while true {
+                let count = recv(descriptor, &byte, 1, 0)
+                if count == 1 {
+                    if byte == UInt8(ascii: "\n") { return line }
+                    line.append(byte)
+                } else if count == 0 || errno == ECONNRESET {
+                    throw TestSupportError("the server closed the connection before a line ended: \(line)")
+                } else if errno != EINTR, errno != EAGAIN || Date() >= deadline {
+                    throw TestSupportError("no line within \(timeout) s (errno \(errno))")
+                }
+            }
+        }
+
         /// Everything the server sends until it closes the connection; throws if it has not closed
         /// within `timeout`.
         public func readToEnd(timeout: Double) throws -> [UInt8] {

@@ -94,6 +94,22 @@ final class ContentStoreTests: XCTestCase {
         }
     }
 
+    func testTheReserve_isNeverTaken_soTheTimelineAlwaysFindsRoom() throws {
+        let root = folder.appendingPathComponent("reserved").path
+        let probe = ContentStore(root: root, reserve: 0)
+        try probe.prepare()
+        let free = try XCTUnwrap(probe.freeBytes())
+        // A reserve of all but a megabyte of what is free: a 2 MB file would fit the disk, not the store.
+        let store = ContentStore(root: root, reserve: free - 1_000_000)
+        XCTAssertLessThanOrEqual(try XCTUnwrap(store.freeBytes()), 1_000_000 + 100_000)
+        let file = try XCTUnwrap(ContentID(sha256: String(repeating: "b", count: 64), size: 2_000_000))
+        XCTAssertThrowsError(try store.appending(to: file)) { error in
+            guard case ContentError.noSpace = error else { return XCTFail("\(error)") }
+        }
+        XCTAssertNoThrow(try probe.appending(to: file).close(), "without the reserve it fits")
+        XCTAssertEqual(ContentStore(root: root).reserve, ContentStore.defaultReserve)
+    }
+
     func testCollection_keepsWhatIsNamed_andWhatWasWantedWithinTheGrace() throws {
         let store = ContentStore(root: folder.appendingPathComponent("store").path)
         try store.prepare()

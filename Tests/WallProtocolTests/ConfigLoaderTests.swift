@@ -252,7 +252,8 @@ final class ConfigLoaderTests: XCTestCase {
         let latin1 = folder.appendingPathComponent("latin1.yaml")
         try Data("name: test\nclock: caf".utf8 + [0xE9] + Data(":5637\n".utf8)).write(to: latin1)
         XCTAssertThrowsError(try WallConfig.load(path: latin1.path)) {
-            XCTAssertEqual("\($0)", "\(latin1.path):2: not valid YAML: the text is not UTF-8 (an invalid byte at column 11)")
+            XCTAssertEqual(
+                "\($0)", "\(latin1.path):2: not valid YAML: the text is not UTF-8 (an invalid byte at column 11)")
         }
         let fifo = folder.appendingPathComponent("fifo.yaml")
         XCTAssertEqual(mkfifo(fifo.path, 0o600), 0)
@@ -267,7 +268,8 @@ final class ConfigLoaderTests: XCTestCase {
 
     func testParse_whenTooManyNodes_refusesBeforeReadingThem() {
         let node = "  - {id: n, control: 127.0.0.1:7701, tile: {x: 0, y: 0, width: 1, height: 1}}\n"
-        let text = "name: t\nclock: 127.0.0.1:5637\nmedia: m.mp4\ncanvas: {width: 1, height: 1}\nnodes:\n"
+        let text =
+            "name: t\nclock: 127.0.0.1:5637\nmedia: m.mp4\ncanvas: {width: 1, height: 1}\nnodes:\n"
             + String(repeating: node, count: WallConfig.mostNodes + 1)
         assertError(text, prefix: "wall.yaml:6: nodes: 1001 nodes: a wall has at most 1000")
     }
@@ -350,6 +352,39 @@ final class ConfigSecurityTests: XCTestCase {
         XCTAssertNoThrow(
             try WallConfig.parse(config("control-token-file: /t", control: "10.0.0.11:7700"), file: "wall.yaml"))
         XCTAssertNoThrow(try WallConfig.parse(config("", control: "localhost:7700"), file: "wall.yaml"))
+    }
+
+    func testParse_whenTheDaemonListensBeyondLoopbackWithoutAToken_refuses() {
+        XCTAssertThrowsError(
+            try WallConfig.parse(config("controller: {listen: \"0.0.0.0:7800\"}"), file: "wall.yaml")
+        ) { error in
+            XCTAssertTrue(
+                "\(error)".contains("controller.listen: 0.0.0.0:7800 is reachable beyond this machine"), "\(error)")
+        }
+        XCTAssertNoThrow(
+            try WallConfig.parse(
+                config("control-token-file: /t\ncontroller: {listen: \"0.0.0.0:7800\"}"), file: "wall.yaml"))
+        XCTAssertNoThrow(try WallConfig.parse(config("controller: {listen: \"127.0.0.1:7800\"}"), file: "wall.yaml"))
+    }
+
+    func testParse_aWallName_isOneLineOfAtMost100Bytes_andANodeIdTooIsBounded() {
+        let cases = [
+            ("\"\"", "name: must not be empty"), ("\"   \"", "name: must not be empty"),
+            ("\"lobby\\nwall\"", "name: must not hold a line break"), ("\"a\\tb\"", "name: must not hold a line break"),
+            (String(repeating: "w", count: 101), "name: must be at most 100 bytes, this one has 101"),
+        ]
+        for (name, expected) in cases {
+            let text = config("").replacingOccurrences(of: "name: test", with: "name: \(name)")
+            XCTAssertThrowsError(try WallConfig.parse(text, file: "wall.yaml"), name) { error in
+                XCTAssertTrue("\(error)".contains(expected), "\(name): \(error)")
+            }
+        }
+        XCTAssertNoThrow(
+            try WallConfig.parse(config("").replacingOccurrences(of: "name: test", with: "name: Lobby wall (north)")))
+        let longID = config("").replacingOccurrences(of: "id: left", with: "id: \(String(repeating: "n", count: 101))")
+        XCTAssertThrowsError(try WallConfig.parse(longID, file: "wall.yaml")) { error in
+            XCTAssertTrue("\(error)".contains("must be at most 100 bytes"), "\(error)")
+        }
     }
 
     func testParse_whenSecurityValuesAreWrong_namesTheKey() {

@@ -1,0 +1,20 @@
+import WallControl
+import XCTest
+
+/// What a daemon answers when it relays an error: the request's fault a 4xx, the nodes' a 5xx.
+final class ControlErrorTests: XCTestCase {
+    func testTheRequestsOwnFault_is4xx_andTheNodes_is5xx() {
+        let clientFaults: [ControlError] = [
+            .unplayable(node: "a", reason: "\"/etc/x.png\" is not inside the media roots"),
+            .timeline("the time asked for is 283824000 s ahead, past start-horizon (300 s)"),
+            .refused(node: "a", command: "PUT /timeline", reason: "HTTP 422"), .unknownNodes(["z"]), .config("bad"),
+        ]
+        for error in clientFaults { XCTAssertEqual(error.httpStatus / 100, 4, "\(error)") }
+        let serverFaults: [ControlError] = [
+            .unreachable(node: "a", address: "http://10.0.0.1:7700", reason: "connection refused"),
+            .unauthorized(node: "a", tokenSent: true), .otherWall(node: "a", wall: "x", expected: "y"),
+            .protocolViolation(node: "a", detail: "?"), .notReady(nodes: ["a": "no clock"]),
+        ]
+        for error in serverFaults { XCTAssertEqual(error.httpStatus / 100, 5, "\(error)") }
+    }
+}

@@ -1,0 +1,219 @@
+import Foundation
+import LockstepNet
+import TestSupport
+import XCTest
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Every door of the wall beyond the node's control API, attacked on real processes as issue 40
+/// found them: show control's TCP input held and flooded (it killed the daemon and a node with
+/// SIGILL), the daemon's HTTP port held by idle and slowloris connections, a show-control input
+/// that cannot listen, a content store that cannot be made, a timeline on a foreign epoch. Each is
+/// refused or survived, and says why.
+final class DoorHardeningTests: XCTestCase {
+    private let masterPort = 18501
+    private let nodePort = 18511
+    private let daemonPort = 18521
+    private let daemonTCP = 18522
+    private let nodeTCP = 18523
+    private let token = "door-hardening-token-5e2b8c"
+    private var folder: ScratchFolder!
+    private var media: String!
+
+    override func setUpWithError() throws {
+        folder = try ScratchFolder("lockstep-doors")
+        media = try folder.frameCodeClip(seconds: 2)
+        try Data((token + "\n").utf8).write(to: URL(fileURLWithPath: folder.path("control.token")))
+    }
+
+    override func tearDown() {
+        folder.remove()
+    }
+
+    private func config(nodeShowControl: Bool = true, extra: [String] = []) throws -> URL {
+        try TestWall(
+            name: "doors", clockPort: masterPort, media: media, canvas: (160, 90),
+            stateDirectory: folder.path("state"),
+            extra: [
+                "control-token-file: control.token", "controller: {listen: \"127.0.0.1:\(daemonPort)\"}",
+                "show-control: {tcp: \"127.0.0.1:\(daemonTCP)\", rate: 1000}",
+            ] + extra,
+            nodes: [
+                TestWall.Node(
+                    id: "a", controlPort: nodePort, tile: (0, 0, 160, 90),
+                    extra: nodeShowControl ? ["show-control: true"] : [])
+            ]
+        ).write(to: URL(fileURLWithPath: folder.path("wall.yaml")))
+    }
+
+    private var node: TestNode { TestNode(port: nodePort, wall: "doors", token: token) }
+
+    /// A connection to `port` on this machine.
+    private func connect(_ port: Int) throws -> RawHTTP.Connection { try RawHTTP.Connection(port: port, timeout: 10) }
+
+    /// One line sent to a show-control TCP input and its answer.
+    private func exchange(_ port: Int, _ line: String) throws -> String {
+        let connection = try connect(port)
+        try connection.send(Array((line + "\n").utf8))
+        return String(decoding: try connection.readLine(timeout: 5), as: UTF8.self)
+    }
+
+    func testShowControlTCP_heldAndFlooded_neitherTheDaemonNorTheNodeDies() async throws {
+        let config = try config()
+        // The node's show-control input listens where the config's show-control says: the node
+        // takes it instead of the daemon here, so the daemon's is moved aside.
+        let nodeConfig = try String(contentsOf: config, encoding: .utf8).replacingOccurrences(
+            of: "tcp: \"127.0.0.1:\(daemonTCP)\"", with: "tcp: \"127.0.0.1:\(nodeTCP)\"")
+        let nodeConfigURL = URL(fileURLWithPath: folder.path("node.yaml"))
+        try nodeConfig.write(to: nodeConfigURL, atomically: true, encoding: .utf8)
+        let daemon = try ChildProcess(ChildProcess.product("wallctl"), ["serve", "--config", config.path])
+        defer { daemon.signal(SIGTERM) }
+        let wallnode = try ChildProcess(
+            ChildProcess.product("wallnode"), ["run", "--config", nodeConfigURL.path, "--id", "a", "--use-local-clock"])
+        defer { wallnode.signal(SIGTERM) }
+        try await node.waitUntilAnswering()
+        try await eventually(within: 20, "both show-control inputs answering") {
+            (try? self.exchange(self.daemonTCP, "pause"))?.hasPrefix("OK") == true
+                && (try? self.exchange(self.nodeTCP, "pause"))?.hasPrefix("OK") == true
+        }
+        for port in [daemonTCP, nodeTCP] {
+            // Sixteen held, a seventeenth, then bursts of seventeen opened and closed.
+            let held = try (0..<17).map { _ in try connect(port) }
+            for _ in 0..<5 {
+                let burst = try (0..<17).map { _ in try connect(port) }
+                _ = burst
+            }
+            XCTAssertEqual(try exchange(port, "next"), "OK next", "port \(port) still answers")
+            _ = held
+        }
+        XCTAssertNil(daemon.finishIfExited(), "the daemon lives")
+        XCTAssertNil(wallnode.finishIfExited(), "the node lives")
+        XCTAssertEqual(try node.get("/status").status, 200)
+    }
+
+    func testTheDaemon_whoseShowControlInputCannotListen_stopsWithASentence_neverSayingItServes() async throws {
+        let config = try config(nodeShowControl: false)
+        let squatter = try connectListener(daemonTCP)
+        defer { close(squatter) }
+        let daemon = try ChildProcess(ChildProcess.product("wallctl"), ["serve", "--config", config.path])
+        let seconds = await daemon.secondsUntilExit(limit: 20)
+        XCTAssertNotNil(seconds, "it stopped")
+        let (status, output, errors) = daemon.finish()
+        XCTAssertNotEqual(status, 0)
+        XCTAssertFalse(output.contains("serving"), output)
+        XCTAssertTrue(
+            errors.contains("show-control.tcp: cannot listen on 127.0.0.1:\(daemonTCP): Address already in use"), errors
+        )
+    }
+
+    func testANode_whoseShowControlCannotListen_andWhoseStoreCannotBeMade_playsOnAndSaysSo() async throws {
+        let config = try config()
+        let squatter = try connectListener(daemonTCP)
+        defer { close(squatter) }
+        // The content store's folder cannot be made: a file stands where it goes.
+        try FileManager.default.createDirectory(atPath: folder.path("state"), withIntermediateDirectories: true)
+        try Data("not a folder".utf8).write(to: URL(fileURLWithPath: folder.path("state/doors-a.content")))
+        let wallnode = try ChildProcess(
+            ChildProcess.product("wallnode"), ["run", "--config", config.path, "--id", "a", "--use-local-clock"])
+        defer { wallnode.signal(SIGTERM) }
+        let status = try await node.waitForStatus(within: 20, "both problems reported") { status in
+            let problems = status["problems"] as? [[String: Any]] ?? []
+            return Set(problems.compactMap { $0["service"] as? String }) == ["content", "show-control"]
+        }
+        let problems = (status["problems"] as? [[String: Any]] ?? []).map { "\($0["service"]!): \($0["problem"]!)" }
+        XCTAssertTrue(problems.contains { $0.contains("Address already in use") }, "\(problems)")
+        XCTAssertTrue(problems.contains { $0.hasPrefix("content: the content store is unusable") }, "\(problems)")
+        let metrics = try node.get("/metrics").body
+        XCTAssertTrue(
+            metrics.contains(#"lockstep_service_problem{wall="doors",node="a",service="content"} 1"#), metrics)
+        XCTAssertNil(wallnode.finishIfExited(), "the node plays on")
+        // The store comes back once its folder can be made.
+        try FileManager.default.removeItem(atPath: folder.path("state/doors-a.content"))
+        try await node.waitForStatus(within: 20, "the content problem gone") { status in
+            let problems = status["problems"] as? [[String: Any]] ?? []
+            return !problems.contains { $0["service"] as? String == "content" }
+        }
+    }
+
+    func testTheDaemonsHTTPPort_closesIdleAndSlowlorisConnections_andServesATokenHolderMeanwhile() async throws {
+        let config = try config(nodeShowControl: false)
+        let daemon = try ChildProcess(ChildProcess.product("wallctl"), ["serve", "--config", config.path])
+        defer { daemon.signal(SIGTERM) }
+        let reader = TestNode(port: daemonPort, token: token)
+        try await eventually(within: 20, "the daemon answering") { (try? reader.get("/content").status) == 200 }
+        let opened = Date()
+        var held = try (0..<100).map { _ in try connect(daemonPort) }
+        try held[0].send(Array("GET /content HTTP/1.1\r\nHost: x\r\n".utf8))  // never finished
+        XCTAssertEqual(try reader.get("/content").status, 200, "a token holder gets in past 100 held connections")
+        XCTAssertLessThan(Date().timeIntervalSince(opened), 9)
+        for connection in held { XCTAssertTrue(try connection.readToEnd(timeout: 20).isEmpty) }
+        let closedAfter = Date().timeIntervalSince(opened)
+        XCTAssertLessThan(closedAfter, 14, "closed by their deadline, not held")
+        held.removeAll()
+        XCTAssertEqual(try reader.get("/content").status, 200)
+        XCTAssertNil(daemon.finishIfExited())
+    }
+
+    func testATimelineOnAForeignEpoch_orAFarVersion_isRefused_andTheNodePlaysOn() async throws {
+        let config = try config(nodeShowControl: false)
+        let master = try ChildProcess(
+            ChildProcess.product("wallctl"), ["clock", "serve", "--listen", "127.0.0.1:\(masterPort)"])
+        defer { master.signal(SIGTERM) }
+        let wallnode = try ChildProcess(
+            ChildProcess.product("wallnode"), ["run", "--config", config.path, "--id", "a"])
+        defer { wallnode.signal(SIGTERM) }
+        try await node.waitForStatus(within: 30, "a usable clock with an epoch") { status in
+            let clock = status["clock"] as? [String: Any]
+            return clock?["usable"] as? Bool == true && clock?["epoch"] != nil
+        }
+        // An epoch is 64 random bits: read exactly, not through a Double.
+        struct Status: Decodable {
+            struct Clock: Decodable { let epoch: UInt64? }
+            let clock: Clock
+        }
+        let epoch = try XCTUnwrap(
+            try JSONDecoder().decode(Status.self, from: Data(try node.get("/status").body.utf8)).clock.epoch)
+        let media = self.media!
+        func put(version: UInt64, epoch: UInt64) throws -> RawHTTP.Reply {
+            try node.request(
+                "PUT", "/timeline",
+                body: try TestTimelines.json(
+                    wall: "doors", media: media, start: 1_000_000_000, version: version, epoch: epoch))
+        }
+        var reply = try put(version: 1, epoch: .max)
+        XCTAssertEqual(reply.status, 409)
+        XCTAssertTrue(
+            TestNode.errorSentence(reply).contains("anchored on master epoch 18446744073709551615"), reply.body)
+        reply = try put(version: 1, epoch: epoch)
+        XCTAssertEqual(reply.status, 200, reply.body)
+        reply = try put(version: 1 + (1 << 32), epoch: epoch)
+        XCTAssertEqual(reply.status, 409)
+        XCTAssertTrue(TestNode.errorSentence(reply).contains("jumps 4294967296 ahead"), reply.body)
+        XCTAssertEqual(try node.request("GET", "/timeline").status, 200)
+        XCTAssertNil(wallnode.finishIfExited())
+    }
+
+    /// A TCP listener on `port`, keeping it taken.
+    private func connectListener(_ port: Int) throws -> Int32 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        // As the inputs bind: connections of an earlier test in TIME_WAIT do not keep it off.
+        var on: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(port).bigEndian
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard bound == 0, listen(fd, 1) == 0 else {
+            close(fd)
+            throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EADDRINUSE)
+        }
+        return fd
+    }
+}

@@ -329,7 +329,14 @@ let package = Package(
             dependencies: ["WallCalibration", "WallProtocol", "LockstepTime", "TestSupport", "wallctl"],
             // The simulated camera renders thousands of pictures: optimized, it takes seconds, not a minute.
             swiftSettings: [.unsafeFlags(["-O"])]),
-        .testTarget(name: "WallControlTests", dependencies: ["WallControl", "WallProtocol", "LockstepTime"]),
+        .testTarget(
+            name: "WallControlTests",
+            dependencies: [
+                "WallControl", "WallProtocol", "LockstepTime",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
         .testTarget(
             name: "WallDaemonTests",
             dependencies: [

@@ -63,8 +63,7 @@ public enum ControlError: Error, CustomStringConvertible {
     public var httpStatus: Int {
         switch self {
         case .config, .unknownNodes, .unplayable, .timeline, .refused: return 422
-        case .notReady: return 503
-        case .badAddress, .unreachable, .unauthorized, .otherWall, .protocolViolation: return 502
+        case .notReady, .badAddress, .unreachable, .unauthorized, .otherWall, .protocolViolation: return 502
         }
     }
 

@@ -212,15 +212,8 @@ public struct TimelineControl: Sendable {
     ) async throws -> Timeline {
         var timeline = timeline
         var at = at
-        if let requested, requested > at {
-            // A time asked for (an OSC time tag) is held to the horizon every scheduled start is.
-            let horizon = wall.config.startHorizon
-            guard requested - at <= horizon else {
-                throw ControlError.timeline(
-                    "\(what): the time asked for is \(Int((requested - at).seconds)) s ahead, past start-horizon "
-                        + "(\(Int(horizon.seconds)) s)")
-            }
-            at = requested.convertScale(MediaTime.nanosecondTimescale)
+        if let requested {
+            at = try Self.requestedTime(requested, earliest: at, horizon: wall.config.startHorizon, what)
         }
         // What no time from now on needs is dropped, so a timeline edited for months stays small.
         timeline.forget(before: at - lead - lead)
@@ -236,6 +229,21 @@ public struct TimelineControl: Sendable {
         describe(edited, at: at, what: what)
         if confirming { try await confirm(edited, at: at) }
         return edited
+    }
+
+    /// The master time an edit asked for at `requested` (an OSC bundle's time tag) takes effect
+    /// at: `earliest` (what the lead allows) if that is later; refused past `horizon`, which every
+    /// scheduled start is held to.
+    static func requestedTime(
+        _ requested: MediaTime, earliest: MediaTime, horizon: MediaTime, _ what: String
+    ) throws(ControlError) -> MediaTime {
+        guard requested > earliest else { return earliest }
+        guard requested - earliest <= horizon else {
+            throw .timeline(
+                "\(what): the time asked for is \(Int((requested - earliest).seconds)) s ahead, past start-horizon "
+                    + "(\(Int(horizon.seconds)) s)")
+        }
+        return requested.convertScale(MediaTime.nanosecondTimescale)
     }
 
     /// Sends `timeline` to every node.

@@ -108,11 +108,11 @@ public final class ControlDaemon: Sendable {
         let application = try origin.application(
             host: endpoint.host, port: Int(endpoint.port), tls: tls, fileLimit: fileLimit, routes: addRoutes,
             logger: logger, bound: serving)
-        return [
-            .init(service: application),
-            .init(service: TaskService("show-control") { try await show.run() }),
-            .init(service: TaskService("console") { await console.run() }),
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+            .init(service: application), .init(service: TaskService("console") { await console.run() }),
         ]
+        if show.input != nil { services.append(.init(service: TaskService("show-control") { try await show.run() })) }
+        return services
     }
 
     /// Closes the connections to the nodes: after the services ran, or when they never did.
@@ -147,7 +147,8 @@ extension ShowControlService {
                 return ContentServer.text(.notFound, "\(error)")
             }
             let arrival = LocalClock.monotonic.now()
-            if let refused = runner.submit(ShowRequest(command: command, sender: "http", via: "http", arrival: arrival)) {
+            if let refused = runner.submit(ShowRequest(command: command, sender: "http", via: "http", arrival: arrival))
+            {
                 return ContentServer.text(.notFound, "\(refused)")
             }
             return ContentServer.text(.accepted, "queued: \(command)")

@@ -50,6 +50,13 @@ public final class ChildProcess {
         try? input.fileHandleForWriting.write(contentsOf: Data((line + "\n").utf8))
     }
 
+    /// The child's user and system CPU time so far, in clock ticks (1/100 s).
+    public func cpuTicks() throws -> Int {
+        let stat = try String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8)
+        let fields = stat[stat.range(of: ")")!.upperBound...].split(separator: " ")
+        return Int(fields[11])! + Int(fields[12])!
+    }
+
     /// Sends `signal` (SIGINT, say) to the child.
     public func signal(_ number: Int32) {
         kill(process.processIdentifier, number)

@@ -1,3 +1,6 @@
+import AsyncHTTPClient
+import LockstepTime
+import NIOPosix
 import WallControl
 import XCTest
 
@@ -16,5 +19,21 @@ final class ControlErrorTests: XCTestCase {
             .protocolViolation(node: "a", detail: "?"), .notReady(nodes: ["a": "no clock"]),
         ]
         for error in serverFaults { XCTAssertEqual(error.httpStatus / 100, 5, "\(error)") }
+    }
+
+    func testARefusedConnection_namesWhatShouldBeListeningThere() async throws {
+        let http = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton)
+        let origin = NodeClient(
+            id: "http://127.0.0.1:9", base: "http://127.0.0.1:9", wall: "w", http: http,
+            timeout: MediaTime(value: 2, timescale: 1))
+        do {
+            _ = try await origin.content()
+            XCTFail("port 9 answered")
+        } catch {
+            XCTAssertTrue(
+                "\(error)".contains("is the control daemon (wallctl serve) or a push's origin running there?"),
+                "\(error)")
+        }
+        try await http.shutdown()
     }
 }

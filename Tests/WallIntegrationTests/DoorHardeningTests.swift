@@ -156,6 +156,38 @@ final class DoorHardeningTests: XCTestCase {
         XCTAssertNil(daemon.finishIfExited())
     }
 
+    /// Under a low open-file limit (systemd's default is 1024; this is 200) the daemon takes no
+    /// more connections than it can afford: past them it stops accepting instead of spinning on
+    /// EMFILE, and it answers again once they are gone.
+    func testTheDaemonAtItsFileLimit_neitherSpinsNorStopsAnswering() async throws {
+        let config = try config(nodeShowControl: false)
+        let daemon = try ChildProcess(
+            "/usr/bin/prlimit", ["--nofile=200:200", ChildProcess.product("wallctl"), "serve", "--config", config.path])
+        defer { daemon.signal(SIGTERM) }
+        let reader = TestNode(port: daemonPort, token: token)
+        try await eventually(within: 20, "the daemon answering") { (try? reader.get("/content").status) == 200 }
+        var held = try (0..<250).map { _ in try connect(daemonPort) }
+        var descriptors = -1
+        try await eventually(within: 5, "the daemon's accepting settled") {
+            let count = try FileManager.default.contentsOfDirectory(
+                atPath: "/proc/\(daemon.process.processIdentifier)/fd"
+            )
+            .count
+            defer { descriptors = count }
+            return count == descriptors
+        }
+        // Its CPU over 3 s while 250 connections wait: a span to measure over, not a settle wait.
+        let before = try daemon.cpuTicks()
+        try await Task.sleep(for: .seconds(3))
+        let used = Double(try daemon.cpuTicks() - before) / 100 / 3
+        XCTAssertLessThan(used, 0.25, "no accept loop spinning on EMFILE")
+        held.removeAll()
+        try await eventually(within: 15, "the daemon answering once they are gone") {
+            (try? reader.get("/content").status) == 200
+        }
+        XCTAssertNil(daemon.finishIfExited())
+    }
+
     func testATimelineOnAForeignEpoch_orAFarVersion_isRefused_andTheNodePlaysOn() async throws {
         let config = try config(nodeShowControl: false)
         let master = try ChildProcess(

@@ -54,13 +54,21 @@ final class NodeRobustnessTests: XCTestCase {
     }
 
     func testSIGTERM_whileATimelineWaitsForTheClock_exitsWithinTwoSeconds() async throws {
-        // No master clock answers: the timeline waits for the clock to lock.
+        // No master clock answers: the timeline the node kept waits for the clock to lock. (A node
+        // with no clock takes no new timeline: it cannot check the timeline's epoch.)
+        let clip = try TestMedia.frameCode(seconds: 1)
+        let state = folder.appendingPathComponent("state")
+        try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
+        try Data(try TestTimelines.json(wall: "robustness", media: clip.path, start: 10_000_000_000).utf8).write(
+            to: state.appendingPathComponent("robustness-only.timeline.json"))
         let wallnode = try startNode(localClock: false)
         defer { wallnode.signal(SIGKILL) }
         try await node.waitUntilAnswering()
-        let clip = try TestMedia.frameCode(seconds: 1)
-        let timeline = try TestTimelines.json(wall: "robustness", media: clip.path, start: 10_000_000_000)
-        XCTAssertEqual(try node.request("PUT", "/timeline", body: timeline).status, 200)
+        let refused = try node.request(
+            "PUT", "/timeline",
+            body: try TestTimelines.json(wall: "robustness", media: clip.path, start: 10_000_000_000, version: 2))
+        XCTAssertEqual(refused.status, 409)
+        XCTAssertTrue(TestNode.errorSentence(refused).contains("no usable master clock yet"), "\(refused)")
         try await node.waitForStatus(within: 5, "the node waiting for its clock") { status in
             ((status["timeline"] as? [String: Any])?["problem"] as? String)?.contains("waiting for the master clock")
                 == true
@@ -80,22 +88,35 @@ final class NodeRobustnessTests: XCTestCase {
         let file = state.appendingPathComponent("robustness-only.timeline.json")
         let valid = try TestTimelines.json(wall: "robustness", media: clip.path, start: 0)
         let poisons: [(name: String, make: () throws -> Void, says: String)] = [
-            ("outside the media roots", {
-                try Data(try TestTimelines.json(wall: "robustness", media: "/etc/passwd", start: 0).utf8).write(to: file)
-            }, "is not inside the media roots"),
-            ("another wall's", {
-                try Data(try TestTimelines.json(wall: "lobby", media: clip.path, start: 0).utf8).write(to: file)
-            }, "lobby"),
+            (
+                "outside the media roots",
+                {
+                    try Data(try TestTimelines.json(wall: "robustness", media: "/etc/passwd", start: 0).utf8).write(
+                        to: file)
+                }, "is not inside the media roots"
+            ),
+            (
+                "another wall's",
+                {
+                    try Data(try TestTimelines.json(wall: "lobby", media: clip.path, start: 0).utf8).write(to: file)
+                }, "lobby"
+            ),
             ("cut short by a power cut", { try Data(valid.utf8.prefix(57)).write(to: file) }, "not a timeline"),
             ("a FIFO", { XCTAssertEqual(mkfifo(file.path, 0o600), 0) }, "not a regular file"),
-            ("a link to /dev/zero", {
-                try FileManager.default.createSymbolicLink(atPath: file.path, withDestinationPath: "/dev/zero")
-            }, "symbolic links"),
+            (
+                "a link to /dev/zero",
+                {
+                    try FileManager.default.createSymbolicLink(atPath: file.path, withDestinationPath: "/dev/zero")
+                }, "symbolic links"
+            ),
             ("huge", { try Data(repeating: 0x20, count: 17 << 20).write(to: file) }, "bytes; a timeline is at most"),
-            ("a rate of zero", {
-                try Data(try TestTimelines.json(wall: "robustness", media: clip.path, start: 0, rate: (0, 1)).utf8)
-                    .write(to: file)
-            }, "rate"),
+            (
+                "a rate of zero",
+                {
+                    try Data(try TestTimelines.json(wall: "robustness", media: clip.path, start: 0, rate: (0, 1)).utf8)
+                        .write(to: file)
+                }, "rate"
+            ),
         ]
         var version: UInt64 = 1
         for poison in poisons {
@@ -108,7 +129,9 @@ final class NodeRobustnessTests: XCTestCase {
             let problem = try node.timeline()?["problem"] as? String ?? ""
             XCTAssertTrue(problem.contains("set aside"), "\(poison.name): \(problem)")
             XCTAssertTrue(problem.contains(poison.says), "\(poison.name): \(problem)")
-            let kept = try FileManager.default.contentsOfDirectory(atPath: state.path).filter { $0.contains(".unusable-") }
+            let kept = try FileManager.default.contentsOfDirectory(atPath: state.path).filter {
+                $0.contains(".unusable-")
+            }
             XCTAssertEqual(kept.count, 1, "\(poison.name): kept aside for the operator")
 
             version += 1
@@ -142,10 +165,12 @@ final class NodeRobustnessTests: XCTestCase {
         let timeline = try TestTimelines.json(wall: "robustness", media: later.path, start: 10_000_000_000)
         XCTAssertEqual(try node.request("PUT", "/timeline", body: timeline).status, 200)
         XCTAssertEqual(try node.timeline()?["missingMedia"] as? [String], [later.path])
-        XCTAssertTrue(try node.get("/metrics").body.contains(#"lockstep_content_missing{wall="robustness",node="only"} 1"#))
+        XCTAssertTrue(
+            try node.get("/metrics").body.contains(#"lockstep_content_missing{wall="robustness",node="only"} 1"#))
         try FileManager.default.copyItem(at: try TestMedia.frameCode(seconds: 1), to: later)
         XCTAssertEqual(try node.timeline()?["missingMedia"] as? [String], [])
-        XCTAssertTrue(try node.get("/metrics").body.contains(#"lockstep_content_missing{wall="robustness",node="only"} 0"#))
+        XCTAssertTrue(
+            try node.get("/metrics").body.contains(#"lockstep_content_missing{wall="robustness",node="only"} 0"#))
     }
 
     /// Under journald (`JOURNAL_STREAM` naming its standard error) every line starts with its syslog
@@ -164,7 +189,8 @@ final class NodeRobustnessTests: XCTestCase {
         XCTAssertTrue(finished.errors.contains("SIGHUP ignored"), finished.errors)
         let lines = finished.errors.split(separator: "\n")
         XCTAssertTrue(lines.contains { $0.hasPrefix("<5>{") && $0.contains("SIGHUP ignored") }, finished.errors)
-        XCTAssertTrue(lines.allSatisfy { $0.range(of: #"^<[0-7]>\{"#, options: .regularExpression) != nil }, finished.errors)
+        XCTAssertTrue(
+            lines.allSatisfy { $0.range(of: #"^<[0-7]>\{"#, options: .regularExpression) != nil }, finished.errors)
     }
 
     // MARK: Helpers

@@ -35,6 +35,29 @@ final class TimelineStoreTests: XCTestCase {
         XCTAssertEqual(leftovers, ["timeline.json"], "no temporary files left behind")
     }
 
+    /// Two writes at once (a node's adoption and its move onto a new epoch shared one temporary
+    /// name, and one of them failed with "No such file or directory"): each has its own.
+    func testWritesAtOnce_eachSucceed_andLeaveOneWholeFile() throws {
+        let store = TimelineStore(path: folder.appendingPathComponent("state/timeline.json").path)
+        let base = try timeline()
+        let versions = try (0..<16).map { index in
+            try base.applying(.pause, at: MediaTime(value: 101 + Int64(index), timescale: 1))
+        }
+        let failures = Failures()
+        DispatchQueue.concurrentPerform(iterations: 64) { index in
+            do {
+                try store.save(versions[index % versions.count])
+            } catch {
+                failures.add("\(error)")
+            }
+        }
+        XCTAssertEqual(failures.all, [])
+        guard case .timeline(let kept) = store.recover(checking: { _ in }) else { return XCTFail("nothing whole kept") }
+        XCTAssertTrue(versions.contains(kept))
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: folder.appendingPathComponent("state").path)
+        XCTAssertEqual(leftovers, ["timeline.json"])
+    }
+
     /// Garbage, a truncated file, an empty one, a directory in its place, a timeline that fails the
     /// node's checks: each is set aside and reported, and the next save works.
     func testRecover_setsAsideWhatCannotBeUsed_andSavingStillWorks() throws {
@@ -94,4 +117,11 @@ final class TimelineStoreTests: XCTestCase {
             XCTAssertTrue("\(error)".hasSuffix("/file is not a directory"), "\(error)")
         }
     }
+}
+
+private final class Failures: @unchecked Sendable {
+    private let lock = NSLock()
+    private var failures: [String] = []
+    func add(_ failure: String) { lock.withLock { failures.append(failure) } }
+    var all: [String] { lock.withLock { failures } }
 }

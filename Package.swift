@@ -290,7 +290,7 @@ let package = Package(
         .testTarget(
             name: "ShowControlTests",
             dependencies: [
-                "ShowControl", "LockstepNet", "LockstepTime", .product(name: "Logging", package: "swift-log"),
+                "ShowControl", "LockstepNet", "LockstepTime", "TestSupport", .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),

@@ -4,6 +4,7 @@ import LockstepTime
 import Logging
 import NIOCore
 import ShowControl
+import TestSupport
 import XCTest
 
 #if canImport(Glibc)
@@ -234,31 +235,17 @@ final class ShowInputTests: XCTestCase {
         let (_, task, ports) = try await start(ShowInputSettings(tcp: "127.0.0.1:0", rate: 1000), received)
         defer { task.cancel() }
         // Hold more than the input keeps, then open and close more in bursts: it lives, and answers.
-        let held = try (0..<ShowInputSettings.mostConnections + 1).map { _ in try tcpConnect(port: ports["tcp"]!) }
-        defer { for fd in held { close(fd) } }
+        let held = try (0..<ShowInputSettings.mostConnections + 1).map { _ in
+            try RawHTTP.Connection(port: ports["tcp"]!)
+        }
         for _ in 0..<5 {
-            let burst = try (0..<ShowInputSettings.mostConnections + 1).map { _ in try tcpConnect(port: ports["tcp"]!) }
-            for fd in burst { close(fd) }
+            let burst = try (0..<ShowInputSettings.mostConnections + 1).map { _ in
+                try RawHTTP.Connection(port: ports["tcp"]!)
+            }
+            withExtendedLifetime(burst) {}
         }
         XCTAssertEqual(try tcpExchange(port: ports["tcp"]!, lines: ["next"]), ["OK next"])
-    }
-
-    private func tcpConnect(port: Int) throws -> Int32 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = UInt16(port).bigEndian
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard connected == 0 else {
-            close(fd)
-            throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .ECONNREFUSED)
-        }
-        return fd
+        withExtendedLifetime(held) {}
     }
 
     private func tcpExchange(port: Int, lines: [String]) throws -> [String] {

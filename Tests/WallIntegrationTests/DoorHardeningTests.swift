@@ -95,8 +95,8 @@ final class DoorHardeningTests: XCTestCase {
 
     func testTheDaemon_whoseShowControlInputCannotListen_stopsWithASentence_neverSayingItServes() async throws {
         let config = try config(nodeShowControl: false)
-        let squatter = try connectListener(daemonTCP)
-        defer { close(squatter) }
+        let squatter = try LocalListener(taking: UInt16(daemonTCP))
+        defer { withExtendedLifetime(squatter) {} }
         let daemon = try ChildProcess(ChildProcess.product("wallctl"), ["serve", "--config", config.path])
         let seconds = await daemon.secondsUntilExit(limit: 20)
         XCTAssertNotNil(seconds, "it stopped")
@@ -110,8 +110,8 @@ final class DoorHardeningTests: XCTestCase {
 
     func testANode_whoseShowControlCannotListen_andWhoseStoreCannotBeMade_playsOnAndSaysSo() async throws {
         let config = try config()
-        let squatter = try connectListener(daemonTCP)
-        defer { close(squatter) }
+        let squatter = try LocalListener(taking: UInt16(daemonTCP))
+        defer { withExtendedLifetime(squatter) {} }
         // The content store's folder cannot be made: a file stands where it goes.
         try FileManager.default.createDirectory(atPath: folder.path("state"), withIntermediateDirectories: true)
         try Data("not a folder".utf8).write(to: URL(fileURLWithPath: folder.path("state/doors-a.content")))
@@ -225,27 +225,5 @@ final class DoorHardeningTests: XCTestCase {
         XCTAssertTrue(TestNode.errorSentence(reply).contains("jumps 4294967296 ahead"), reply.body)
         XCTAssertEqual(try node.request("GET", "/timeline").status, 200)
         XCTAssertNil(wallnode.finishIfExited())
-    }
-
-    /// A TCP listener on `port`, keeping it taken.
-    private func connectListener(_ port: Int) throws -> Int32 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        // As the inputs bind: connections of an earlier test in TIME_WAIT do not keep it off.
-        var on: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = UInt16(port).bigEndian
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard bound == 0, listen(fd, 1) == 0 else {
-            close(fd)
-            throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EADDRINUSE)
-        }
-        return fd
     }
 }

@@ -8,15 +8,15 @@ import LockstepLocks
 /// A TCP port on the loopback standing in for a node that misbehaves: one that accepts connections
 /// and never answers, one that answers every request with a canned reply, or one whose port is
 /// closed. It keeps the requests it read, so a test can check what `wallctl` sent.
-final class LocalListener: Sendable {
-    let port: UInt16
+public final class LocalListener: Sendable {
+    public let port: UInt16
     private let descriptor: Int32
     private let received = Mutex<[String]>([])
 
     /// Listens on a free port of 127.0.0.1. With no `reply`, connections complete in the kernel
     /// and nothing ever reads or answers them; with one, each request's head is read and `reply`
     /// (a whole HTTP response) is sent before the connection is closed.
-    init(reply: String? = nil) throws {
+    public init(reply: String? = nil) throws {
         descriptor = try Self.boundSocket()
         port = try Self.port(of: descriptor)
         guard listen(descriptor, 16) == 0 else { throw Self.error("listen") }
@@ -39,9 +39,17 @@ final class LocalListener: Sendable {
         port = try Self.port(of: descriptor)
     }
 
+    /// Listens on `port` of 127.0.0.1 and never accepts: a port another program has taken, so a
+    /// daemon that wants it cannot listen there.
+    public init(taking port: UInt16) throws {
+        descriptor = try Self.boundSocket(port: port)
+        self.port = port
+        guard listen(descriptor, 1) == 0 else { throw Self.error("listen") }
+    }
+
     /// A port bound on 127.0.0.1 but not listening: connecting to it is refused at once, and no
     /// other process can take it while this object lives.
-    static func closedPort() throws -> LocalListener {
+    public static func closedPort() throws -> LocalListener {
         try LocalListener(closedOn: try boundSocket())
     }
 
@@ -51,13 +59,18 @@ final class LocalListener: Sendable {
     }
 
     /// The heads (request line and headers) of the requests answered so far.
-    var requests: [String] { received.withLock { $0 } }
+    public var requests: [String] { received.withLock { $0 } }
 
-    private static func boundSocket() throws -> Int32 {
+    /// A socket bound on 127.0.0.1, on `port` (0: any free port). As the daemons bind: an earlier
+    /// test's connections in TIME_WAIT do not keep it off a port.
+    private static func boundSocket(port: UInt16 = 0) throws -> Int32 {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw error("socket") }
+        var on: Int32 = 1
+        setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
         address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {

@@ -271,7 +271,13 @@ let package = Package(
             ]
         ),
         .testTarget(name: "WallTimelineTests", dependencies: ["WallTimeline", "LockstepTime", "LockstepFuzzing"]),
-        .testTarget(name: "WallFollowerTests", dependencies: ["WallFollower", "WallTimeline", "LockstepTime"]),
+        .testTarget(
+            name: "WallFollowerTests",
+            dependencies: [
+                "LockstepLocks", "WallFollower", "WallTimeline", "LockstepTime",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .testTarget(
             name: "NodeServiceTests",
             dependencies: [
@@ -290,7 +296,8 @@ let package = Package(
         .testTarget(
             name: "ShowControlTests",
             dependencies: [
-                "ShowControl", "LockstepNet", "LockstepTime", "TestSupport", .product(name: "Logging", package: "swift-log"),
+                "ShowControl", "LockstepNet", "LockstepTime", "TestSupport",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),

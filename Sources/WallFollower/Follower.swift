@@ -23,6 +23,12 @@ public actor Follower {
     private var nudged = false
     /// The one writer of the state file: one write at a time, never one older than the newest.
     private let kept = KeptTimeline()
+    /// A timeline followed that could not be kept (a read-only or full disk): written again every
+    /// `keepRetryTicks` until it is, so that a restart after the disk recovers does not go back to
+    /// an older one.
+    private var unkept: Timeline?
+    private var ticksSinceKeepAttempt = 0
+    static let keepRetryTicks = 25
 
     /// One write at a time, and the newest timeline written.
     private final class KeptTimeline: Sendable {
@@ -79,7 +85,11 @@ public actor Follower {
                 "timeline.version": .value(timeline.version), "timeline.segments": .value(timeline.segments.count),
                 "timeline.epoch": .value(timeline.epoch),
             ])
-        if let outcome = await keep(timeline) { throw .notKept(outcome) }
+        if let outcome = await keep(timeline) {
+            if unkept.map({ timeline.supersedes($0) }) ?? true { unkept = timeline }
+            throw .notKept(outcome)
+        }
+        if let waiting = unkept, !waiting.supersedes(timeline) { unkept = nil }
         return true
     }
 
@@ -119,7 +129,20 @@ public actor Follower {
     public func run() async {
         while !Task.isCancelled {
             await step()
+            await keepAgain()
             await pause()
+        }
+    }
+
+    /// Tries again to keep the newest timeline that could not be kept, once every `keepRetryTicks`.
+    private func keepAgain() async {
+        guard let waiting = unkept else { return }
+        ticksSinceKeepAttempt += 1
+        guard ticksSinceKeepAttempt >= Self.keepRetryTicks else { return }
+        ticksSinceKeepAttempt = 0
+        if await keep(waiting) == nil, unkept == waiting {
+            unkept = nil
+            logger.notice("the timeline is kept again", metadata: ["timeline.version": .value(waiting.version)])
         }
     }
 
@@ -205,6 +228,7 @@ public actor Follower {
                 machine.shown(show)
             case .store(let timeline):
                 if let error = await keep(timeline) {
+                    if unkept.map({ timeline.supersedes($0) }) ?? true { unkept = timeline }
                     logger.error("the timeline moved onto the new epoch was not kept", metadata: ["error": "\(error)"])
                 }
             case .note(let note):

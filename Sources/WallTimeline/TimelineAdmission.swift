@@ -23,8 +23,9 @@ extension Timeline {
 /// wall's nodes converging on one timeline whatever sequence of requests they accept.
 ///
 /// - A timeline must be valid, the wall's, and anchored on the epoch of the master the node
-///   follows (a node with no master clock yet cannot check that, and takes none): an epoch from
-///   elsewhere would move the wall to master time zero.
+///   follows: an epoch from elsewhere would move the wall to master time zero. A node with no
+///   master clock yet takes only a timeline on the epoch of the one it holds (a node restarted
+///   catches up with its peers before its clock locks); with none held, it takes none.
 /// - From a controller, a version newer than the one held, by a step within an allowance that
 ///   refills at `versionsPerSecond` up to `burst`: the bound on a step is also a bound on the sum,
 ///   so no sequence of accepted requests walks a wall's versions to their end (at the refill
@@ -68,9 +69,9 @@ public struct TimelineAdmission: Sendable {
         try offered.validate()
         guard offered.wall == wall else { throw .otherWall(expected: wall, got: offered.wall) }
         switch epoch {
-        case .noClock: throw .noMasterClock
+        case .noClock where current?.epoch != offered.epoch: throw .noMasterClock
         case .known(let master) where offered.epoch != master: throw .otherEpoch(offered.epoch, master: master)
-        case .known, .unnamed: break
+        case .known, .unnamed, .noClock: break
         }
         if offered == current { return false }
         switch source {

@@ -54,8 +54,8 @@ final class NodeRobustnessTests: XCTestCase {
     }
 
     func testSIGTERM_whileATimelineWaitsForTheClock_exitsWithinTwoSeconds() async throws {
-        // No master clock answers: the timeline the node kept waits for the clock to lock. (A node
-        // with no clock takes no new timeline: it cannot check the timeline's epoch.)
+        // No master clock answers: the timeline the node kept waits for the clock to lock. With no
+        // clock the node takes only a timeline on the epoch of the one it holds.
         let clip = try TestMedia.frameCode(seconds: 1)
         let state = folder.appendingPathComponent("state")
         try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
@@ -64,11 +64,16 @@ final class NodeRobustnessTests: XCTestCase {
         let wallnode = try startNode(localClock: false)
         defer { wallnode.signal(SIGKILL) }
         try await node.waitUntilAnswering()
-        let refused = try node.request(
-            "PUT", "/timeline",
-            body: try TestTimelines.json(wall: "robustness", media: clip.path, start: 10_000_000_000, version: 2))
+        func put(version: UInt64, epoch: UInt64) throws -> RawHTTP.Reply {
+            try node.request(
+                "PUT", "/timeline",
+                body: try TestTimelines.json(
+                    wall: "robustness", media: clip.path, start: 10_000_000_000, version: version, epoch: epoch))
+        }
+        let refused = try put(version: 2, epoch: 7)
         XCTAssertEqual(refused.status, 409)
         XCTAssertTrue(TestNode.errorSentence(refused).contains("no usable master clock yet"), "\(refused)")
+        XCTAssertEqual(try put(version: 2, epoch: 0).status, 200, "on the epoch of the timeline it holds")
         try await node.waitForStatus(within: 5, "the node waiting for its clock") { status in
             ((status["timeline"] as? [String: Any])?["problem"] as? String)?.contains("waiting for the master clock")
                 == true

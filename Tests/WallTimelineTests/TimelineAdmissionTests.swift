@@ -38,7 +38,13 @@ final class TimelineAdmissionTests: XCTestCase {
                 "the timeline is anchored on master epoch 18446744073709551615, but this node's master clock runs epoch 7: "
                     + "it was made for another master, or before the master started over")
         }
+        // No clock: only a timeline on the epoch of the one held (a restarted node catching up).
         XCTAssertThrowsError(
+            try admission.admit(foreign, current: held, wall: "w", epoch: .noClock, from: .peer, now: .zero))
+        XCTAssertThrowsError(
+            try admission.admit(
+                try edit(held, version: 2), current: nil, wall: "w", epoch: .noClock, from: .peer, now: .zero))
+        XCTAssertTrue(
             try admission.admit(
                 try edit(held, version: 2), current: held, wall: "w", epoch: .noClock, from: .peer, now: .zero))
         XCTAssertTrue(

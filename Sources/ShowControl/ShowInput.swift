@@ -133,6 +133,11 @@ public final class ShowInput: Sendable {
                 } else {
                     channel = try await DatagramBootstrap(group: group)
                         .channelOption(.socketOption(.so_reuseaddr), value: 1)
+                        // Whole datagrams up to past the largest OSC packet taken (NIO reads 2 KiB by
+                        // default and would cut a larger bundle, which then reads as malformed).
+                        .channelOption(
+                            .recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: OSCPacket.largestSize + 1)
+                        )
                         .channelInitializer { [self] channel in
                             channel.eventLoop.makeCompletedFuture {
                                 try channel.pipeline.syncOperations.addHandler(DatagramInput(input: self, kind: kind))

@@ -221,6 +221,22 @@ final class ShowInputTests: XCTestCase {
         XCTAssertEqual(received.items.count, 10, "60 messages in one datagram, 10 a second at most")
     }
 
+    func testAnOSCBundleOfSeveralKilobytes_isReadWhole() async throws {
+        let received = LockedList()
+        let (_, task, ports) = try await start(ShowInputSettings(osc: "127.0.0.1:0", rate: 1000), received)
+        defer { task.cancel() }
+        // The most elements a bundle takes (64), each a cue with a long name: about 5.6 KB, past
+        // NIO's default 2 KiB read.
+        let names = (0..<OSCPacket.mostArguments).map { "cue-\($0)-" + String(repeating: "x", count: 54) }
+        let bundle = OSCPacket.bundle(
+            timeTag: .immediately, elements: names.map { .message(ShowCommand.cue($0).osc) })
+        XCTAssertGreaterThan(bundle.encoded.count, 4096)
+        XCTAssertLessThanOrEqual(bundle.encoded.count, OSCPacket.largestSize)
+        try send(bundle.encoded, to: ports["osc"]!)
+        try await waitFor { received.items.count == names.count }
+        XCTAssertEqual(received.items, names.map { .cue($0) })
+    }
+
     func testTCP_aSenderNotAllowed_isAnsweredAndClosed_andSeventeenConnectionsLeaveItServing() async throws {
         let received = LockedList()
         let (_, outsiders, closedPorts) = try await start(

@@ -152,7 +152,7 @@ read -r clock_port proxy_port control_a control_b closed_port relay_port joined_
 
 # Help of everything: the parsers of every command, in the build under test.
 for command in "" play start pause resume seek next previous goto rate load stop still black identify status check \
-    drift snapshot clock "clock serve" "clock probe" impair calibrate; do
+    drift snapshot clock "clock serve" "clock probe" impair calibrate serve push cue schedule; do
     # shellcheck disable=SC2086
     check 0 20 "wallctl $command --help" "$wallctl" $command --help
 done
@@ -323,6 +323,40 @@ if ! grep -q "in step" "$work/check-$checks.log"; then
     fail "wallctl status (timeline): no node in step"
     sed 's/^/    /' "$work/check-$checks.log" >&2
 fi
+
+# The control daemon: its content library (a push through it), show control over TCP and HTTP, a
+# cue, the console's page; a second daemon whose show-control port is taken stops with a sentence.
+read -r daemon_port show_port <<<"$(free_ports 2)"
+{
+    sed '/^nodes:/,$d' "$work/wall.yaml"
+    echo "controller: {listen: \"127.0.0.1:$daemon_port\", library: $work/library}"
+    echo "show-control: {tcp: \"127.0.0.1:$show_port\"}"
+    echo "cues:"
+    echo "  intro: {media: $work/clip.mp4, in: 0s, out: 1s, then: return}"
+    sed -n '/^nodes:/,$p' "$work/wall.yaml"
+} >"$work/daemon.yaml"
+start_background "wallctl serve" "$work/daemon.log" "$wallctl" serve --config "$work/daemon.yaml"
+daemon=${pids[-1]}
+for _ in $(seq 200); do grep -q "serving wall" "$work/daemon.log" && break; sleep 0.1; done
+grep -q "serving wall" "$work/daemon.log" || fail "wallctl serve: never said it serves"
+check 0 90 "wallctl push (through the daemon)" "$wallctl" push "$work/clip.mp4" --config "$work/daemon.yaml" --timeout 60
+check 0 20 "show control over TCP (the daemon)" python3 -c '
+import socket, sys
+connection = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
+connection.sendall(b"resume\n")
+answer = connection.makefile().readline().strip()
+print(answer)
+sys.exit(0 if answer == "OK resume" else 1)' "$show_port"
+check 0 20 "show control over HTTP (the daemon)" curl -sf -o /dev/null -X POST \
+    -H "Authorization: Bearer $(cat "$work/control.token")" "http://127.0.0.1:$daemon_port/show/resume"
+check 0 60 "wallctl cue" "$wallctl" cue intro --config "$work/daemon.yaml" --timeout 20
+check 0 20 "the console's page (the daemon)" curl -sf -o /dev/null "http://127.0.0.1:$daemon_port/console"
+check nonzero 20 "wallctl serve (show-control port taken)" "$wallctl" serve --config "$work/daemon.yaml"
+if ! grep -q "show-control.tcp: cannot listen on 127.0.0.1:$show_port" "$work/check-$checks.log"; then
+    fail "wallctl serve (show-control port taken): no sentence naming the input"
+    sed 's/^/    /' "$work/check-$checks.log" >&2
+fi
+stop_background "$daemon" TERM
 
 for pid in "${nodes[@]}"; do stop_background "$pid" TERM; done
 stop_background "$master" INT

@@ -58,10 +58,10 @@ public final class Node: Sendable {
 
     // MARK: Running
 
-    /// Reads the stored timeline back, then follows the timeline until cancelled.
+    /// Follows the timeline until cancelled (the stored one, read back by `recoverStoredTimeline`
+    /// before the control API answers).
     public func run() async {
         await screen.showBetweenShows()
-        await recoverStoredTimeline()
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.follower.run() }
             if settings.autoplay { group.addTask { await self.autoplay() } }
@@ -116,8 +116,9 @@ public final class Node: Sendable {
     }
 
     /// The stored timeline, checked as one from the network; one that fails is set aside, reported,
-    /// and replaced by the next valid version.
-    func recoverStoredTimeline() async {
+    /// and replaced by the next valid version. Called before the control API answers, so the first
+    /// answer already tells what the node found.
+    public func recoverStoredTimeline() async {
         let wall = settings.wallName
         switch store.recover(checking: { timeline in
             guard timeline.wall == wall else { throw TimelineError.otherWall(expected: wall, got: timeline.wall) }
@@ -199,12 +200,22 @@ public final class Node: Sendable {
 
     // MARK: Commands
 
-    /// Follows `timeline` from now on, if it is this wall's, valid and newer than the one followed;
-    /// keeps it in the state directory first, so a restart comes back to it.
-    public func adopt(_ timeline: Timeline) async throws(NodeError) {
+    /// Follows `timeline` from now on, if it is this wall's, valid, and one the wall's rule for what
+    /// a node takes from `source` admits (`TimelineAdmission`); keeps it in the state directory, so
+    /// a restart comes back to it.
+    public func adopt(_ timeline: Timeline, from source: TimelineAdmission.Source = .controller) async throws(NodeError)
+    {
         try checkMedia(of: timeline)
-        try await admit(timeline, from: .controller)
-        try await follow(timeline)
+        try await admit(timeline, from: source)
+        do {
+            try await follower.adopt(timeline)
+        } catch {
+            switch error {
+            case .refused(let reason): throw .timeline(reason)
+            case .notKept(let reason): throw .timelineNotStored(reason)
+            }
+        }
+        storeProblem.withLock { $0 = nil }
     }
 
     /// Checks `timeline` by the wall's one rule for what a node takes (`TimelineAdmission`),
@@ -225,19 +236,6 @@ public final class Node: Sendable {
         } catch {
             throw .timeline(error)
         }
-    }
-
-    /// Follows `timeline` (checked), keeping it first.
-    private func follow(_ timeline: Timeline) async throws(NodeError) {
-        do {
-            try await follower.adopt(timeline)
-        } catch {
-            switch error {
-            case .refused(let reason): throw .timeline(reason)
-            case .notKept(let reason): throw .timelineNotStored(reason)
-            }
-        }
-        storeProblem.withLock { $0 = nil }
     }
 
     /// Checks that every file `timeline` names may be played here: inside the media roots (a file
@@ -311,9 +309,7 @@ public final class Node: Sendable {
         guard timeline.wall == settings.wallName else { return }
         if let current = await follower.timeline, !timeline.supersedes(current) { return }
         do {
-            try checkMedia(of: timeline)
-            try await admit(timeline, from: .peer)
-            try await follow(timeline)
+            try await adopt(timeline, from: .peer)
             logger.info(
                 "timeline taken from a peer",
                 metadata: ["timeline.peer": "\(peer)", "timeline.version": .value(timeline.version)])

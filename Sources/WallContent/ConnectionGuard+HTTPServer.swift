@@ -12,5 +12,4 @@ extension ConnectionGuard {
         guard let tls else { return http1 }
         return try .tls(http1, tlsConfiguration: tls)
     }
-
 }

@@ -103,6 +103,7 @@ struct NodeDaemon {
             logger: Logger(label: "lockstep.screen")
         )
         let node = Node(settings: settings, screen: screen, clock: clock, logger: logger)
+        await node.recoverStoredTimeline()
         // Under systemd (Type=notify) the node is started once its control API answers, and restarted
         // when its controller stops answering for a watchdog interval.
         let notifier = ServiceNotifier.fromEnvironment()

@@ -173,7 +173,6 @@ struct ClockServeCommand: AsyncParsableCommand {
         // Stopped before the takeover: the relays are followed no more.
         joined?.running.cancel()
         notifier.stopping()
-        server.stop()
         Output.line("wallctl: stopped; \(server.statistics)")
     }
 

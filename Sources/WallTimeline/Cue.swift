@@ -54,24 +54,12 @@ extension Timeline {
         guard !name.isEmpty, name.utf8.count <= TimelineLimits.longestName else {
             throw .invalidName(field: "cue", reason: "1 to \(TimelineLimits.longestName) bytes")
         }
-        // What the cue interrupts, and where it stood then: the segment before the first of the cues
-        // running back to back up to now.
-        var interrupted = current
-        var interruptedAt = here
-        if current.cue != nil, let firstCue = before.segments.lastIndex(where: { $0.cue == nil }) {
-            interrupted = before.segments[firstCue]
-            var prior = before
-            prior.segments = Array(before.segments[...firstCue])
-            let cueStart = before.segments.indices.contains(firstCue + 1) ? before.segments[firstCue + 1].from : hostTime
-            let then = prior.position(at: cueStart)
-            interruptedAt = PlaylistPoint(
-                entry: then.entryIndex, pass: then.pass, offset: then.itemTime - then.entry.inPoint)
-            if then.state == .ended { interrupted.isPlaying = false }
-        }
+        let (interrupted, interruptedAt) = interruption(before: before, current: current, here: here, at: hostTime)
         var cut = TimelineSegment(
             from: hostTime, show: .playlist, playlist: interrupted.playlist, origin: interruptedAt,
             rate: .normal, isPlaying: true)
         cut.cue = name
+        cut.cueThen = cue.after
         // How long the cut lasts before `after` takes over: nil when it holds (or plays on).
         var length: MediaTime?
         switch cue.target {
@@ -90,6 +78,7 @@ extension Timeline {
                 cut.origin = PlaylistPoint(entry: index, offset: start - entry.inPoint)
                 cut.rate = interrupted.rate
                 cut.cue = nil
+                cut.cueThen = nil
                 return (cut, nil)
             }
             var clip = entry
@@ -125,12 +114,45 @@ extension Timeline {
                         + "\(TimelineLimits.testCardDurations.upperBound.seconds) s, not \(duration.seconds) s")
             }
         }
-        guard cue.after != .hold, let length else { return (cut, nil) }
+        guard let length else { return (cut, nil) }
+        return (
+            cut,
+            Self.segment(
+                after: cue.after, interrupted: interrupted, at: interruptedAt,
+                from: hostTime + TimelineLimits.nanoseconds(length))
+        )
+    }
+
+    /// What a cue at `hostTime` interrupts, and where it stood then: the segment before the first
+    /// of the cues running back to back up to now (a cue's clip paused or at another rate is still
+    /// the cue's).
+    func interruption(before: Timeline, current: TimelineSegment, here: PlaylistPoint, at hostTime: MediaTime)
+        -> (segment: TimelineSegment, point: PlaylistPoint)
+    {
+        guard current.cue != nil, let firstCue = before.segments.lastIndex(where: { $0.cue == nil }) else {
+            return (current, here)
+        }
+        var interrupted = before.segments[firstCue]
+        var prior = before
+        prior.segments = Array(before.segments[...firstCue])
+        let cueStart = before.segments.indices.contains(firstCue + 1) ? before.segments[firstCue + 1].from : hostTime
+        let then = prior.position(at: cueStart)
+        if then.state == .ended { interrupted.isPlaying = false }
+        return (
+            interrupted,
+            PlaylistPoint(entry: then.entryIndex, pass: then.pass, offset: then.itemTime - then.entry.inPoint)
+        )
+    }
+
+    /// What follows a cue's cut that ends at `end`, by `kind`: nil when the cut holds.
+    static func segment(
+        after kind: Cue.After, interrupted: TimelineSegment, at interruptedAt: PlaylistPoint, from end: MediaTime
+    ) -> TimelineSegment? {
+        guard kind != .hold else { return nil }
         var after = TimelineSegment(
-            from: hostTime + TimelineLimits.nanoseconds(length), show: interrupted.show,
-            playlist: interrupted.playlist, origin: interruptedAt, rate: interrupted.rate,
-            isPlaying: interrupted.isPlaying)
-        if cue.after == .next {
+            from: end, show: interrupted.show, playlist: interrupted.playlist, origin: interruptedAt,
+            rate: interrupted.rate, isPlaying: interrupted.isPlaying)
+        if kind == .next {
             let entries = interrupted.playlist.entries
             after.show = .playlist
             after.isPlaying = true
@@ -144,6 +166,6 @@ extension Timeline {
                 after.isPlaying = false
             }
         }
-        return (cut, after)
+        return after
     }
 }

@@ -164,6 +164,9 @@ public struct TimelineSegment: Hashable, Sendable, Codable {
     /// The show-control cue this segment carries out, if it is one: a cue over a cue returns to
     /// what the first interrupted.
     public var cue: String?
+    /// What follows the cue's clip when it ends, so a verb that changes when it ends (a pause, a
+    /// resume, a rate, a seek in it) moves what follows with it.
+    public var cueThen: Cue.After?
 
     init(
         from: MediaTime, show: TimelineShow = .playlist, playlist: Playlist, origin: PlaylistPoint,
@@ -177,7 +180,7 @@ public struct TimelineSegment: Hashable, Sendable, Codable {
         self.isPlaying = isPlaying
     }
 
-    private enum CodingKeys: String, CodingKey { case from, show, playlist, origin, rate, isPlaying, cue }
+    private enum CodingKeys: String, CodingKey { case from, show, playlist, origin, rate, isPlaying, cue, cueThen }
 
     /// A segment stored before there were shows other than the playlist shows the playlist.
     public init(from decoder: Decoder) throws {
@@ -189,6 +192,7 @@ public struct TimelineSegment: Hashable, Sendable, Codable {
         rate = try container.decode(PlaybackRate.self, forKey: .rate)
         isPlaying = try container.decode(Bool.self, forKey: .isPlaying)
         cue = try container.decodeIfPresent(String.self, forKey: .cue)
+        cueThen = try container.decodeIfPresent(Cue.After.self, forKey: .cueThen)
     }
 }
 

@@ -57,11 +57,18 @@ extension Timeline {
         if case .cue(_, let cue) = edit, cue.target == .pause || cue.target == .resume {
             edit = cue.target == .pause ? .pause : .resume
         }
-        // A pause, a resume, a rate or a test card over a cue's clip leave it the cue's (a cue over
-        // it still returns to what the clip interrupted); a verb that moves elsewhere ends it.
+        // A pause, a resume, a rate, a seek in it or a test card over a cue's clip leave it the
+        // cue's (a cue over it still returns to what the clip interrupted); a verb that moves
+        // elsewhere ends it.
+        let keepsCue: Bool
         switch edit {
-        case .pause, .resume, .rate, .identify: next.cue = current.cue
-        default: break
+        case .pause, .resume, .rate, .identify: keepsCue = true
+        case .seek: keepsCue = current.show == .playlist
+        default: keepsCue = false
+        }
+        if keepsCue {
+            next.cue = current.cue
+            next.cueThen = current.cueThen
         }
         switch edit {
         case .pause:
@@ -115,7 +122,8 @@ extension Timeline {
             next.show = .still(image: image)
             next.isPlaying = false
         case .cue(let name, let cue):
-            (next, after) = try cueSegments(cue, named: name, at: hostTime, before: before, current: current, here: here)
+            (next, after) = try cueSegments(
+                cue, named: name, at: hostTime, before: before, current: current, here: here)
         case .identify(let duration):
             guard duration.isNumeric, TimelineLimits.testCardDurations.contains(duration) else {
                 throw .invalidShow(
@@ -134,6 +142,9 @@ extension Timeline {
                 isPlaying: restored.isPlaying && !ended)
             after?.cue = restored.cue
         }
+        if keepsCue, after == nil, let cueAfter = cueAfter(next, before: before, current: current, here: here) {
+            after = cueAfter
+        }
         var edited = self
         edited.version = try nextVersion
         edited.replaceSegments(with: next)
@@ -141,5 +152,20 @@ extension Timeline {
         edited = edited.normalized()
         try edited.validate()
         return edited
+    }
+
+    /// What follows a cue's clip that `next` plays on (after a pause, a resume, a rate or a seek
+    /// in it): the cue's `then` from the clip's end at `next`'s rate; nil when it holds, is paused,
+    /// or is no cue's clip.
+    private func cueAfter(_ next: TimelineSegment, before: Timeline, current: TimelineSegment, here: PlaylistPoint)
+        -> TimelineSegment?
+    {
+        guard next.cue != nil, let then = next.cueThen, next.show == .playlist, next.isPlaying, !next.playlist.loops,
+            let cycle = next.playlist.cycleLength, next.rate.numerator > 0
+        else { return nil }
+        let remaining = cycle - next.playlist.programTime(of: next.origin)
+        let end = next.from + TimelineLimits.nanoseconds((remaining / next.rate.rational).mediaTime)
+        let (interrupted, point) = interruption(before: before, current: current, here: here, at: next.from)
+        return Self.segment(after: then, interrupted: interrupted, at: point, from: end)
     }
 }

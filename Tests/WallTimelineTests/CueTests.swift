@@ -135,6 +135,59 @@ final class CueTests: XCTestCase {
         XCTAssertEqual(back.position(at: cueAt + seconds(14)).itemTime, seconds(1))
     }
 
+    /// The welcome clip (4 s) cued 1 s into the loop, which it returns to at 2 s of attract.
+    private func welcomed(at cueAt: MediaTime) throws -> Timeline {
+        try attractLoop().applying(.cue(name: "welcome", Cue(target: .playlist(welcome))), at: cueAt)
+    }
+
+    /// The wall is back on the loop, playing, at `time`, where the cue at `start + 1 s` interrupted it.
+    private func assertBackOnTheLoop(_ timeline: Timeline, at time: MediaTime, _ verb: String) {
+        let back = timeline.position(at: time)
+        XCTAssertEqual(back.entry.media, "attract.mp4", verb)
+        XCTAssertEqual(back.itemTime, seconds(1), "\(verb): where the cue interrupted it")
+        XCTAssertEqual(back.state, .playing, verb)
+        XCTAssertNil(timeline.segment(at: time).cue, verb)
+    }
+
+    func testARateWhileACueReturns_movesItsReturnToTheClipsNewEnd() throws {
+        let cueAt = start + seconds(1)
+        // 1 s of the 4 s clip at 1x, then 3 s left at 1/2: the clip ends 6 s later.
+        let timeline = try welcomed(at: cueAt).applying(.rate(PlaybackRate(1, 2)), at: cueAt + seconds(1))
+        XCTAssertEqual(timeline.position(at: cueAt + ms(6_900)).entry.media, "welcome.mp4")
+        XCTAssertEqual(timeline.position(at: cueAt + ms(6_900)).state, .playing)
+        assertBackOnTheLoop(timeline, at: cueAt + seconds(7), "rate 1/2")
+        // And back to 1x: what is left plays at 1x, and the return follows it.
+        let again = try timeline.applying(.rate(.normal), at: cueAt + seconds(3))
+        assertBackOnTheLoop(again, at: cueAt + seconds(5), "rate 1/2 then 1")
+    }
+
+    func testAPauseThenAResumeWhileACueReturns_returnsAfterTheRestOfTheClip() throws {
+        let cueAt = start + seconds(1)
+        let paused = try welcomed(at: cueAt).applying(.pause, at: cueAt + seconds(1))
+        XCTAssertEqual(paused.position(at: cueAt + seconds(60)).state, .paused, "no return while paused")
+        XCTAssertEqual(paused.position(at: cueAt + seconds(60)).entry.media, "welcome.mp4")
+        let resumed = try paused.applying(.resume, at: cueAt + seconds(10))
+        XCTAssertEqual(resumed.position(at: cueAt + ms(12_900)).entry.media, "welcome.mp4")
+        assertBackOnTheLoop(resumed, at: cueAt + seconds(13), "pause then resume")
+    }
+
+    func testASeekInACuesClip_keepsItsReturn_fromTheClipsNewEnd() throws {
+        let cueAt = start + seconds(1)
+        let timeline = try welcomed(at: cueAt).applying(.seek(entry: 0, itemTime: seconds(3)), at: cueAt + ms(500))
+        XCTAssertEqual(timeline.segment(at: cueAt + ms(600)).cue, "welcome")
+        assertBackOnTheLoop(timeline, at: cueAt + ms(1_500), "seek to 3 s")
+    }
+
+    func testAClipThatHolds_holdsWhateverTheVerbs() throws {
+        let cueAt = start + seconds(1)
+        let timeline = try attractLoop()
+            .applying(.cue(name: "finale", Cue(target: .playlist(welcome), after: .hold)), at: cueAt)
+            .applying(.rate(PlaybackRate(2)), at: cueAt + seconds(1))
+        let end = timeline.position(at: cueAt + seconds(60))
+        XCTAssertEqual(end.entry.media, "welcome.mp4")
+        XCTAssertEqual(end.state, .ended)
+    }
+
     func testBadCues_areRefusedNamingWhatIsWrong() throws {
         let timeline = try attractLoop()
         XCTAssertThrowsError(

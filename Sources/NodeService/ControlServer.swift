@@ -166,7 +166,7 @@ public enum ControlServer {
             }
             try await Task.sleep(for: .nanoseconds((at - now).nanoseconds ?? 0))
         }
-        guard let frame = try node.screen.player.copyCurrentVideoFrame(format: .rgb, size: size) else {
+        guard let frame = try node.screen.copyCurrentVideoFrame(format: .rgb, size: size) else {
             return json(
                 ControlReply(ok: false, error: "no frame yet: the player has shown nothing", status: nil),
                 status: .conflict)

@@ -494,11 +494,4 @@ struct NodeClock: FollowerClock {
         guard clock.isUsable, let master = clock.masterClock else { return .unusable(state: clock.state) }
         return .usable(now: master.now(), epoch: clock.masterEpoch)
     }
-
-    func wait(until hostTime: MediaTime) async {
-        guard let master = clock.masterClock else { return }
-        let remaining = hostTime - master.now()
-        guard let nanoseconds = remaining.nanoseconds, nanoseconds > 0 else { return }
-        try? await Task.sleep(for: .nanoseconds(nanoseconds))
-    }
 }

@@ -79,8 +79,10 @@ public final class NodeScreen: FollowerPlayer, Sendable {
         var media: String?
         /// The media a player prepared in standby will play once it starts.
         var pendingMedia: String?
-        /// A picture on the screen in the player's place: the still or the test card.
+        /// A picture on the screen in the player's place (the still, black or the test card), or
+        /// prepared to be from `pictureAt`.
         var picture: StillPicture?
+        var pictureAt: MediaTime?
         /// What the screen shows when the player does not: its show's name.
         var show: TimelineShow?
         /// Why what was asked could not be shown, if it could not.
@@ -128,8 +130,10 @@ public final class NodeScreen: FollowerPlayer, Sendable {
     public static func standbyAllowed(settings: NodeSettings, window: OutputWindow?) -> Bool {
         guard settings.wall.node(settings.id)?.standby ?? true else { return false }
         let video = settings.video.sinkDescription
-        let screens = ["kmssink", "waylandsink", "autovideosink", "glimagesink", "xvimagesink", "ximagesink",
-            "fbdevsink", "gtksink", "d3dvideosink"]
+        let screens = [
+            "kmssink", "waylandsink", "autovideosink", "glimagesink", "xvimagesink", "ximagesink",
+            "fbdevsink", "gtksink", "d3dvideosink",
+        ]
         let ownWindow = window != nil
         guard ownWindow || !screens.contains(where: video.contains) else { return false }
         guard let audio = settings.audioSink else { return true }
@@ -159,7 +163,8 @@ public final class NodeScreen: FollowerPlayer, Sendable {
         roles.withLock { $0.prepared = nil }
         // A cue held in standby: its player is ready already, the rest of its passes queue behind.
         // It takes over from the playlist playing or paused.
-        if showsThePlaylist, preparation.hold == nil, let held = takeCue(preparation.passes[0]) {
+        let fromPicture = showsAPicture
+        if showsThePlaylist || fromPicture, preparation.hold == nil, let held = takeCue(preparation.passes[0]) {
             return prepareHeldCue(preparation, on: held)
         }
         let items: [(item: PlayerItem, path: String)]
@@ -172,7 +177,7 @@ public final class NodeScreen: FollowerPlayer, Sendable {
         let (active, standby) = roles.withLock { roles -> (Int, Int?) in
             (roles.active, players.count > 1 ? roles.takeSpare(of: players.count) : nil)
         }
-        if let standby, preparation.hold == nil, showsThePlaylist, player.rate != 0 {
+        if let standby, preparation.hold == nil, (showsThePlaylist && player.rate != 0) || fromPicture {
             return await prepare(preparation, items: items, on: players[standby], standby: standby)
         }
         for index in roles.withLock({ $0.free(of: players.count) }) { empty(players[index]) }
@@ -183,6 +188,12 @@ public final class NodeScreen: FollowerPlayer, Sendable {
     /// place).
     private var showsThePlaylist: Bool {
         player.currentItem != nil && state.withLock { $0.picture == nil }
+    }
+
+    /// Whether a picture is on the screen (or due) in the player's place, and a cut from it can be
+    /// prepared in standby, to start at its time over the picture.
+    private var showsAPicture: Bool {
+        players.count > 1 && player.masterClock != nil && state.withLock { $0.picture != nil }
     }
 
     /// The player holding `pass` prerolled for a cue, if one does: now the one prepared for the
@@ -202,7 +213,8 @@ public final class NodeScreen: FollowerPlayer, Sendable {
         let held = players[index]
         do {
             for pass in preparation.passes.dropFirst() { held.insert(try item(for: pass).item, after: nil) }
-            let path = try self.path(of: preparation.passes[0].media, content: preparation.passes[0].content(forNode: settings.id))
+            let path = try self.path(
+                of: preparation.passes[0].media, content: preparation.passes[0].content(forNode: settings.id))
             state.withLock { $0.pendingMedia = path }
         } catch {
             // Not ready after all: it is emptied, and the cue prerolled afresh.
@@ -284,6 +296,8 @@ public final class NodeScreen: FollowerPlayer, Sendable {
         incoming.automaticallyWaitsToMinimizeStalling = false
         try incoming.setRate(rate.floatValue, time: itemTime, atHostTime: presentAt)
         try? outgoing.setRate(0, time: .invalid, atHostTime: presentAt - Self.outgoingPauseAhead)
+        // A picture on the screen stays there until the incoming player's first frame draws over it.
+        let picture = incoming.masterClock.flatMap { replacePicture(with: nil, presentAt: presentAt, clock: $0) }
         state.withLock { state in
             state.media = state.pendingMedia
             state.pendingMedia = nil
@@ -295,6 +309,7 @@ public final class NodeScreen: FollowerPlayer, Sendable {
         let wait = (incoming.masterClock.map { presentAt - $0.now() } ?? .zero) + Self.swapSettling
         Task { [weak self] in
             try? await Task.sleep(for: .nanoseconds(max(0, wait.nanoseconds ?? 0)))
+            picture?.close()
             guard let self else { return }
             // Unless a cut since took it as its spare, the outgoing player is emptied, and free.
             self.roles.withLock { roles in
@@ -347,7 +362,8 @@ public final class NodeScreen: FollowerPlayer, Sendable {
             prerolled = await prerollPlayer(player) == true
         } catch {
             logger.warning(
-                "a cue cannot be held in standby", metadata: ["timeline.media": "\(next.pass.media)", "error": "\(error)"])
+                "a cue cannot be held in standby",
+                metadata: ["timeline.media": "\(next.pass.media)", "error": "\(error)"])
         }
         let kept = roles.withLock { roles -> Bool in
             guard roles.loading == next.index else { return false }
@@ -404,30 +420,85 @@ public final class NodeScreen: FollowerPlayer, Sendable {
         return answer
     }
 
-    public func show(_ show: TimelineShow) async {
+    /// Puts `show` on the screen in the player's place at `presentAt` on the master clock (at once
+    /// with no time, or when it has passed).
+    ///
+    /// Where the screen may hold more than one pipeline, the picture is prepared now, as a clip is
+    /// in standby, and its sink draws it at its time: the player on the screen pauses just before,
+    /// and lets go of its media once the picture is on the glass. Elsewhere (a KMS plane, a
+    /// Wayland surface), the player lets go of the sink first, at the show's time, and the picture
+    /// follows as soon as it can.
+    public func show(_ show: TimelineShow, presentAt: MediaTime) async {
+        guard show != .playlist, players.count > 1, let clock = player.masterClock else {
+            await showInPlace(show, presentAt: presentAt)
+            return
+        }
+        let (picture, problem) = makePicture(for: show, clock: clock)
+        let change = roles.withLock { roles -> Int in
+            roles.prepared = nil
+            roles.swaps += 1
+            return roles.swaps
+        }
+        picture?.present(at: presentAt)
+        try? player.setRate(0, time: .invalid, atHostTime: presentAt - Self.outgoingPauseAhead)
+        let replaced = replacePicture(with: picture, presentAt: presentAt, clock: clock)
+        logger.info(
+            "screen shows \(show) at its time",
+            metadata: ["screen.present_at_ns": .nanoseconds(presentAt)].merging(
+                problem.map { ["screen.problem": "\($0)"] } ?? [:], uniquingKeysWith: { $1 }))
+        // Once the picture is on the glass: the players let go of their media (but the cues held),
+        // the picture it replaced is closed, and the status says what the screen shows; unless
+        // another change came since.
+        let wait = presentAt - clock.now()
+        Task { [weak self] in
+            try? await Task.sleep(for: .nanoseconds(max(0, wait.nanoseconds ?? 0)))
+            if let self, self.isLatest(change) {
+                self.state.withLock {
+                    $0.show = show
+                    $0.problem = problem
+                }
+            }
+            try? await Task.sleep(for: .nanoseconds(Self.swapSettling.nanoseconds ?? 0))
+            replaced?.close()
+            if let self, self.isLatest(change) { self.stopPlayer() }
+        }
+    }
+
+    /// Whether no change of what the screen shows came since change `number`.
+    private func isLatest(_ number: Int) -> Bool {
+        roles.withLock { $0.swaps == number }
+    }
+
+    /// A copy of what the screen presents: the picture in the player's place once it is on the
+    /// glass, else the player's frame (`Player.copyCurrentVideoFrame`).
+    public func copyCurrentVideoFrame(format: VideoFrame.Format, size: PixelSize?) throws(PlayerError) -> VideoFrame? {
+        let now = player.masterClock?.now()
+        let picture = state.withLock { state -> StillPicture? in
+            guard let at = state.pictureAt, let now else { return state.picture }
+            return at <= now ? state.picture : nil
+        }
+        if let picture, let frame = try picture.copyCurrentVideoFrame(format: format, size: size) { return frame }
+        return try player.copyCurrentVideoFrame(format: format, size: size)
+    }
+
+    /// The show on a screen that holds one pipeline: at its time, the player lets go of the sink,
+    /// and the picture is shown as soon as it is ready.
+    private func showInPlace(_ show: TimelineShow, presentAt: MediaTime?) async {
+        if let presentAt, let clock = player.masterClock {
+            let wait = presentAt - clock.now()
+            if wait > .zero { try? await Task.sleep(for: .nanoseconds(wait.nanoseconds ?? 0)) }
+        }
+        roles.withLock { $0.swaps += 1 }
         stopPlayer()
         // The sink keeps its last frame drawn until the player has let go of it.
         for player in players { await player.settle() }
         takeDownPicture()
-        var problem: String?
-        switch show {
-        case .playlist:
-            return
-        case .black:
-            window?.clear()
-        case .stopped:
-            if case .success(let image) = still {
-                problem = put(image.rgb, size: image.size, what: "the still")
-            } else {
-                window?.clear()
-            }
-        case .still(let name):
-            problem = showStill(named: name)
-        case .testCard:
-            problem = showTestCard()
-        }
-        if problem != nil { window?.clear() }
+        guard show != .playlist else { return }
+        let (picture, problem) = makePicture(for: show, clock: nil)
+        picture?.present()
         state.withLock {
+            $0.picture = picture
+            $0.pictureAt = nil
             $0.show = show
             $0.problem = problem
         }
@@ -435,9 +506,66 @@ public final class NodeScreen: FollowerPlayer, Sendable {
             "screen shows \(show)", metadata: problem.map { ["screen.problem": "\($0)"] } ?? [:])
     }
 
+    /// Makes `picture` the one on the screen from `presentAt`, and gives back the one it replaces,
+    /// to close once `picture` is on the glass. One never shown is closed now; one shown stops
+    /// repeating, its last frame on the glass until `picture` draws over it.
+    private func replacePicture(with picture: StillPicture?, presentAt: MediaTime, clock: MasterClock)
+        -> StillPicture?
+    {
+        let (old, oldAt) = state.withLock { state -> (StillPicture?, MediaTime?) in
+            defer {
+                state.picture = picture
+                state.pictureAt = picture == nil ? nil : presentAt
+            }
+            return (state.picture, state.pictureAt)
+        }
+        guard let old else { return nil }
+        if let oldAt, oldAt > clock.now() {
+            old.close()
+            return nil
+        }
+        old.hide()
+        return old
+    }
+
+    /// The picture for `show`, prepared on `clock` (nil: GStreamer's own), not yet presented; when
+    /// it cannot be made, black, and why.
+    private func makePicture(for show: TimelineShow, clock: MasterClock?) -> (StillPicture?, String?) {
+        var problem: String?
+        var picture: StillPicture?
+        switch show {
+        case .playlist, .black:
+            break
+        case .stopped:
+            if case .success(let image) = still {
+                (picture, problem) = prepare(image.rgb, size: image.size, what: "the still", clock: clock)
+            }
+        case .still(let name):
+            (picture, problem) = prepareStill(named: name, clock: clock)
+        case .testCard:
+            (picture, problem) = prepareTestCard(clock: clock)
+        }
+        if let picture { return (picture, nil) }
+        let black = outputSize.map { size in
+            prepare([UInt8](repeating: 0, count: size.width * size.height * 3), size: size, what: "black", clock: clock)
+        }
+        if let black, black.0 != nil { return (black.0, problem) }
+        // No picture at all (no video output): the node's own window, cleared.
+        window?.clear()
+        return (nil, problem ?? black?.1)
+    }
+
+    /// The size the screen's pictures are made at: the output's, else the tile's.
+    private var outputSize: PixelSize? {
+        guard let video = player.videoOutput else { return nil }
+        let wall = settings.wall
+        let node = wall.node(settings.id) ?? wall.nodes[0]
+        return video.outputSize ?? PixelSize(width: node.tile.width, height: node.tile.height)
+    }
+
     /// Shows what the screen shows before any timeline: the still, or black.
     public func showBetweenShows() async {
-        await show(.stopped)
+        await showInPlace(.stopped, presentAt: nil)
     }
 
     // MARK: Helpers
@@ -459,32 +587,38 @@ public final class NodeScreen: FollowerPlayer, Sendable {
 
     private func takeDownPicture() {
         let picture = state.withLock { state -> StillPicture? in
-            defer { state.picture = nil }
+            defer {
+                state.picture = nil
+                state.pictureAt = nil
+            }
             return state.picture
         }
         picture?.close()
     }
 
-    /// Puts `rgb` on the screen in the player's place; why it could not, or nil.
-    private func put(_ rgb: [UInt8], size: PixelSize, caption: [CaptionLine] = [], what: String) -> String? {
-        guard let video = player.videoOutput else { return "this node has no video output" }
+    /// `rgb` prepared to be shown in the player's place on `clock`, with the player's latency; or
+    /// why it cannot be.
+    private func prepare(
+        _ rgb: [UInt8], size: PixelSize, caption: [CaptionLine] = [], what: String, clock: MasterClock?
+    ) -> (StillPicture?, String?) {
+        guard let video = player.videoOutput else { return (nil, "this node has no video output") }
         do {
-            let picture = try StillPicture(rgb: rgb, size: size, caption: caption, output: video)
-            state.withLock { $0.picture = picture }
-            return nil
+            let picture = try StillPicture(
+                rgb: rgb, size: size, caption: caption, output: video, clock: clock, latency: player.pipelineLatency)
+            return (picture, nil)
         } catch {
             logger.error("\(what) cannot be shown", metadata: ["screen.error": "\(error)"])
-            return "\(what) cannot be shown: \(error)"
+            return (nil, "\(what) cannot be shown: \(error)")
         }
     }
 
     /// An image from the media roots, this screen's tile of it.
-    private func showStill(named name: String) -> String? {
+    private func prepareStill(named name: String, clock: MasterClock?) -> (StillPicture?, String?) {
         let path: String
         do {
             path = try settings.mediaRoots.resolve(name.replacingOccurrences(of: "{id}", with: settings.id))
         } catch {
-            return "the still \(name): \(error)"
+            return (nil, "the still \(name): \(error)")
         }
         let wall = settings.wall
         let node = wall.node(settings.id)
@@ -494,21 +628,20 @@ public final class NodeScreen: FollowerPlayer, Sendable {
         do {
             let image = try StillPicture.decodeImage(
                 atPath: path, crop: NormalizedRect(x: tile.x, y: tile.y, width: tile.width, height: tile.height))
-            return put(image.rgb, size: image.size, what: "the still \(name)")
+            return prepare(image.rgb, size: image.size, what: "the still \(name)", clock: clock)
         } catch {
-            return "the still \(name): \(error)"
+            return (nil, "the still \(name): \(error)")
         }
     }
 
     /// This screen's test card: its id, wall and tile as text, its outline in a colour of its own,
     /// the wall's grid, diagonals and circle (continuous across screens placed as configured) and
     /// colour bars (`TestCard`).
-    private func showTestCard() -> String? {
-        guard let video = player.videoOutput else { return "this node has no video output" }
+    private func prepareTestCard(clock: MasterClock?) -> (StillPicture?, String?) {
+        guard let size = outputSize else { return (nil, "this node has no video output") }
         let wall = settings.wall
         let index = wall.nodes.firstIndex { $0.id == settings.id } ?? 0
         let node = wall.nodes[index]
-        let size = video.outputSize ?? PixelSize(width: node.tile.width, height: node.tile.height)
         let card = TestCard(
             canvas: (wall.canvas.width, wall.canvas.height),
             tile: DisplayRect(x: node.tile.x, y: node.tile.y, width: node.tile.width, height: node.tile.height),
@@ -518,7 +651,7 @@ public final class NodeScreen: FollowerPlayer, Sendable {
             CaptionLine(
                 "\(wall.name): screen \(index + 1) of \(wall.nodes.count), tile \(node.tile.geometry)", height: 0.045),
         ]
-        return put(card.render(), size: size, caption: caption, what: "the test card")
+        return prepare(card.render(), size: size, caption: caption, what: "the test card", clock: clock)
     }
 
     /// An item for one pass: its media (the node's own for a template), from `pass.start` to its end.

@@ -223,8 +223,7 @@ public actor Follower {
                 guard !Task.isCancelled else { return }
                 await perform(machine.pausedFrameShown(answered: answer != nil, now: now() ?? lastNow ?? .zero))
             case .show(let show, let presentAt):
-                await clock.wait(until: presentAt)
-                await player.show(show)
+                await player.show(show, presentAt: presentAt)
                 machine.shown(show)
             case .store(let timeline):
                 if let error = await keep(timeline) {

@@ -16,8 +16,9 @@ public protocol FollowerPlayer: AnyObject, Sendable {
     /// While paused, moves exactly to `itemTime`: whether that finished, nil when the player gave no
     /// answer in time.
     func showExactFrame(itemTime: MediaTime) async -> Bool?
-    /// Takes the player off the screen and shows `show` in its place, now.
-    func show(_ show: TimelineShow) async
+    /// Shows `show` in the player's place from `presentAt` on the master clock: prepared now, on the
+    /// glass at that time (at once when it has passed).
+    func show(_ show: TimelineShow, presentAt: MediaTime) async
     /// The passes the player holds: the current one and those queued.
     var queuedPasses: Int { get }
     var isPaused: Bool { get }
@@ -27,9 +28,6 @@ public protocol FollowerPlayer: AnyObject, Sendable {
 /// The master clock as the follower reads it.
 public protocol FollowerClock: Sendable {
     func reading() -> ClockReading
-    /// Returns once the master's time has reached `hostTime` (at once if it has, or if the clock is
-    /// not usable, or the task is cancelled).
-    func wait(until hostTime: MediaTime) async
 }
 
 /// Where a node keeps the timeline it follows, so that a restart comes back to it.

@@ -44,9 +44,9 @@ public struct FollowerStateMachine: Sendable {
         public var pauseAhead = MediaTime(value: 5, timescale: 1000)
         /// How long after a scheduled pause the player is surely paused.
         public var pauseSettling = MediaTime(value: 150, timescale: 1000)
-        /// How early a show other than the playlist is handed to the driver, which waits for its
-        /// time: more than a tick.
-        public var showAhead = MediaTime(value: 100, timescale: 1000)
+        /// How early a show other than the playlist is handed to the driver, which prepares it and
+        /// has it presented at its time: more than a tick, and than preparing a picture takes.
+        public var showAhead = MediaTime(value: 300, timescale: 1000)
         /// Passes the player holds at once: the current one and the next. The player hands the next
         /// one over when the current reaches its end in the pipeline.
         public var queueDepth = 2

@@ -39,14 +39,22 @@ extension Player {
     public func copyCurrentVideoFrame(format: VideoFrame.Format = .png, size: PixelSize? = nil) throws(PlayerError)
         -> VideoFrame?
     {
-        if let size,
-            !(1...Self.maximumFrameSide).contains(size.width) || !(1...Self.maximumFrameSide).contains(size.height)
-        {
+        guard let pipeline = pipelineRef.withLock({ $0 }) else { return nil }
+        return try VideoFrame.copying(pipeline.lastVideoSample(), to: format, size: size)
+    }
+}
+
+extension VideoFrame {
+    /// A copy of `sample` as `Player.copyCurrentVideoFrame` makes it, its size checked first; nil
+    /// when there is no sample.
+    static func copying(_ sample: Sample?, to format: Format, size: PixelSize?) throws(PlayerError) -> VideoFrame? {
+        let limit = Player.maximumFrameSide
+        if let size, !(1...limit).contains(size.width) || !(1...limit).contains(size.height) {
             throw .pipelineConstruction(
-                "a frame copy of \(size.width)x\(size.height): each side must be 1 to \(Self.maximumFrameSide) pixels")
+                "a frame copy of \(size.width)x\(size.height): each side must be 1 to \(limit) pixels")
         }
-        guard let pipeline = pipelineRef.withLock({ $0 }), let sample = pipeline.lastVideoSample() else { return nil }
-        return try VideoFrame.converting(sample, to: format, size: size)
+        guard let sample else { return nil }
+        return try converting(sample, to: format, size: size)
     }
 }
 

@@ -31,15 +31,24 @@ public struct TestWall: Sendable {
             self.extra = extra
         }
 
-        /// A node whose screen is a udpsink sending an 8x8 copy of each frame it renders to `port`
-        /// on this machine: what a ground-truth collector reads.
+        /// A row of ground-truth nodes side by side, 160x90 each, node `i` sending to `ports[i]`.
+        public static func groundTruthRow(_ ids: [String], firstControlPort: Int, ports: [UInt16]) -> [Node] {
+            ids.enumerated().map { index, id in
+                .groundTruth(
+                    id: id, controlPort: firstControlPort + index, tile: (index * 160, 0, 160, 90), port: ports[index])
+            }
+        }
+
+        /// A node whose screen is a udpsink sending an 8x8 I420 copy of each frame it renders to
+        /// `port` on this machine: what a ground-truth collector reads, whatever drew the frame (a
+        /// clip, or a picture in its place).
         public static func groundTruth(
             id: String, controlPort: Int, tile: (x: Int, y: Int, width: Int, height: Int), port: UInt16,
             audio: Bool = false, extra: [String] = []
         ) -> Node {
             Node(
                 id: id, controlPort: controlPort, tile: tile, output: (8, 8),
-                videoSink: "udpsink host=127.0.0.1 port=\(port) sync=true",
+                videoSink: "videoconvert ! video/x-raw,format=I420 ! udpsink host=127.0.0.1 port=\(port) sync=true",
                 audioSink: audio ? "fakesink sync=true" : nil, gravity: "resize", extra: extra)
         }
     }
@@ -104,6 +113,23 @@ public struct TestWall: Sendable {
     public func write(to url: URL) throws -> URL {
         try yaml.write(to: url, atomically: true, encoding: .utf8)
         return url
+    }
+
+    /// Starts the wall's master (`wallctl clock serve` on `clockPort`) and a `wallnode run` of
+    /// `config` for every node, each on a clock of its own offset and drift (simulated) for the
+    /// master to correct.
+    public func start(config: URL, clockPort: Int) throws -> (master: ChildProcess, nodes: [ChildProcess]) {
+        let master = try ChildProcess(
+            ChildProcess.product("wallctl"), ["clock", "serve", "--listen", "127.0.0.1:\(clockPort)"])
+        let nodes = try nodes.enumerated().map { index, node in
+            try ChildProcess(
+                ChildProcess.product("wallnode"),
+                [
+                    "run", "--config", config.path, "--id", node.id, "--log-format", "text",
+                    "--simulate-clock-offset", "\(index * 700)", "--simulate-clock-drift-ppm", "\(index * 60 - 90)",
+                ])
+        }
+        return (master, nodes)
     }
 
     /// The client of node `id`, with this wall's name on every request.

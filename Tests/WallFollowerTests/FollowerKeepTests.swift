@@ -50,7 +50,6 @@ private final class RefusingKeeper: TimelineKeeper {
 /// A clock never usable: the follower waits, and does nothing to its player.
 private struct NoClock: FollowerClock {
     func reading() -> ClockReading { .unusable(state: "unsynced") }
-    func wait(until hostTime: MediaTime) async {}
 }
 
 /// A player asked for nothing while the clock is not usable.
@@ -61,7 +60,7 @@ private final class IdlePlayer: FollowerPlayer {
     func enqueue(_ pass: Pass) {}
     func setAdvancesAtItemEnd(_ advances: Bool) {}
     func showExactFrame(itemTime: MediaTime) async -> Bool? { nil }
-    func show(_ show: TimelineShow) async {}
+    func show(_ show: TimelineShow, presentAt: MediaTime) async {}
     var queuedPasses: Int { 0 }
     var isPaused: Bool { true }
     var latestFrame: FrameSample? { nil }

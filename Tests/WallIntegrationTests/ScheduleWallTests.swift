@@ -97,7 +97,9 @@ final class ScheduleWallTests: XCTestCase {
                     ])
             }
             // Master time of a monotonic arrival stamp on this machine.
-            let toMaster = realtimeNow() - LocalClock.monotonic.now() + MediaTime(seconds: shift, preferredTimescale: 1_000_000_000)
+            let toMaster =
+                realtimeNow() - LocalClock.monotonic.now()
+                + MediaTime(seconds: shift, preferredTimescale: 1_000_000_000)
             try await Task.sleep(for: .seconds(lead + 1.5))
             for process in nodes + [master] { process.signal(SIGTERM) }
             let logs = nodes.map { $0.finish().errors }
@@ -119,7 +121,8 @@ final class ScheduleWallTests: XCTestCase {
                     let first = try XCTUnwrap(after.first, "no frame of the loop after the transition: \(context)")
                     print(
                         "schedule test: \(trial.name): node \(id) showed frame \(first.code) "
-                            + String(format: "%+.3f ms", (first.at - transition).seconds * 1000) + " from the transition")
+                            + String(format: "%+.3f ms", (first.at - transition).seconds * 1000)
+                            + " from the transition")
                     XCTAssertEqual(first.code, 0, "the loop starts at its first frame: \(context)")
                     XCTAssertEqual(
                         (first.at - transition).seconds, 0, accuracy: 0.004,
@@ -133,9 +136,18 @@ final class ScheduleWallTests: XCTestCase {
                         let last = try XCTUnwrap(loopFrames.last, "the loop played before: \(context)")
                         XCTAssertLessThan(
                             (transition - last.at).seconds, 0.040, "the loop ran until the transition: \(context)")
+                        // The schedule's outside (black) takes over at the transition, within a frame.
+                        let black = receiver.pictures[index].map { (picture: $0, at: $0.at + toMaster) }.first {
+                            $0.picture.isBlack && $0.at > last.at
+                        }
+                        let blackAt = try XCTUnwrap(black?.at, "black after the loop: \(context)")
+                        XCTAssertEqual(
+                            (blackAt - transition).seconds, 0, accuracy: 1.0 / 30,
+                            "the outside's black at the transition's master time: \(context)")
                         print(
                             "schedule test: \(trial.name): node \(id) showed its last frame "
-                                + String(format: "%.3f ms", (transition - last.at).seconds * 1000) + " before")
+                                + String(format: "%.3f ms", (transition - last.at).seconds * 1000) + " before, black "
+                                + String(format: "%+.3f ms", (blackAt - transition).seconds * 1000) + " from it")
                     }
                 }
             }

@@ -32,7 +32,6 @@ final class ShowControlWallTests: XCTestCase {
         }
         let sender = ChildProcess.checkout.appendingPathComponent("scripts/show-send.py").path
         let wallctl = ChildProcess.product("wallctl")
-        let wallnode = ChildProcess.product("wallnode")
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("lockstep-show-\(getpid())")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -54,21 +53,9 @@ final class ShowControlWallTests: XCTestCase {
                 "  chapter: {entry: 0, at: 2s, then: next}",
                 "  finale: {media: \(clip.path), in: 15s, out: 16s, then: hold}",
             ],
-            nodes: ids.enumerated().map { index, id in
-                .groundTruth(
-                    id: id, controlPort: firstControlPort + index, tile: (index * 160, 0, 160, 90),
-                    port: receiver.ports[index])
-            })
+            nodes: TestWall.Node.groundTruthRow(ids, firstControlPort: firstControlPort, ports: receiver.ports))
         let config = try wall.write(to: folder.appendingPathComponent("wall.yaml"))
-        let master = try ChildProcess(wallctl, ["clock", "serve", "--listen", "127.0.0.1:\(masterPort)"])
-        let nodes = try ids.enumerated().map { index, id in
-            try ChildProcess(
-                wallnode,
-                [
-                    "run", "--config", config.path, "--id", id, "--log-format", "text",
-                    "--simulate-clock-offset", "\(index * 700)", "--simulate-clock-drift-ppm", "\(index * 60 - 90)",
-                ])
-        }
+        let (master, nodes) = try wall.start(config: config, clockPort: masterPort)
         let daemon = try ChildProcess(wallctl, ["serve", "--config", config.path])
         // The daemon's lines as they come: each command's outcome says whether it was held in standby.
         let daemonLines = Mutex<[String]>([])

@@ -1,4 +1,5 @@
 import Foundation
+import LockstepTime
 import TestSupport
 import WallPlayer
 import XCTest
@@ -33,6 +34,7 @@ final class StillPictureTests: XCTestCase {
             rgb: rgb, size: size, caption: caption,
             output: VideoOutputSettings(
                 sinkDescription: "videoconvert ! video/x-raw,format=RGB ! filesink location=\(file)"))
+        still.present()
         let frameBytes = size.width * size.height * 3
         try await withTimeout(10, "\(count) frames of the still picture") {
             while ((try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? 0) < count * frameBytes {
@@ -147,6 +149,7 @@ final class StillPictureTests: XCTestCase {
             output: VideoOutputSettings(
                 sinkDescription: "videoconvert ! video/x-raw,format=RGB ! filesink location=\(file)",
                 outputSize: PixelSize(width: 64, height: 32)))
+        still.present()
         try await withTimeout(10, "a scaled frame") {
             while ((try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? 0) < 64 * 32 * 3 {
                 try await Task.sleep(for: .milliseconds(50))
@@ -160,5 +163,50 @@ final class StillPictureTests: XCTestCase {
         XCTAssertEqual(Array(row[29 * 3..<30 * 3]), [220, 20, 20])
         XCTAssertEqual(Array(row[34 * 3..<35 * 3]), [20, 20, 220])
         XCTAssertEqual(Array(row[63 * 3..<64 * 3]), [20, 20, 220])
+    }
+
+    /// The size of `path` in bytes, 0 when it is not there.
+    private static func bytes(of path: String) -> Int {
+        (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+    }
+
+    func testAPreparedPicture_isDrawnAtItsHostTime_notBefore_andHidingStopsItsRepeats() async throws {
+        let size = PixelSize(width: 16, height: 8)
+        let frameBytes = size.width * size.height * 3
+        let file = folder.appendingPathComponent("scheduled.rgb").path
+        let clock = MasterClock.host
+        let still = try StillPicture(
+            rgb: picture(size), size: size,
+            output: VideoOutputSettings(
+                sinkDescription:
+                    "videoconvert ! video/x-raw,format=RGB ! filesink buffer-mode=unbuffered location=\(file)"),
+            clock: clock, latency: MediaTime(value: 20, timescale: 1000))
+        defer { still.close() }
+        // Prepared: the first frame is there to copy, and nothing reached the sink.
+        let copy = try XCTUnwrap(try still.copyCurrentVideoFrame(format: .rgb))
+        XCTAssertEqual(copy.size, size)
+        XCTAssertEqual([UInt8](copy.data), picture(size))
+        let at = clock.now() + MediaTime(value: 400, timescale: 1000)
+        still.present(at: at)
+        while clock.now() < at - MediaTime(value: 10, timescale: 1000) {
+            guard Self.bytes(of: file) == 0 else {
+                XCTFail("drawn \((at - clock.now()).seconds) s before its time")
+                break
+            }
+            try await Task.sleep(for: .milliseconds(2))
+        }
+        try await withTimeout(2, "the first frame at its time") {
+            while Self.bytes(of: file) < frameBytes { try await Task.sleep(for: .milliseconds(2)) }
+        }
+        XCTAssertLessThan((clock.now() - at).seconds, 0.150, "drawn late")
+        // Repeated a few times a second until hidden; then no more.
+        try await withTimeout(2, "a repeat") {
+            while Self.bytes(of: file) < 2 * frameBytes { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        still.hide()
+        try await Task.sleep(for: .milliseconds(250))
+        let hidden = Self.bytes(of: file)
+        try await Task.sleep(for: .milliseconds(600))
+        XCTAssertEqual(Self.bytes(of: file), hidden, "frames after hide()")
     }
 }

@@ -5,13 +5,20 @@ import LockstepTime
 /// A still picture on a video sink, with a caption, until it is closed: what a screen shows when
 /// no item plays on it (a test card, a holding slide).
 ///
-/// The picture is pushed once and repeated a few times a second (`imagefreeze`, throttled to the
-/// clock so that a sink that does not sync never spins), so a window that is exposed again is
-/// redrawn. The caption is drawn by `textoverlay`, centred at `captionPosition` of the height: lines
+/// The picture is pushed once and repeated a few times a second (`imagefreeze`), so a window that
+/// is exposed again is redrawn. Its sinks sync to the clock whatever their description says (a
+/// file or network sink does not by default): a picture is drawn at its time, and its repeats
+/// never spin. The caption is drawn by `textoverlay`, centred at `captionPosition` of the height: lines
 /// of plain text, each in bold sans at its own height (a share of the picture's height).
 ///
 /// It uses its own sink, built from the same description as the player's and drawing into the
-/// same window (`VideoOutputSettings.windowHandle`): show it only while the player shows nothing.
+/// same window (`VideoOutputSettings.windowHandle`).
+///
+/// A picture is prepared before it is shown, as a clip is: `init` builds the pipeline and prerolls
+/// its first frame without drawing it, and `present(at:)` has the sink draw it at a master time,
+/// the way `Player.setRate(_:time:atHostTime:)` starts a clip (base time, pipeline latency), so a
+/// cut to a still or to black lands on the glass at its time. `hide()` stops the repeats, so what
+/// is cut to next is not drawn over by this picture's.
 public final class StillPicture: Sendable {
     /// How often the picture is drawn again.
     static let framesPerSecond = 5
@@ -19,14 +26,23 @@ public final class StillPicture: Sendable {
     static let startTimeout = MediaTime(value: 5, timescale: 1)
 
     private let pipeline: Element
+    /// Keeps the last frame passed to the sink, for `copyCurrentVideoFrame`.
+    private let stamp: Element
+    /// The clock the picture is presented on, and the latency its sink presents with.
+    private let clock: MasterClock?
+    private let latency: MediaTime
 
-    /// Starts showing `rgb` (3 bytes a pixel, rows of `size.width` pixels with no padding).
+    /// Prepares `rgb` (3 bytes a pixel, rows of `size.width` pixels with no padding): the pipeline
+    /// is built and its first frame prerolled, not drawn; `present(at:)` shows it.
+    ///
+    /// `clock` and `latency` are those of the player the picture takes over from, so a host time
+    /// means the same to both; with no clock, the picture runs on GStreamer's own.
     ///
     /// Throws when an element is missing, the sink description is invalid, or the sink fails to
     /// start (a display that cannot be opened, a device in use): the sink's own words.
     public init(
         rgb: [UInt8], size: PixelSize, caption: [CaptionLine] = [], captionPosition: Double = 0.3,
-        output: VideoOutputSettings
+        output: VideoOutputSettings, clock: MasterClock? = nil, latency: MediaTime = .zero
     ) throws(PlayerError) {
         guard size.width > 0, size.height > 0, rgb.count == size.width * size.height * 3 else {
             throw .pipelineConstruction(
@@ -37,7 +53,6 @@ public final class StillPicture: Sendable {
         let source = try Element.make("appsrc", name: "picture")
         let freeze = try Element.make("imagefreeze")
         let rateFilter = try Element.make("capsfilter")
-        let pace = try Element.make("identity", name: "pace")
         let convert = try Element.make("videoconvert")
         let text = try Element.make("textoverlay", name: "caption")
         let outputConvert = try Element.make("videoconvert")
@@ -49,13 +64,13 @@ public final class StillPicture: Sendable {
         if let target = output.outputSize, target.width > 0, target.height > 0 {
             Self.setArgument(sizeFilter, "caps", "video/x-raw,width=\(target.width),height=\(target.height)")
         }
+        let stamp = Element(sinking: lockstep_presentation_stamp_new("stamp", nil, nil, nil))
         let sink = try Element.parseBin(output.sinkDescription, role: "video")
         Self.setArgument(
             source, "caps",
             "video/x-raw,format=RGB,width=\(size.width),height=\(size.height),pixel-aspect-ratio=1/1,framerate=0/1")
         Self.setArgument(source, "format", "time")
         Self.setArgument(rateFilter, "caps", "video/x-raw,framerate=\(Self.framesPerSecond)/1")
-        pace.set("sync", true)
         text.set("text", caption.map { $0.markup(pictureHeight: size.height) }.joined(separator: "\n"))
         Self.setArgument(text, "valignment", "position")
         Self.setArgument(text, "halignment", "center")
@@ -64,7 +79,7 @@ public final class StillPicture: Sendable {
         text.set("shaded-background", true)
         // Sizes are the caption's own, not rescaled from a 640-pixel-wide reference.
         text.set("auto-resize", false)
-        let chain = [source, freeze, rateFilter, pace, convert, text, outputConvert, scale, sizeFilter, sink]
+        let chain = [source, freeze, rateFilter, convert, text, outputConvert, scale, sizeFilter, stamp, sink]
         for element in chain { pipeline.add(element) }
         for (element, next) in zip(chain, chain.dropFirst()) { try element.link(to: next) }
         if let bus = pipeline.bus {
@@ -73,6 +88,16 @@ public final class StillPicture: Sendable {
             )
         }
         self.pipeline = pipeline
+        self.stamp = stamp
+        self.clock = clock
+        self.latency = latency
+        // Prerolled, not drawn: the sink draws the first frame when the picture is presented.
+        Self.syncWithoutPrerollFrame(sink.raw)
+        if GStreamer.isBin(sink) { GStreamer.forEachElement(in: sink) { Self.syncWithoutPrerollFrame($0) } }
+        if let clock {
+            gst_pipeline_use_clock(pipeline.cast(to: GstPipeline.self), clock.clock.pointer)
+            gst_pipeline_set_latency(pipeline.cast(to: GstPipeline.self), latency.clockTime ?? 0)
+        }
 
         guard let buffer = gst_buffer_new_allocate(nil, gsize(rgb.count), nil) else {
             throw .pipelineConstruction("cannot allocate a buffer of \(rgb.count) bytes for a still picture")
@@ -82,17 +107,53 @@ public final class StillPicture: Sendable {
         let appsrc = source.cast(to: GstAppSrc.self)
         gst_app_src_push_buffer(appsrc, buffer)
         gst_app_src_end_of_stream(appsrc)
-        try start()
+        try preroll()
     }
 
-    /// Plays the pipeline and waits for its first frame, or for the error that stops it.
-    private func start() throws(PlayerError) {
+    /// Has the sink draw the picture at `hostTime` on the clock given at `init` (at once when that
+    /// has passed, or with no time or no clock), and repeat it a few times a second from then on.
+    public func present(at hostTime: MediaTime? = nil) {
+        if let clock, let hostTime, let base = (MediaTime.maximum(hostTime, clock.now()) - latency).clockTime {
+            pipeline.setStartTime(GStreamer.clockTimeNone)
+            pipeline.baseTime = base
+        }
         pipeline.setState(GST_STATE_PLAYING)
+    }
+
+    /// Stops drawing the picture again (the pipeline pauses: a repeat waiting for its time is not
+    /// drawn): what the sink drew last stays on the glass until another picture or a player draws
+    /// over it.
+    public func hide() {
+        pipeline.setState(GST_STATE_PAUSED)
+    }
+
+    /// The frame the picture's sink was handed last (a caption drawn in), converted as
+    /// `Player.copyCurrentVideoFrame` converts the player's; nil before the picture is prerolled.
+    public func copyCurrentVideoFrame(format: VideoFrame.Format = .png, size: PixelSize? = nil) throws(PlayerError)
+        -> VideoFrame?
+    {
+        try VideoFrame.copying(
+            lockstep_presentation_stamp_last_sample(stamp.pointer).map { Sample(owning: $0) }, to: format, size: size)
+    }
+
+    /// A sink element: synced to the clock, its preroll frame not drawn.
+    private static func syncWithoutPrerollFrame(_ element: UnsafeMutableRawPointer) {
+        let instance = element.assumingMemoryBound(to: GTypeInstance.self)
+        guard g_type_check_instance_is_a(instance, gst_base_sink_get_type()) != 0 else { return }
+        lockstep_object_set_bool(element, "sync", 1)
+        if lockstep_object_has_property(element, "show-preroll-frame") != 0 {
+            lockstep_object_set_bool(element, "show-preroll-frame", 0)
+        }
+    }
+
+    /// Prerolls the pipeline and waits for its first frame, or for the error that stops it.
+    private func preroll() throws(PlayerError) {
+        pipeline.setState(GST_STATE_PAUSED)
         guard let bus = pipeline.bus else { return }
         let types = GstMessageType(GST_MESSAGE_ERROR.rawValue | GST_MESSAGE_ASYNC_DONE.rawValue)
         guard let popped = gst_bus_timed_pop_filtered(bus.pointer, Self.startTimeout.clockTime ?? 0, types) else {
             close()
-            throw .pipelineConstruction("the still picture's sink did not start within \(Self.startTimeout)")
+            throw .pipelineConstruction("the still picture's sink did not preroll within \(Self.startTimeout)")
         }
         let message = Message(owning: popped)
         guard message.pointer.pointee.type == GST_MESSAGE_ERROR else { return }

@@ -1,0 +1,159 @@
+import Foundation
+import GroundTruth
+import LockstepTime
+import TestSupport
+import XCTest
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Every kind of picture held to the clip's standard: four nodes walk clip → still → black → test
+/// card → black → clip by the operator's commands, and ground truth at the sinks says when each
+/// change reached each screen, against the master time the command gave it.
+final class GlassChangeWallTests: XCTestCase {
+    private let ids = ["a", "b", "c", "d"]
+    private let masterPort = 15701
+    private let firstControlPort = 17931
+    /// One frame of the 30 fps clip: the most a change may land from its time.
+    private let framePeriod = 1.0 / 30
+
+    /// A change to find on the glass: what the command printed its time as, and how each screen's
+    /// new picture is told apart from the old.
+    private struct Change {
+        var name: String
+        var at: MediaTime
+        var isNew: (FrameCodeCollector.Picture?, Int?) -> Bool
+    }
+
+    func testStillBlackAndTestCard_landOnEveryScreenAtTheirMasterTime_asAClipDoes() async throws {
+        let wallctl = ChildProcess.product("wallctl")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("lockstep-glass-\(getpid())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let clip = folder.appendingPathComponent("clip.mp4")
+        try FileManager.default.copyItem(at: try TestMedia.frameCode(seconds: 20), to: clip)
+        // A white image: a flat picture, not black, whose luma is past every frame code's.
+        let raw = folder.appendingPathComponent("white.rgb")
+        try Data([UInt8](repeating: 255, count: 64 * 36 * 3)).write(to: raw)
+        let white = folder.appendingPathComponent("white.png")
+        _ = try TestMedia.run(
+            "/usr/bin/ffmpeg",
+            [
+                "-nostdin", "-loglevel", "error", "-y", "-f", "rawvideo", "-pix_fmt", "rgb24", "-s", "64x36", "-i",
+                raw.path, "-frames:v", "1", white.path,
+            ])
+        let receiver = try FrameCodeCollector(count: ids.count)
+        defer { receiver.stop() }
+        let wall = TestWall(
+            name: "glass-test", clockPort: masterPort, media: clip.path, canvas: (640, 90),
+            playlist: ["{media: \(clip.path), out: 4s}"], stateDirectory: folder.appendingPathComponent("state").path,
+            extra: ["clock-lock-timeout: 20s", "loop: true", "media-roots: [\(folder.path)]"],
+            nodes: TestWall.Node.groundTruthRow(ids, firstControlPort: firstControlPort, ports: receiver.ports))
+        let config = try wall.write(to: folder.appendingPathComponent("wall.yaml"))
+        let (master, nodes) = try wall.start(config: config, clockPort: masterPort)
+        defer { for process in nodes + [master] { process.signal(SIGTERM) } }
+
+        /// Runs a command, and gives the master time it printed its edit takes effect at (and the
+        /// one the edit ends at, when it says).
+        func command(_ arguments: [String]) throws -> (from: MediaTime, until: MediaTime?) {
+            let run = try ChildProcess.run(wallctl, arguments + ["--config", config.path])
+            XCTAssertEqual(run.status, 0, "\(arguments): \(run.output) \(run.errors)")
+            func seconds(after marker: String) -> MediaTime? {
+                guard let range = run.output.range(of: marker) else { return nil }
+                let number = run.output[range.upperBound...].prefix { "0123456789.".contains($0) }
+                return Double(number).map { MediaTime(seconds: $0, preferredTimescale: 1_000_000_000) }
+            }
+            let from = try XCTUnwrap(seconds(after: "from master time "), "\(arguments): \(run.output)")
+            return (from, seconds(after: "until master time "))
+        }
+
+        /// The mean of every byte of the wall's snapshot (`wallctl snapshot`): what the nodes say
+        /// their screens present.
+        func snapshotMean() throws -> Double {
+            let png = folder.appendingPathComponent("snapshot.png")
+            let rgb = folder.appendingPathComponent("snapshot.rgb")
+            let run = try ChildProcess.run(
+                wallctl, ["snapshot", "--config", config.path, "--out", png.path, "--scale", "0.1"])
+            XCTAssertEqual(run.status, 0, run.output + run.errors)
+            _ = try TestMedia.run(
+                "/usr/bin/ffmpeg",
+                [
+                    "-nostdin", "-loglevel", "error", "-y", "-i", png.path, "-f", "rawvideo", "-pix_fmt", "rgb24",
+                    rgb.path,
+                ])
+            let bytes = try Data(contentsOf: rgb)
+            return Double(bytes.reduce(0) { $0 + Int($1) }) / Double(max(1, bytes.count))
+        }
+
+        let play = try command(["play"])
+        try await Task.sleep(for: .seconds(max(0, (play.from - LocalClock.monotonic.now()).seconds) + 2))
+        var changes: [Change] = []
+        let still = try command(["still", white.path])
+        changes.append(Change(name: "clip → still", at: still.from) { picture, _ in (picture?.y ?? 0) > 200 })
+        try await Task.sleep(for: .seconds(max(0, (still.from - LocalClock.monotonic.now()).seconds) + 1.5))
+        XCTAssertGreaterThan(try snapshotMean(), 230, "the snapshot shows the white still")
+        let black = try command(["black"])
+        changes.append(Change(name: "still → black", at: black.from) { picture, _ in picture?.isBlack == true })
+        try await Task.sleep(for: .seconds(max(0, (black.from - LocalClock.monotonic.now()).seconds) + 1.5))
+        XCTAssertLessThan(try snapshotMean(), 10, "the snapshot shows black")
+        let card = try command(["identify", "--seconds", "2"])
+        // The card scaled to 8x8 may read as a code: anything but black and the loop's codes is it.
+        changes.append(
+            Change(name: "black → test card", at: card.from) { picture, code in
+                picture.map { !$0.isBlack } ?? !(0..<120).contains(code ?? 0)
+            })
+        let back = try XCTUnwrap(card.until, "identify says when the card ends")
+        changes.append(Change(name: "test card → black", at: back) { picture, _ in picture?.isBlack == true })
+        try await Task.sleep(for: .seconds(max(0, (back - LocalClock.monotonic.now()).seconds) + 1.5))
+        let again = try command(["play"])
+        changes.append(Change(name: "black → clip", at: again.from) { _, code in code == 0 })
+        try await Task.sleep(for: .seconds(max(0, (again.from - LocalClock.monotonic.now()).seconds) + 1))
+
+        let frames = receiver.seen
+        let pictures = receiver.pictures
+        var report: [String] = []
+        for (number, change) in changes.enumerated() {
+            // What was on before: the loop, then each change's picture.
+            let old: (FrameCodeCollector.Picture?, Int?) -> Bool =
+                number == 0 ? { _, code in (0..<120).contains(code ?? -1) } : changes[number - 1].isNew
+            // Each screen's first frame of the new picture, from a little before its time.
+            let from = change.at - MediaTime(value: 200, timescale: 1000)
+            let firsts = ids.indices.map { index -> MediaTime? in
+                let arrivals =
+                    frames[index].filter { $0.at >= from }.map {
+                        (picture: nil as FrameCodeCollector.Picture?, code: Optional($0.code), at: $0.at)
+                    }
+                    + pictures[index].filter { $0.at >= from }.map {
+                        (picture: Optional($0), code: nil as Int?, at: $0.at)
+                    }
+                let sorted = arrivals.sorted { $0.at < $1.at }
+                guard let first = sorted.first(where: { change.isNew($0.picture, $0.code) }) else { return nil }
+                // The old picture never comes back over the new one.
+                let held = sorted.filter {
+                    $0.at > first.at && $0.at < first.at + MediaTime(value: 1, timescale: 1) && old($0.picture, $0.code)
+                }
+                XCTAssertTrue(
+                    held.isEmpty, "\(change.name): node \(ids[index]) showed the old picture after the new one")
+                return first.at
+            }
+            let landed = firsts.compactMap { $0 }
+            XCTAssertEqual(landed.count, ids.count, "\(change.name): the new picture on every screen")
+            guard let first = landed.min(), let last = landed.max() else { continue }
+            let early = (change.at - first).seconds
+            let late = (last - change.at).seconds
+            let skew = (last - first).seconds
+            report.append(
+                "\(change.name) ("
+                    + firsts.map { $0.map { String(format: "%+.2f", ($0 - change.at).seconds * 1000) } ?? "-" }.joined(
+                        separator: " ") + " ms): "
+                    + String(
+                        format: "first %+.2f ms, last %+.2f ms from its time, skew %.3f ms", -early * 1000, late * 1000,
+                        skew * 1000))
+            XCTAssertLessThanOrEqual(late, framePeriod, "\(change.name): on every screen within a frame of its time")
+            XCTAssertLessThanOrEqual(early, 0.002, "\(change.name): not before its time")
+            XCTAssertLessThanOrEqual(skew, 0.002, "\(change.name): the screens together")
+        }
+        print("glass change test: " + report.joined(separator: "; "))
+    }
+}

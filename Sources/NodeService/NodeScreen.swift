@@ -298,24 +298,31 @@ public final class NodeScreen: FollowerPlayer, Sendable {
         try? outgoing.setRate(0, time: .invalid, atHostTime: presentAt - Self.outgoingPauseAhead)
         // A picture on the screen stays there until the incoming player's first frame draws over it.
         let picture = incoming.masterClock.flatMap { replacePicture(with: nil, presentAt: presentAt, clock: $0) }
-        state.withLock { state in
-            state.media = state.pendingMedia
-            state.pendingMedia = nil
-            state.show = nil
-            state.problem = nil
+        let media = state.withLock { state -> String? in
+            defer { state.pendingMedia = nil }
+            return state.pendingMedia
         }
-        // Once the cut is on the screen: the incoming player shows what it prerolls again (a pause
+        // At the cut's time the status names the new media (until then the screen shows the old);
+        // once the cut is on the screen, the incoming player shows what it prerolls again (a pause
         // shows its exact frame), and the outgoing one lets go of its media.
-        let wait = (incoming.masterClock.map { presentAt - $0.now() } ?? .zero) + Self.swapSettling
+        let wait = incoming.masterClock.map { presentAt - $0.now() } ?? .zero
         Task { [weak self] in
             try? await Task.sleep(for: .nanoseconds(max(0, wait.nanoseconds ?? 0)))
+            if let self, self.isLatest(swap.swap) {
+                self.state.withLock { state in
+                    state.media = media
+                    state.show = nil
+                    state.problem = nil
+                }
+            }
+            try? await Task.sleep(for: .nanoseconds(Self.swapSettling.nanoseconds ?? 0))
             picture?.close()
             guard let self else { return }
             // Unless a cut since took it as its spare, the outgoing player is emptied, and free.
             self.roles.withLock { roles in
                 if roles.settling.remove(swap.from) != nil { self.empty(outgoing) }
             }
-            if self.roles.withLock({ $0.swaps == swap.swap }) { incoming.showsPrerollFrame = true }
+            if self.isLatest(swap.swap) { incoming.showsPrerollFrame = true }
         }
     }
 

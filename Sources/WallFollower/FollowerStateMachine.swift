@@ -370,7 +370,13 @@ public struct FollowerStateMachine: Sendable {
         let segment = timeline.segment(at: at)
         offFrames = 0
         lastFrame = nil
-        judged = nil
+        // A cut prepared ahead leaves the screen on what it shows until then: that judgment stands
+        // until the first frame of the cut is judged.
+        switch state {
+        case .following where at > now: break
+        case .showing(let plan) where at > now: judged = (plan.onScreen, .zero)
+        default: judged = nil
+        }
         guard position.show == .playlist else {
             // A show needs no preparation: on from its segment's time, or at once when that has passed.
             let showAt = MediaTime.maximum(segment.from, now)
@@ -574,6 +580,7 @@ public struct FollowerStateMachine: Sendable {
         state = .idle
         offFrames = 0
         lastFrame = nil
+        judged = nil
         return .note(.rejoining(reason: reason, rejoins: rejoins))
     }
 
@@ -594,7 +601,11 @@ public struct FollowerStateMachine: Sendable {
         case .showing(let plan):
             inStep = plan.onScreen
             settled = plan.onScreen && plan.segmentFrom == current
-        case .idle, .preparing, .backingOff:
+        case .preparing(let anchor):
+            // A cut prepared ahead of its time: the screen follows the segment before it meanwhile.
+            inStep = now.map { anchor.at > $0 } == true ? judged?.inStep ?? false : false
+            settled = false
+        case .idle, .backingOff:
             inStep = false
             settled = false
         }

@@ -125,6 +125,34 @@ final class FollowerStateMachineTests: XCTestCase {
         XCTAssertEqual(next.passes.first?.media, "b.mp4")
     }
 
+    /// A cut prepared ahead of its time leaves the screen on the segment before it, in step: the
+    /// node says so until the cut, rather than judging the old clip's frames against the new one.
+    func testACutPreparedAhead_leavesTheNodeInStep_untilItsTime() throws {
+        var machine = FollowerStateMachine(wall: "w")
+        let first = try timeline(start: .zero)
+        machine.adopt(first, now: nil)
+        let preparation = try XCTUnwrap(preparations(settled(&machine, at: seconds(20))).first)
+        _ = machine.prepared(preparation.id, outcome: .ready, now: seconds(20) + ms(100))
+        // 21 s into a 6 s loop from 0: entry a, 3 s in; the frame due then shows exactly that.
+        let frame = FrameSample(
+            sequence: 1, presentationTimestamp: seconds(3), presentedAt: seconds(21), dueAt: seconds(21))
+        _ = machine.tick(observe(seconds(21), frame: frame, queued: 2, paused: false))
+        XCTAssertEqual(machine.report(now: seconds(21))?.inStep, true)
+        machine.adopt(try first.applying(.goTo(entry: 1), at: seconds(22)), now: seconds(21) + ms(100))
+        var now = seconds(21) + ms(100)
+        var cut: Preparation?
+        while cut == nil, now < seconds(22) {
+            now = now + ms(40)
+            cut = preparations(machine.tick(observe(now, frame: frame, queued: 2, paused: false))).first
+            XCTAssertEqual(machine.report(now: now)?.inStep, true, "before the cut is prepared, at \(now.seconds) s")
+        }
+        let prepared = try XCTUnwrap(cut, "the cut is prepared ahead")
+        XCTAssertEqual(prepared.passes.first?.media, "b.mp4")
+        XCTAssertEqual(machine.report(now: now)?.inStep, true, "while the cut is prepared")
+        _ = machine.prepared(prepared.id, outcome: .ready, now: now + ms(50))
+        XCTAssertEqual(machine.report(now: now + ms(60))?.inStep, true, "while the cut waits for its time")
+    }
+
     func testAPlayerThatPresentsNothing_rejoinsAfterTheStallLimit() throws {
         var machine = FollowerStateMachine(wall: "w")
         machine.adopt(try timeline(start: .zero), now: nil)

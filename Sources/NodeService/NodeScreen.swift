@@ -44,6 +44,8 @@ public final class NodeScreen: FollowerPlayer, Sendable {
         var active = 0
         /// The player prepared in standby for the next start, if one is.
         var prepared: Int?
+        /// The player a start is being prepared on in standby: no cue may take it meanwhile.
+        var preparing: Int?
         /// Counts swaps, so a late clean-up never touches a player that has a new role since.
         var swaps = 0
         /// Players holding a cue's first pass prerolled, and that pass.
@@ -58,7 +60,9 @@ public final class NodeScreen: FollowerPlayer, Sendable {
         /// A player to prepare a cut on: a free one, else one settling after a cut (its clean-up
         /// then leaves it alone).
         mutating func takeSpare(of count: Int) -> Int? {
-            let candidates = (0..<count).filter { $0 != active && $0 != loading && cues[$0] == nil }
+            let candidates = (0..<count).filter {
+                $0 != active && $0 != loading && $0 != preparing && cues[$0] == nil
+            }
             guard let spare = candidates.first(where: { !settling.contains($0) }) ?? candidates.first else {
                 return nil
             }
@@ -69,7 +73,8 @@ public final class NodeScreen: FollowerPlayer, Sendable {
         /// The players in no role.
         func free(of count: Int) -> [Int] {
             (0..<count).filter {
-                $0 != active && $0 != prepared && $0 != loading && cues[$0] == nil && !settling.contains($0)
+                $0 != active && $0 != prepared && $0 != preparing && $0 != loading && cues[$0] == nil
+                    && !settling.contains($0)
             }
         }
     }
@@ -173,11 +178,16 @@ public final class NodeScreen: FollowerPlayer, Sendable {
         } catch {
             return .failed("\(error)")
         }
-        // A start while the screen plays is prepared in standby, the screen playing on meanwhile.
+        // A start while the screen plays (or shows a picture) is prepared in standby, the screen
+        // playing on meanwhile; the spare is marked as it is taken, so a cue kept in standby never
+        // loads over it.
+        let inStandby = preparation.hold == nil && ((showsThePlaylist && player.rate != 0) || fromPicture)
         let (active, standby) = roles.withLock { roles -> (Int, Int?) in
-            (roles.active, players.count > 1 ? roles.takeSpare(of: players.count) : nil)
+            let spare = inStandby && players.count > 1 ? roles.takeSpare(of: players.count) : nil
+            roles.preparing = spare
+            return (roles.active, spare)
         }
-        if let standby, preparation.hold == nil, (showsThePlaylist && player.rate != 0) || fromPicture {
+        if let standby {
             return await prepare(preparation, items: items, on: players[standby], standby: standby)
         }
         for index in roles.withLock({ $0.free(of: players.count) }) { empty(players[index]) }
@@ -231,6 +241,7 @@ public final class NodeScreen: FollowerPlayer, Sendable {
     private func prepare(
         _ preparation: Preparation, items: [(item: PlayerItem, path: String)], on player: QueuePlayer, standby: Int?
     ) async -> PreparationOutcome {
+        defer { if standby != nil { roles.withLock { $0.preparing = nil } } }
         if preparation.renewPipeline { player.renewPipelineAtNextLoad() }
         if standby == nil { takeDownPicture() }
         // In standby its first frame must not reach the screen before the start; nor, for a held

@@ -231,6 +231,32 @@ final class ShowControlWallTests: XCTestCase {
             XCTAssertLessThanOrEqual((last - commandStart).seconds, 0.600, "wallctl cue to the glass: held")
         }
 
+        // Ten cues 10 ms apart (within the rate): the overtaken ones are dropped and every screen
+        // ends on the last one's clip, together; none is left behind on an earlier cue.
+        let allCues = Set(firstCode.keys)
+        for id in ids {
+            try await wall.client(id).waitForStatus(within: 8, "every cue held in standby on \(id)") { status in
+                Set(((status["timeline"] as? [String: Any])?["cuesReady"] as? [String]) ?? []) == allCues
+            }
+        }
+        let burst = ["intro", "finale", "chapter", "intro", "finale", "intro", "chapter", "intro", "chapter", "finale"]
+        let socket = try UDPSocket(family: .ipv4)
+        let burstStart = LocalClock.monotonic.now()
+        for cue in burst {
+            _ = try Array("cue \(cue)".utf8).withUnsafeBytes {
+                try socket.send($0, to: .ipv4Loopback(port: UInt16(udpPort)))
+            }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        try await Task.sleep(for: .seconds(4))
+        // The finale holds its last frame (16 s of the clip: code 479) on every screen.
+        let ends = receiver.seen.map { frames in frames.last { $0.at > burstStart } }
+        let summary = ends.enumerated().map { index, end in
+            "\(ids[index]): " + (end.map { "\($0.code) at +\(String(format: "%.3f", ($0.at - burstStart).seconds)) s" } ?? "none")
+        }.joined(separator: ", ")
+        print("show control test: ten cues 10 ms apart, the last frame on each screen: \(summary)")
+        XCTAssertTrue(ends.allSatisfy { $0?.code == 479 }, "every screen on the last cue's last frame: \(summary)")
+
         // HTTP on the daemon: a cue and a verb; an unknown cue is named.
         let daemonHTTP = TestNode(port: daemonPort)
         XCTAssertEqual(try daemonHTTP.request("POST", "/cue/intro").status, 202)

@@ -109,7 +109,12 @@ public struct Timeline: Hashable, Sendable, Codable {
     /// before the segment a cue in force then would return to.
     public mutating func forget(before hostTime: MediaTime) {
         guard var keep = segments.lastIndex(where: { $0.from <= hostTime }) else { return }
+        let inForce = keep
         while keep > 0, segments[keep].cue != nil { keep -= 1 }
+        // Cues back to back: what they interrupted and the first of them (where the interruption
+        // is read) stay; the cues between it and the one in force go, so a wall that takes cue
+        // after cue for months sends a timeline of constant size.
+        if segments[keep].cue == nil, inForce > keep + 2 { segments.removeSubrange((keep + 2)..<inForce) }
         guard keep > 0 else { return }
         segments.removeFirst(keep)
     }

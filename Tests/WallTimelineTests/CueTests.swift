@@ -135,6 +135,28 @@ final class CueTests: XCTestCase {
         XCTAssertEqual(back.position(at: cueAt + seconds(14)).itemTime, seconds(1))
     }
 
+    /// Cue after cue, each before the last one's clip ends, as a controller sends them (forgetting
+    /// what no time from its lead on needs): the timeline stays the same size, and the last cue
+    /// still returns to where the first one interrupted the loop.
+    func testTenThousandChainedCues_keepTheTimelineSmall_andReturnWhereTheFirstInterrupted() throws {
+        var timeline = try attractLoop()
+        let first = start + seconds(3)
+        var at = first
+        var largest = 0
+        for index in 0..<10_000 {
+            timeline.forget(before: at - seconds(2))
+            timeline = try timeline.applying(
+                .cue(name: index % 2 == 0 ? "welcome" : "map", Cue(target: .playlist(welcome))), at: at)
+            largest = max(largest, try JSONEncoder().encode(timeline).count)
+            at = at + ms(1_200)
+        }
+        XCTAssertLessThan(timeline.segments.count, 8, "segments kept")
+        XCTAssertLessThan(largest, 8_000, "bytes of the largest timeline sent")
+        let back = at - ms(1_200) + seconds(4)
+        XCTAssertEqual(timeline.position(at: back).entry.media, "attract.mp4")
+        XCTAssertEqual(timeline.position(at: back).itemTime, seconds(3), "where the first cue interrupted it")
+    }
+
     /// The welcome clip (4 s) cued 1 s into the loop, which it returns to at 2 s of attract.
     private func welcomed(at cueAt: MediaTime) throws -> Timeline {
         try attractLoop().applying(.cue(name: "welcome", Cue(target: .playlist(welcome))), at: cueAt)

@@ -85,7 +85,11 @@ final class DoorHardeningTests: XCTestCase {
                 let burst = try (0..<17).map { _ in try connect(port) }
                 _ = burst
             }
-            XCTAssertEqual(try exchange(port, "next"), "OK next", "port \(port) still answers")
+            // A sender's connection made while the flood's last connections are still being taken
+            // may be the oldest waiting one and make room for them; the next one is answered.
+            try await eventually(within: 5, "port \(port) still answers") {
+                (try? self.exchange(port, "next")) == "OK next"
+            }
             _ = held
         }
         XCTAssertNil(daemon.finishIfExited(), "the daemon lives")

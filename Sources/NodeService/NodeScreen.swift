@@ -44,6 +44,8 @@ public final class NodeScreen: FollowerPlayer, Sendable {
         var active = 0
         /// The player prepared in standby for the next start, if one is.
         var prepared: Int?
+        /// The cue's pass, when the prepared player is a cue that was held in standby.
+        var preparedCue: Pass?
         /// The player a start is being prepared on in standby: no cue may take it meanwhile.
         var preparing: Int?
         /// Counts changes of what the screen shows (a cut, a show, a preparation), so a late clean-up
@@ -69,6 +71,20 @@ public final class NodeScreen: FollowerPlayer, Sendable {
             }
             settling.remove(spare)
             return spare
+        }
+
+        /// Lets go of the player prepared for a start that has not come: free, unless it is a cue
+        /// still wanted, which goes back to standby (its index is returned, to be trimmed).
+        mutating func dropPrepared() -> Int? {
+            defer {
+                prepared = nil
+                preparedCue = nil
+            }
+            guard let index = prepared, let pass = preparedCue, wanted.contains(where: { $0.pass == pass }) else {
+                return nil
+            }
+            cues[index] = pass
+            return index
         }
 
         /// The players in no role.
@@ -166,11 +182,14 @@ public final class NodeScreen: FollowerPlayer, Sendable {
     }
 
     public func prepare(_ preparation: Preparation) async -> PreparationOutcome {
-        // A change of its own: the clean-up of a show or cut before it leaves its players alone.
-        roles.withLock {
-            $0.prepared = nil
-            $0.swaps += 1
+        // A change of its own: the clean-up of a show or cut before it leaves its players alone. A
+        // cue held in standby that a newer edit overtook before its start goes back to standby,
+        // still prerolled on its first frame: in a burst of cues the next one for it cuts at once.
+        let overtaken = roles.withLock { roles -> Int? in
+            roles.swaps += 1
+            return roles.dropPrepared()
         }
+        if let overtaken { returnToStandby(players[overtaken]) }
         // A cue held in standby: its player is ready already, the rest of its passes queue behind.
         // It takes over from the playlist playing or paused.
         let fromPicture = showsAPicture
@@ -218,8 +237,17 @@ public final class NodeScreen: FollowerPlayer, Sendable {
             guard let index = roles.cues.first(where: { $0.value == pass })?.key else { return nil }
             roles.cues[index] = nil
             roles.prepared = index
+            roles.preparedCue = pass
             return index
         }
+    }
+
+    /// A held cue taken for a start that never came: the passes queued behind its first go, and it
+    /// stops at its end again, as `keepCues` holds it.
+    private func returnToStandby(_ held: QueuePlayer) {
+        for item in held.items().dropFirst() { held.remove(item) }
+        held.actionAtItemEnd = .pause
+        state.withLock { $0.pendingMedia = nil }
     }
 
     /// The start `preparation` asks for, on the player holding its first pass in standby: ready at
@@ -234,7 +262,10 @@ public final class NodeScreen: FollowerPlayer, Sendable {
         } catch {
             // Not ready after all: it is emptied, and the cue prerolled afresh.
             empty(held)
-            roles.withLock { $0.prepared = nil }
+            roles.withLock {
+                $0.prepared = nil
+                $0.preparedCue = nil
+            }
             return .failed("\(error)")
         }
         held.actionAtItemEnd = preparation.advanceAtItemEnd ? .advance : .pause
@@ -293,6 +324,7 @@ public final class NodeScreen: FollowerPlayer, Sendable {
             guard let prepared = roles.prepared else { return nil }
             defer {
                 roles.prepared = nil
+                roles.preparedCue = nil
                 roles.settling.insert(roles.active)
                 roles.active = prepared
                 roles.swaps += 1
@@ -457,11 +489,11 @@ public final class NodeScreen: FollowerPlayer, Sendable {
             return
         }
         let (picture, problem) = makePicture(for: show, clock: clock)
-        let change = roles.withLock { roles -> Int in
-            roles.prepared = nil
+        let (change, overtaken) = roles.withLock { roles -> (Int, Int?) in
             roles.swaps += 1
-            return roles.swaps
+            return (roles.swaps, roles.dropPrepared())
         }
+        if let overtaken { returnToStandby(players[overtaken]) }
         picture?.present(at: presentAt)
         try? player.setRate(0, time: .invalid, atHostTime: presentAt - Self.outgoingPauseAhead)
         let replaced = replacePicture(with: picture, presentAt: presentAt, clock: clock)
@@ -596,11 +628,12 @@ public final class NodeScreen: FollowerPlayer, Sendable {
     /// Empties the players, but for the cues held in standby: nothing of the playlist stays on
     /// the screen.
     public func stopPlayer() {
-        let held = roles.withLock { roles -> Set<Int> in
-            roles.prepared = nil
+        let (held, overtaken) = roles.withLock { roles -> (Set<Int>, Int?) in
+            let overtaken = roles.dropPrepared()
             roles.settling = []
-            return Set(roles.cues.keys).union(roles.loading.map { [$0] } ?? [])
+            return (Set(roles.cues.keys).union(roles.loading.map { [$0] } ?? []), overtaken)
         }
+        if let overtaken { returnToStandby(players[overtaken]) }
         for (index, player) in players.enumerated() where !held.contains(index) { empty(player) }
         state.withLock {
             $0.media = nil

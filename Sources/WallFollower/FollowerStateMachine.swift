@@ -275,7 +275,9 @@ public struct FollowerStateMachine: Sendable {
         }
         let presentAt = presentation(anchor.at)
         guard presentAt >= now + configuration.minimumStartLead else {
-            lead = MediaTime.minimum(lead + lead, configuration.maximumLead)
+            // The next try is as far ahead as this preparation needs (it was asked too close, or
+            // took long): no further, so that a short clip the wall plays is not skipped whole.
+            lead = lead(forPreparationTaking: now - anchor.began)
             state = .idle
             return [.note(.readyTooLate(lateBy: now + configuration.minimumStartLead - presentAt, newLead: lead))]
         }
@@ -414,11 +416,16 @@ public struct FollowerStateMachine: Sendable {
     private mutating func settle(_ plan: FollowPlan, anchor: Anchor, now: MediaTime) {
         let took = now - anchor.began
         preparationTime = took
-        lead = MediaTime.minimum(
-            MediaTime.maximum(took + took + MediaTime(value: 150, timescale: 1000), configuration.minimumLead),
-            configuration.maximumLead)
+        lead = lead(forPreparationTaking: took)
         problem = nil
         state = anchor.superseded ? .idle : .following(plan)
+    }
+
+    /// How far ahead to anchor after a preparation that took `took`: twice that, plus 150 ms.
+    private func lead(forPreparationTaking took: MediaTime) -> MediaTime {
+        MediaTime.minimum(
+            MediaTime.maximum(took + took + MediaTime(value: 150, timescale: 1000), configuration.minimumLead),
+            configuration.maximumLead)
     }
 
     private mutating func failAnchor(_ reason: String, now: MediaTime) -> [FollowerAction] {

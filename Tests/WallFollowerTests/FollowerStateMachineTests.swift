@@ -69,15 +69,29 @@ final class FollowerStateMachineTests: XCTestCase {
         XCTAssertEqual(machine.lead, ms(550), "twice what it took, plus 150 ms")
     }
 
-    func testAPreparationReadyTooLate_triesAgainWithTwiceTheLead() throws {
+    func testAPreparationReadyTooLate_triesAgainAsFarAheadAsItNeeded() throws {
         var machine = FollowerStateMachine(wall: "w")
         machine.adopt(try timeline(start: .zero), now: nil)
         let preparation = try XCTUnwrap(preparations(settled(&machine, at: seconds(20))).first)
         let late = machine.prepared(preparation.id, outcome: .ready, now: seconds(21))
-        XCTAssertEqual(late, [.note(.readyTooLate(lateBy: ms(420), newLead: ms(1200)))])
+        XCTAssertEqual(
+            late, [.note(.readyTooLate(lateBy: ms(420), newLead: ms(2150)))], "twice the second it took, plus 150 ms")
         XCTAssertEqual(machine.activity, "idle")
         let again = try XCTUnwrap(preparations(machine.tick(observe(seconds(21)))).first)
         XCTAssertFalse(again.renewPipeline)
+        XCTAssertEqual(
+            machine.prepared(again.id, outcome: .ready, now: seconds(22)).first,
+            .start(rate: .normal, itemTime: seconds(1) + ms(150), presentAt: seconds(23) + ms(150)),
+            "ready in time: it starts where the wall is then")
+    }
+
+    func testACutAskedTooClose_triesAgainSoon_soAShortClipIsNotSkipped() throws {
+        var machine = FollowerStateMachine(wall: "w")
+        machine.adopt(try timeline(start: .zero), now: nil)
+        let preparation = try XCTUnwrap(preparations(settled(&machine, at: seconds(20))).first)
+        // Ready at once (a cue held in standby), but its time had all but passed when it was asked.
+        let late = machine.prepared(preparation.id, outcome: .ready, now: seconds(20) + ms(590))
+        XCTAssertEqual(late, [.note(.readyTooLate(lateBy: ms(10), newLead: ms(1330)))])
     }
 
     func testAFailedPreparation_backsOffForASecond_thenTriesOnANewPipeline() throws {

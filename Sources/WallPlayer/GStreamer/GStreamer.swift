@@ -63,6 +63,13 @@ enum GStreamer {
         }
     }
 
+    /// Calls `body` with `element` and, when it is a bin, every element inside it, at any depth:
+    /// a sink description may be one element or a bin of several.
+    static func forElementAndInside(_ element: Element, _ body: (UnsafeMutableRawPointer) -> Void) {
+        body(element.raw)
+        if isBin(element) { forEachElement(in: element) { body(UnsafeMutableRawPointer($0)) } }
+    }
+
     /// The first element inside `bin`, at any depth, that `factory` made.
     static func descendant(of bin: Element, factory: String) -> Element? {
         var found: Element?

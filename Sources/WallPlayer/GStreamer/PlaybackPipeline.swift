@@ -389,10 +389,7 @@ final class PlaybackPipeline: @unchecked Sendable {
     /// Calls `body` with the video sink and every element of its bin.
     private func forEachVideoSinkElement(_ body: (gpointer) -> Void) {
         guard let videoSink else { return }
-        body(videoSink.raw)
-        if GStreamer.isBin(videoSink) {
-            GStreamer.forEachElement(in: videoSink) { body(UnsafeMutableRawPointer($0)) }
-        }
+        GStreamer.forElementAndInside(videoSink, body)
     }
 
     /// Applies new crop, gravity and size settings to the running pipeline. The sink description

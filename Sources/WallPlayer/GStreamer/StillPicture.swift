@@ -92,8 +92,7 @@ public final class StillPicture: Sendable {
         self.clock = clock
         self.latency = latency
         // Prerolled, not drawn: the sink draws the first frame when the picture is presented.
-        Self.syncWithoutPrerollFrame(sink.raw)
-        if GStreamer.isBin(sink) { GStreamer.forEachElement(in: sink) { Self.syncWithoutPrerollFrame($0) } }
+        GStreamer.forElementAndInside(sink) { Self.syncWithoutPrerollFrame($0) }
         if let clock {
             gst_pipeline_use_clock(pipeline.cast(to: GstPipeline.self), clock.clock.pointer)
             gst_pipeline_set_latency(pipeline.cast(to: GstPipeline.self), latency.clockTime ?? 0)

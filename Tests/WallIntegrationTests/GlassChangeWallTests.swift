@@ -9,8 +9,9 @@ import XCTest
 #endif
 
 /// Every kind of picture held to the clip's standard: four nodes walk clip → still → black → test
-/// card → black → clip by the operator's commands, and ground truth at the sinks says when each
-/// change reached each screen, against the master time the command gave it.
+/// card → black → clip → cue → its return → pause → resume by the operator's commands, and ground
+/// truth at the sinks says when each change reached each screen, against the master time the
+/// command gave it.
 final class GlassChangeWallTests: XCTestCase {
     private let ids = ["a", "b", "c", "d"]
     private let masterPort = 15701
@@ -24,9 +25,11 @@ final class GlassChangeWallTests: XCTestCase {
         var name: String
         var at: MediaTime
         var isNew: (FrameCodeCollector.Picture?, Int?) -> Bool
+        /// What must not come back over it (nil: what the change before brought).
+        var old: ((FrameCodeCollector.Picture?, Int?) -> Bool)? = nil
     }
 
-    func testStillBlackAndTestCard_landOnEveryScreenAtTheirMasterTime_asAClipDoes() async throws {
+    func testEveryChange_stillBlackCardCueAndVerbs_landsOnEveryScreenAtItsMasterTime_asAClipDoes() async throws {
         let wallctl = ChildProcess.product("wallctl")
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("lockstep-glass-\(getpid())")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -48,7 +51,10 @@ final class GlassChangeWallTests: XCTestCase {
         let wall = TestWall(
             name: "glass-test", clockPort: masterPort, media: clip.path, canvas: (640, 90),
             playlist: ["{media: \(clip.path), out: 4s}"], stateDirectory: folder.appendingPathComponent("state").path,
-            extra: ["clock-lock-timeout: 20s", "loop: true", "media-roots: [\(folder.path)]"],
+            extra: [
+                "clock-lock-timeout: 20s", "loop: true", "media-roots: [\(folder.path)]",
+                "cues: {intro: {media: \(clip.path), in: 10s, out: 12s, then: return}}",
+            ],
             nodes: TestWall.Node.groundTruthRow(ids, firstControlPort: firstControlPort, ports: receiver.ports))
         let config = try wall.write(to: folder.appendingPathComponent("wall.yaml"))
         let (master, nodes) = try wall.start(config: config, clockPort: masterPort)
@@ -109,14 +115,53 @@ final class GlassChangeWallTests: XCTestCase {
         let again = try command(["play"])
         changes.append(Change(name: "black → clip", at: again.from) { _, code in code == 0 })
         try await Task.sleep(for: .seconds(max(0, (again.from - LocalClock.monotonic.now()).seconds) + 1))
+        // A cue every node holds in standby (its clip from 10 s: codes 300 on), and its return to
+        // the loop where it was, 2 s later.
+        for id in ids {
+            try await wall.client(id).waitForStatus(within: 10, "intro held in standby on \(id)") { status in
+                ((status["timeline"] as? [String: Any])?["cuesReady"] as? [String])?.contains("intro") == true
+            }
+        }
+        let cue = try command(["cue", "intro"])
+        changes.append(Change(name: "clip → cue", at: cue.from) { _, code in (300..<360).contains(code ?? -1) })
+        let returned = cue.from + MediaTime(value: 2, timescale: 1)
+        changes.append(Change(name: "cue → loop", at: returned) { _, code in (0..<120).contains(code ?? -1) })
+        try await Task.sleep(for: .seconds(max(0, (returned - LocalClock.monotonic.now()).seconds) + 1))
+        // A verb: pause, then resume. Paused, a screen sends nothing more; resumed, the frame after
+        // the paused one comes within a frame of the resume's time.
+        let pause = try command(["pause"])
+        try await Task.sleep(for: .seconds(max(0, (pause.from - LocalClock.monotonic.now()).seconds) + 1.5))
+        let resume = try command(["resume"])
+        changes.append(
+            Change(name: "pause → resume", at: resume.from, isNew: { _, code in code != nil }, old: { _, _ in false }))
+        try await Task.sleep(for: .seconds(max(0, (resume.from - LocalClock.monotonic.now()).seconds) + 1))
 
         let frames = receiver.seen
         let pictures = receiver.pictures
         var report: [String] = []
+        // The pause: every screen's last frame is the same one, presented within a frame before the
+        // pause's time, and nothing follows it until the resume.
+        let lastBeforePause = frames.map { screen in
+            screen.last { $0.at <= pause.from + MediaTime(value: 5, timescale: 1000) }
+        }
+        let pausedCodes = Set(lastBeforePause.map { $0?.code })
+        XCTAssertEqual(pausedCodes.count, 1, "every screen paused on one frame: \(lastBeforePause.map { $0?.code })")
+        for (index, last) in lastBeforePause.enumerated() {
+            guard let last else { continue }
+            XCTAssertLessThanOrEqual(
+                (pause.from - last.at).seconds, framePeriod + 0.002,
+                "pause: node \(ids[index])'s last frame is the one due")
+            let after = frames[index].filter {
+                $0.at > pause.from + MediaTime(value: 5, timescale: 1000)
+                    && $0.at < resume.from - MediaTime(value: 200, timescale: 1000)
+            }
+            XCTAssertTrue(after.isEmpty, "pause: node \(ids[index]) showed \(after.count) frames while paused")
+        }
+        report.append("pause (every screen on code \(pausedCodes.first.flatMap { $0 }.map(String.init) ?? "-"))")
         for (number, change) in changes.enumerated() {
             // What was on before: the loop, then each change's picture.
             let old: (FrameCodeCollector.Picture?, Int?) -> Bool =
-                number == 0 ? { _, code in (0..<120).contains(code ?? -1) } : changes[number - 1].isNew
+                change.old ?? (number == 0 ? { _, code in (0..<120).contains(code ?? -1) } : changes[number - 1].isNew)
             // Each screen's first frame of the new picture, from a little before its time.
             let from = change.at - MediaTime(value: 200, timescale: 1000)
             let firsts = ids.indices.map { index -> MediaTime? in

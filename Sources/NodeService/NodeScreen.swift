@@ -353,24 +353,37 @@ public final class NodeScreen: FollowerPlayer, Sendable {
         // At the cut's time the status names the new media (until then the screen shows the old);
         // once the cut is on the screen, the incoming player shows what it prerolls again (a pause
         // shows its exact frame), and the outgoing one lets go of its media.
-        let wait = incoming.masterClock.map { presentAt - $0.now() } ?? .zero
+        afterChange(swap.swap, presentAt: presentAt, clock: incoming.masterClock) { screen, latest in
+            guard latest else { return }
+            screen.state.withLock { state in
+                state.media = media
+                state.show = nil
+                state.problem = nil
+            }
+        } settled: { screen, latest in
+            picture?.close()
+            // Unless a cut since took it as its spare, the outgoing player is emptied, and free.
+            screen.roles.withLock { roles in
+                if roles.settling.remove(swap.from) != nil { screen.empty(outgoing) }
+            }
+            if latest { incoming.showsPrerollFrame = true }
+        }
+    }
+
+    /// The two steps after change `number` of what the screen shows, due at `presentAt` on `clock`
+    /// (at once without one): `onGlass` at that time, `settled` `swapSettling` later, once the
+    /// outgoing player has surely paused; each told whether no change came since.
+    private func afterChange(
+        _ number: Int, presentAt: MediaTime, clock: MasterClock?,
+        onGlass: @escaping @Sendable (NodeScreen, _ latest: Bool) -> Void,
+        settled: @escaping @Sendable (NodeScreen, _ latest: Bool) -> Void
+    ) {
+        let wait = clock.map { presentAt - $0.now() } ?? .zero
         Task { [weak self] in
             try? await Task.sleep(for: .nanoseconds(max(0, wait.nanoseconds ?? 0)))
-            if let self, self.isLatest(swap.swap) {
-                self.state.withLock { state in
-                    state.media = media
-                    state.show = nil
-                    state.problem = nil
-                }
-            }
+            if let self { onGlass(self, self.isLatest(number)) }
             try? await Task.sleep(for: .nanoseconds(Self.swapSettling.nanoseconds ?? 0))
-            picture?.close()
-            guard let self else { return }
-            // Unless a cut since took it as its spare, the outgoing player is emptied, and free.
-            self.roles.withLock { roles in
-                if roles.settling.remove(swap.from) != nil { self.empty(outgoing) }
-            }
-            if self.isLatest(swap.swap) { incoming.showsPrerollFrame = true }
+            if let self { settled(self, self.isLatest(number)) }
         }
     }
 
@@ -501,21 +514,18 @@ public final class NodeScreen: FollowerPlayer, Sendable {
             "screen shows \(show) at its time",
             metadata: ["screen.present_at_ns": .nanoseconds(presentAt)].merging(
                 problem.map { ["screen.problem": "\($0)"] } ?? [:], uniquingKeysWith: { $1 }))
-        // Once the picture is on the glass: the players let go of their media (but the cues held),
-        // the picture it replaced is closed, and the status says what the screen shows; unless
-        // another change came since.
-        let wait = presentAt - clock.now()
-        Task { [weak self] in
-            try? await Task.sleep(for: .nanoseconds(max(0, wait.nanoseconds ?? 0)))
-            if let self, self.isLatest(change) {
-                self.state.withLock {
-                    $0.show = show
-                    $0.problem = problem
-                }
+        // Once the picture is on the glass the status says what the screen shows; then the
+        // players let go of their media (but the cues held) and the picture it replaced is closed;
+        // unless another change came since.
+        afterChange(change, presentAt: presentAt, clock: clock) { screen, latest in
+            guard latest else { return }
+            screen.state.withLock {
+                $0.show = show
+                $0.problem = problem
             }
-            try? await Task.sleep(for: .nanoseconds(Self.swapSettling.nanoseconds ?? 0))
+        } settled: { screen, latest in
             replaced?.close()
-            if let self, self.isLatest(change) { self.stopPlayer() }
+            if latest { screen.stopPlayer() }
         }
     }
 

@@ -469,6 +469,9 @@ public final class Node: Sendable {
             pass: position?.pass ?? 0, itemTime: position?.itemTime ?? .invalid, inStep: report.inStep,
             offset: report.offset, rejoins: report.rejoins, problem: problem)
         timelineReport.settled = report.settled
+        timelineReport.lastStartVersion = report.lastStart?.version
+        timelineReport.lastStartSlack = report.lastStart?.slack
+        timelineReport.lastStartAt = report.lastStart?.at
         timelineReport.show = position?.show.description
         if let digest = await follower.timeline?.configSHA256, digest != settings.wall.digest {
             timelineReport.configDiffers = true

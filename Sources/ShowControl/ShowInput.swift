@@ -19,6 +19,9 @@ public struct ShowInputSettings: Sendable, Hashable {
     public var allow: [AddressRange]
     /// Commands a second from one sender, at most (a burst of as many is allowed).
     public var rate: Double
+    /// How far ahead a cue every node holds in standby takes effect, fixed; nil (the default):
+    /// measured from the sends to the nodes (`CueControl.heldLead`).
+    public var cueLead: MediaTime?
 
     public static let defaultAllow = [
         try! AddressRange(parsing: "127.0.0.0/8"), try! AddressRange(parsing: "::1"),
@@ -36,13 +39,14 @@ public struct ShowInputSettings: Sendable, Hashable {
 
     public init(
         osc: String? = nil, udp: String? = nil, tcp: String? = nil, allow: [AddressRange] = Self.defaultAllow,
-        rate: Double = Self.defaultRate
+        rate: Double = Self.defaultRate, cueLead: MediaTime? = nil
     ) {
         self.osc = osc
         self.udp = udp
         self.tcp = tcp
         self.allow = allow
         self.rate = rate
+        self.cueLead = cueLead
     }
 }
 

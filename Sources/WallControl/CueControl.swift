@@ -35,12 +35,13 @@ public final class CueControl: Sendable {
             }
             resolved[name] = cue
         }
-        return CueControl(control: control, resolved: resolved)
+        return CueControl(control: control, resolved: resolved, fixedLead: wall.config.showControl?.cueLead)
     }
 
-    private init(control: TimelineControl, resolved: [String: Cue]) {
+    private init(control: TimelineControl, resolved: [String: Cue], fixedLead: MediaTime?) {
         self.control = control
         self.resolved = resolved
+        self.fixedLead = fixedLead
     }
 
     /// The cues it knows, by name.
@@ -65,24 +66,91 @@ public final class CueControl: Sendable {
         }
     }
 
-    /// How far ahead a cue every node holds in standby takes effect: the edit's way to the nodes
-    /// and a step of their followers, with room for a busy scheduler. Its first frame is prerolled
-    /// already.
+    /// The lead of a cue every node holds in standby before any cut was measured: the edit's way
+    /// to the nodes and a step of their followers, with room for a busy scheduler.
     public static let standbyLead = MediaTime(value: 60, timescale: 1000)
 
-    /// What a cut every node holds needs on top of the slowest recent send, for the nodes' steps.
-    static let sendMargin = MediaTime(value: 30, timescale: 1000)
+    /// The least lead of a cue every node holds, once cuts were measured.
+    public static let leastHeldLead = MediaTime(value: 15, timescale: 1000)
 
-    /// How long the recent sends took, to every node and back: a busy controller or wall answers
-    /// slowly, and a cut due before the nodes have it would miss its first frames.
+    /// What a cut needs on top of twice what the nodes needed of it: what a node needs varies with
+    /// its load (the master time the daemon estimates from a status up to half a second old, the
+    /// send, the node's step), and a node whose held cut is ready after its time starts it late.
+    static let startMargin = MediaTime(value: 5, timescale: 1000)
+
+    /// How long the recent sends took, to every node and back (its state file written), before any
+    /// cut was measured: a busy controller or wall answers slowly, and a cut due before the nodes
+    /// have it would miss its first frames.
     private let sendTimes = Mutex(RecentValues<MediaTime>(capacity: 8))
 
-    /// The lead of a cue every node holds: `standbyLead`, or longer while recent sends took longer
-    /// (the slowest of the last eight, plus `sendMargin`).
-    public var heldLead: MediaTime {
-        let slowest = sendTimes.withLock { $0.values.max() } ?? .zero
-        return MediaTime.maximum(Self.standbyLead, slowest + Self.sendMargin)
+    /// What each recent held cut needed, on its slowest node: from the master time the daemon read
+    /// for it to the node's start, ready, less its `lead` (`TimelineReport.lastStartSlack`), and
+    /// the cut whose nodes have not all said yet.
+    private let needs = Mutex<(recent: RecentValues<MediaTime>, pending: PendingCut?)>((.init(capacity: 8), nil))
+
+    private struct PendingCut: Sendable {
+        var version: UInt64
+        var at: MediaTime
+        var lead: MediaTime
+        var needs: [String: MediaTime] = [:]
     }
+
+    /// A lead the config fixes for cues held in standby (`show-control: {lead: ...}`), in place of
+    /// the measured one.
+    private let fixedLead: MediaTime?
+
+    /// The lead of a cue every node holds: the one the config fixes; else twice what the last eight
+    /// held cuts needed on their slowest node, plus `startMargin` (at least `leastHeldLead`); before any
+    /// was measured, `standbyLead`, or the slowest recent send plus `startMargin` when longer.
+    public var heldLead: MediaTime { heldLeadAndWhetherMeasured.lead }
+
+    /// `heldLead`, and whether it rests on measured cuts (or the config's fixed lead, taken as is).
+    private var heldLeadAndWhetherMeasured: (lead: MediaTime, measured: Bool) {
+        if let fixedLead { return (fixedLead, true) }
+        if let need = needs.withLock({ $0.recent.values.max() }) {
+            return (MediaTime.maximum(Self.leastHeldLead, need + need + Self.startMargin), true)
+        }
+        let slowest = sendTimes.withLock { $0.values.max() } ?? .zero
+        return (MediaTime.maximum(Self.standbyLead, slowest + Self.startMargin), false)
+    }
+
+    /// Learns from the nodes' statuses what the pending held cut needed: once every node said how
+    /// far ahead of it its start was ready, the slowest one's need counts. A cut a newer edit
+    /// overtook on some node before its start is not measured.
+    private func learn(from samples: [String: (status: NodeStatus, roundTrip: MediaTime, receivedAt: MediaTime)]) {
+        needs.withLock { needs in
+            guard var pending = needs.pending else { return }
+            for (id, sample) in samples {
+                guard let timeline = sample.status.timeline, let version = timeline.lastStartVersion else { continue }
+                if version == pending.version, timeline.lastStartAt == pending.at, let slack = timeline.lastStartSlack {
+                    pending.needs[id] = pending.lead - slack
+                } else if version > pending.version {
+                    needs.pending = nil
+                    return
+                }
+            }
+            if pending.needs.count == samples.count, let slowest = pending.needs.values.max() {
+                needs.recent.append(slowest)
+                needs.pending = nil
+            } else {
+                needs.pending = pending
+            }
+        }
+    }
+
+    /// What the nodes said last of the cues they hold, so that a cue finds it without a round trip
+    /// before its cut (`watchStandby`).
+    private struct StandbyView: Sendable {
+        var samples: [String: (status: NodeStatus, roundTrip: MediaTime, receivedAt: MediaTime)]
+        /// Cues sent since the nodes said so: each took its player off standby.
+        var taken: Set<String> = []
+    }
+    private let standby = Mutex<(view: StandbyView?, sends: UInt64)>((nil, 0))
+
+    /// How long what the nodes said of their standby counts: past it, a cue asks them again.
+    static let standbyViewLifetime = MediaTime(value: 500, timescale: 1000)
+    /// How often `watchStandby` asks.
+    static let standbyWatchInterval = Duration.milliseconds(200)
 
     /// Carries `command` out on every screen at one master time `lead` ahead, or at `at` (a master
     /// time an OSC bundle named) when that is later; with `confirming`, returns once every node
@@ -98,34 +166,36 @@ public final class CueControl: Sendable {
         let edit = try edit(for: command)
         // A cue every node holds in standby: one round trip finds that, the master's time and the
         // version every node follows; the timeline itself is the one sent last, when it is that one.
-        if case .cue(let name) = command, control.wall.config.cues[name]?.standby == true {
-            // With none sent yet (`wallctl cue`, a process per cue), the nodes' timeline is asked for
-            // alongside their status, not after it: one round trip less before the cut.
-            let known = lastSent.withLock { $0 }
-            async let asked = known == nil ? Self.newest(of: control) : nil
-            let samples = try await control.wall.everyNode { client throws(ControlError) in try await client.status() }
-            let statuses = samples.values.map(\.status)
-            let versions = Set(statuses.map { $0.timeline?.version })
-            if statuses.allSatisfy({ $0.clock.usable && $0.timeline?.cuesReady?.contains(name) == true }),
-                versions.count == 1, let version = versions.first ?? nil
-            {
-                var timeline = known
-                if timeline == nil { timeline = await asked }
-                if timeline?.version != version { timeline = try await control.current().timeline }
-                if let timeline, timeline.version == version {
-                    let lead = heldLead
-                    let at = try TimelineControl.effectiveTime(
-                        lead: lead, minimum: .zero, master: try Wall.masterNow(from: samples))
-                    let sending = LocalClock.monotonic.now()
-                    let sent = try await control.carryOut(
-                        "\(command)", on: timeline, at: at, lead: lead, requested: requested,
-                        confirming: confirming) { _, _ in edit }
-                    if !confirming { sendTimes.withLock { $0.append(LocalClock.monotonic.now() - sending) } }
-                    lastSent.withLock { $0 = sent }
-                    return (sent, lead)
-                }
+        if case .cue(let name) = command, control.wall.config.cues[name]?.standby == true,
+            let (samples, timeline) = try await held(name)
+        {
+            // Once cuts were measured, what they needed covers the round trip to the nodes; until
+            // then the edits' rule adds three of the slowest.
+            let (chosen, measured) = heldLeadAndWhetherMeasured
+            let master = try Wall.masterNow(from: samples)
+            let at = try TimelineControl.effectiveTime(
+                lead: chosen, minimum: .zero, master: measured ? (master.time, .zero) : master)
+            let lead = at - master.time
+            let sending = LocalClock.monotonic.now()
+            let sent: Timeline
+            do {
+                sent = try await control.carryOut(
+                    "\(command)", on: timeline, at: at, lead: lead, requested: requested, confirming: confirming
+                ) { _, _ in edit }
+            } catch {
+                forgetStandby()
+                throw error
             }
+            if !confirming { sendTimes.withLock { $0.append(LocalClock.monotonic.now() - sending) } }
+            needs.withLock { $0.pending = PendingCut(version: sent.version, at: at, lead: lead) }
+            lastSent.withLock { $0 = sent }
+            standby.withLock { standby in
+                standby.sends += 1
+                standby.view?.taken.insert(name)
+            }
+            return (sent, lead)
         }
+        forgetStandby()
         // Not held: every node must have the cue's files, or it is said now, naming what is missing.
         if case .cue(let name) = command, let media = control.wall.config.cues[name]?.media, !media.isEmpty {
             _ = try await control.lengths(of: media)
@@ -135,6 +205,77 @@ public final class CueControl: Sendable {
         }
         lastSent.withLock { $0 = sent }
         return (sent, nil)
+    }
+
+    /// The nodes' word that every one holds cue `name` in standby, the clock usable and one
+    /// timeline version followed, with that timeline; nil when one does not. What `watchStandby`
+    /// heard last serves while it is fresh and no cue has taken the cue's players since; else the
+    /// nodes are asked (one round trip).
+    private func held(_ name: String) async throws -> (
+        samples: [String: (status: NodeStatus, roundTrip: MediaTime, receivedAt: MediaTime)], timeline: Timeline
+    )? {
+        let known = lastSent.withLock { $0 }
+        if let known, let view = standby.withLock({ $0.view }), !view.taken.contains(name),
+            let newest = view.samples.values.map(\.receivedAt).min(),
+            LocalClock.monotonic.now() - newest <= Self.standbyViewLifetime,
+            Self.everyNodeHolds(name, version: known.version, in: view)
+        {
+            return (view.samples, known)
+        }
+        // With none sent yet (`wallctl cue`, a process per cue), the nodes' timeline is asked for
+        // alongside their status, not after it: one round trip less before the cut.
+        async let asked = known == nil ? Self.newest(of: control) : nil
+        let sends = standby.withLock { $0.sends }
+        let samples = try await control.wall.everyNode { client throws(ControlError) in try await client.status() }
+        let view = StandbyView(samples: samples)
+        remember(view, asOf: sends)
+        guard let version = samples.values.first?.status.timeline?.version,
+            Self.everyNodeHolds(name, version: version, in: view)
+        else { return nil }
+        var timeline = known
+        if timeline == nil { timeline = await asked }
+        if timeline?.version != version { timeline = try await control.current().timeline }
+        guard let timeline, timeline.version == version else { return nil }
+        return (samples, timeline)
+    }
+
+    private static func everyNodeHolds(_ name: String, version: UInt64, in view: StandbyView) -> Bool {
+        view.samples.values.allSatisfy { sample in
+            sample.status.clock.usable && sample.status.timeline?.version == version
+                && sample.status.timeline?.cuesReady?.contains(name) == true
+        }
+    }
+
+    /// Keeps what the nodes said, unless a cue was sent since they were asked.
+    private func remember(_ view: StandbyView, asOf sends: UInt64) {
+        learn(from: view.samples)
+        standby.withLock { standby in
+            if standby.sends == sends { standby.view = view }
+        }
+    }
+
+    /// Something other than a held cue went to the nodes (or failed to): what they said of their
+    /// standby no longer counts.
+    private func forgetStandby() {
+        standby.withLock { standby in
+            standby.sends += 1
+            standby.view = nil
+        }
+    }
+
+    /// Asks every node what it holds in standby every `standbyWatchInterval` until cancelled, so a
+    /// cue held on every node is sent with no round trip before its cut: the control daemon's
+    /// inputs run it. A node that does not answer leaves the cues to ask for themselves.
+    public func watchStandby() async {
+        while !Task.isCancelled {
+            let sends = standby.withLock { $0.sends }
+            if let samples = try? await control.wall.everyNode({ client throws(ControlError) in
+                try await client.status()
+            }) {
+                remember(StandbyView(samples: samples), asOf: sends)
+            }
+            try? await Task.sleep(for: Self.standbyWatchInterval)
+        }
     }
 
     /// The newest timeline the nodes follow, or nil when they cannot say (the caller asks again,

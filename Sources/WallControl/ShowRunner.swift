@@ -45,6 +45,9 @@ public final class ShowRunner: Sendable {
         // their round trips.
         let early = Task { try? await CueControl.prepare(wall) }
         defer { early.cancel() }
+        // What the nodes hold in standby is asked for between presses, not at each.
+        var watching = Task { await early.value?.watchStandby() }
+        defer { watching.cancel() }
         var cues: CueControl?
         var realtime: Bool?
         var first = true
@@ -53,7 +56,12 @@ public final class ShowRunner: Sendable {
             do {
                 if first { cues = await early.value }
                 first = false
-                if cues == nil { cues = try await CueControl.prepare(wall) }
+                if cues == nil {
+                    let prepared = try await CueControl.prepare(wall)
+                    cues = prepared
+                    watching.cancel()
+                    watching = Task { await prepared.watchStandby() }
+                }
                 var at: MediaTime?
                 if let tag = request.timeTagUnixNanoseconds {
                     if realtime == nil {

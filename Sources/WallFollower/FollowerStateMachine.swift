@@ -25,8 +25,12 @@ public struct FollowerStateMachine: Sendable {
         public var initialLead = MediaTime(value: 600, timescale: 1000)
         public var minimumLead = MediaTime(value: 300, timescale: 1000)
         public var maximumLead = MediaTime(value: 4, timescale: 1)
-        /// A start must still be this far ahead once its preparation is done.
-        public var minimumStartLead = MediaTime(value: 20, timescale: 1000)
+        /// A start whose preparation is done up to this long after its time still starts, at its
+        /// time: its first frame shows that much late, the frames after it on time (the player
+        /// arms it and goes to PLAYING at once, its first frame prerolled). A cut held in standby
+        /// on a busy machine is a few milliseconds late at worst; anchoring it again further
+        /// ahead would miss it by the lead. Later than this, it is anchored again.
+        public var lateStartTolerance = MediaTime(value: 25, timescale: 1000)
         /// A frame this far from where the timeline says is off it.
         public var offTolerance = MediaTime(value: 40, timescale: 1000)
         /// Off frames in a row that make a node rejoin.
@@ -127,6 +131,8 @@ public struct FollowerStateMachine: Sendable {
     public private(set) var lead: MediaTime
     /// What the last preparation took.
     private var preparationTime: MediaTime
+    /// The last start made ready, and how far ahead of its time (`FollowerReport.lastStart`).
+    private var lastStart: StartSlack?
     public private(set) var rejoins = 0
     /// Why the node is not where the timeline says, if it knows.
     public private(set) var problem: String?
@@ -274,12 +280,13 @@ public struct FollowerStateMachine: Sendable {
             return [.note(.holding(version: anchor.version, state: position.state, itemTime: anchor.preparation.hold!))]
         }
         let presentAt = presentation(anchor.at)
-        guard presentAt >= now + configuration.minimumStartLead else {
+        lastStart = StartSlack(version: anchor.version, at: anchor.at, slack: presentAt - now)
+        guard presentAt >= now - configuration.lateStartTolerance else {
             // The next try is as far ahead as this preparation needs (it was asked too close, or
             // took long): no further, so that a short clip the wall plays is not skipped whole.
             lead = lead(forPreparationTaking: now - anchor.began)
             state = .idle
-            return [.note(.readyTooLate(lateBy: now + configuration.minimumStartLead - presentAt, newLead: lead))]
+            return [.note(.readyTooLate(lateBy: now - presentAt, newLead: lead))]
         }
         settle(
             FollowPlan(
@@ -618,7 +625,7 @@ public struct FollowerStateMachine: Sendable {
         }
         return FollowerReport(
             version: timeline.version, position: position, inStep: inStep, offset: judged?.offset, rejoins: rejoins,
-            problem: problem, settled: settled)
+            problem: problem, settled: settled, lastStart: lastStart)
     }
 
     /// What the machine does now, for tests and logs: idle, preparing, following, showing or
@@ -648,4 +655,22 @@ public struct FollowerReport: Hashable, Sendable {
     public var problem: String?
     /// Whether the player carries out the segment in force: what a controller waits for after an edit.
     public var settled: Bool
+    /// The last start this node made ready (or found ready too late): how far ahead of its time.
+    public var lastStart: StartSlack?
+}
+
+/// How far ahead of its master time a start was ready on a node, for the timeline version that
+/// asked for it: a controller that sent the cut learns from it how much lead a cut needs (negative:
+/// ready too late, and anchored again further ahead).
+public struct StartSlack: Hashable, Sendable {
+    public var version: UInt64
+    /// The start's master time: the edit's, for a cut at its time.
+    public var at: MediaTime
+    public var slack: MediaTime
+
+    public init(version: UInt64, at: MediaTime, slack: MediaTime) {
+        self.version = version
+        self.at = at
+        self.slack = slack
+    }
 }

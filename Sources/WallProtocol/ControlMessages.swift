@@ -179,11 +179,19 @@ public struct TimelineReport: Sendable, Hashable, Codable {
     /// The cues this node holds prerolled in standby while it plays: each cuts a few frames after
     /// its trigger here. Nil from nodes that do not say.
     public var cuesReady: [String]?
+    /// The timeline version of the last start this node made ready, and how far ahead of its time
+    /// it was ready (negative: too late, so it anchored again further ahead). Nil from nodes that
+    /// do not say, or before a start.
+    public var lastStartVersion: UInt64?
+    /// That start's master time.
+    @OptionalNanosecondsCoded public var lastStartAt: MediaTime?
+    @OptionalNanosecondsCoded public var lastStartSlack: MediaTime?
 
     enum CodingKeys: String, CodingKey {
         case version, state, entry, pass, inStep, rejoins, problem, settled, show, configDiffers, missingMedia
-        case cuesReady
-        case itemTime = "itemTimeNs", offset = "offsetNs"
+        case cuesReady, lastStartVersion
+        case itemTime = "itemTimeNs", offset = "offsetNs", lastStartSlack = "lastStartSlackNs", lastStartAt =
+            "lastStartAtNs"
     }
 
     public init(

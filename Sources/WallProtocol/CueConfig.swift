@@ -134,7 +134,8 @@ extension ConfigReader {
         }
         let map = try mapping(node, key: key)
         try checkKeys(
-            map, allowed: ["media", "in", "out", "playlist", "entry", "at", "still", "black", "for", "then", "standby"],
+            map,
+            allowed: ["media", "in", "out", "playlist", "entry", "at", "still", "black", "for", "then", "standby"],
             path: key + ".")
         let targets = ["media", "playlist", "entry", "still", "black"].filter { optional(map, $0) != nil }
         guard targets.count == 1 else {
@@ -203,7 +204,7 @@ extension ConfigReader {
 
     func showControl(_ node: Node) throws(ConfigError) -> ShowInputSettings {
         let map = try mapping(node, key: "show-control")
-        try checkKeys(map, allowed: ["osc", "udp", "tcp", "allow", "rate"], path: "show-control.")
+        try checkKeys(map, allowed: ["osc", "udp", "tcp", "allow", "rate", "lead"], path: "show-control.")
         var settings = ShowInputSettings()
         settings.osc = try value(map, "osc", or: nil) { node throws(ConfigError) -> String? in
             try endpoint(node, key: "show-control.osc")
@@ -227,16 +228,34 @@ extension ConfigReader {
             }
             guard !settings.allow.isEmpty else { throw invalid(allowNode, "show-control.allow", "names nobody") }
         }
-        settings.rate = try value(map, "rate", or: ShowInputSettings.defaultRate) { node throws(ConfigError) -> Double in
+        settings.rate = try value(map, "rate", or: ShowInputSettings.defaultRate) {
+            node throws(ConfigError) -> Double in
             let text = try string(node, key: "show-control.rate")
             guard let rate = Double(text.hasSuffix("/s") ? String(text.dropLast(2)) : text), rate >= 1, rate <= 1000
             else {
-                throw invalid(node, "show-control.rate", "commands a second from one sender, 1 to 1000, got \"\(text)\"")
+                throw invalid(
+                    node, "show-control.rate", "commands a second from one sender, 1 to 1000, got \"\(text)\"")
             }
             return rate
         }
+        settings.cueLead = try value(map, "lead", or: nil) { node throws(ConfigError) -> MediaTime? in
+            let lead = try duration(node, key: "show-control.lead")
+            guard lead >= CueLeadLimits.least, lead <= CueLeadLimits.most else {
+                throw invalid(
+                    node, "show-control.lead",
+                    "a cue held in standby takes effect 5 ms to 2 s ahead, got \(lead.seconds) s")
+            }
+            return lead
+        }
         return settings
     }
+}
+
+/// The fixed lead `show-control.lead` may give cues held in standby.
+public enum CueLeadLimits {
+    /// Less could not reach a node and start its player before the cut.
+    public static let least = MediaTime(value: 5, timescale: 1000)
+    public static let most = MediaTime(value: 2, timescale: 1)
 }
 
 extension CueConfig: CustomStringConvertible {

@@ -75,7 +75,7 @@ final class FollowerStateMachineTests: XCTestCase {
         let preparation = try XCTUnwrap(preparations(settled(&machine, at: seconds(20))).first)
         let late = machine.prepared(preparation.id, outcome: .ready, now: seconds(21))
         XCTAssertEqual(
-            late, [.note(.readyTooLate(lateBy: ms(420), newLead: ms(2150)))], "twice the second it took, plus 150 ms")
+            late, [.note(.readyTooLate(lateBy: ms(400), newLead: ms(2150)))], "twice the second it took, plus 150 ms")
         XCTAssertEqual(machine.activity, "idle")
         let again = try XCTUnwrap(preparations(machine.tick(observe(seconds(21)))).first)
         XCTAssertFalse(again.renewPipeline)
@@ -85,13 +85,24 @@ final class FollowerStateMachineTests: XCTestCase {
             "ready in time: it starts where the wall is then")
     }
 
-    func testACutAskedTooClose_triesAgainSoon_soAShortClipIsNotSkipped() throws {
+    func testAStartReadyJustAfterItsTime_startsThenAnyway_andSaysHowLate() throws {
         var machine = FollowerStateMachine(wall: "w")
         machine.adopt(try timeline(start: .zero), now: nil)
         let preparation = try XCTUnwrap(preparations(settled(&machine, at: seconds(20))).first)
-        // Ready at once (a cue held in standby), but its time had all but passed when it was asked.
-        let late = machine.prepared(preparation.id, outcome: .ready, now: seconds(20) + ms(590))
-        XCTAssertEqual(late, [.note(.readyTooLate(lateBy: ms(10), newLead: ms(1330)))])
+        // Ready 10 ms after its time (a cut held in standby on a busy machine): it starts at its
+        // time, its first frame 10 ms late, rather than a lead later.
+        let late = machine.prepared(preparation.id, outcome: .ready, now: seconds(20) + ms(610))
+        XCTAssertEqual(late.first, .start(rate: .normal, itemTime: seconds(2) + ms(600), presentAt: seconds(20) + ms(600)))
+        XCTAssertEqual(
+            machine.report(now: seconds(20) + ms(610))?.lastStart?.slack, ms(-10), "what the controller learns")
+    }
+
+    func testAStartReadyWellAfterItsTime_triesAgainSoon_soAShortClipIsNotSkipped() throws {
+        var machine = FollowerStateMachine(wall: "w")
+        machine.adopt(try timeline(start: .zero), now: nil)
+        let preparation = try XCTUnwrap(preparations(settled(&machine, at: seconds(20))).first)
+        let late = machine.prepared(preparation.id, outcome: .ready, now: seconds(20) + ms(700))
+        XCTAssertEqual(late, [.note(.readyTooLate(lateBy: ms(100), newLead: ms(1550)))], "twice 700 ms, plus 150 ms")
     }
 
     func testAFailedPreparation_backsOffForASecond_thenTriesOnANewPipeline() throws {

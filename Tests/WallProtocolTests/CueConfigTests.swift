@@ -31,10 +31,14 @@ final class CueConfigTests: XCTestCase {
                   dark: black
                   hold: pause
                   go: resume
-                show-control: {osc: "0.0.0.0:53000", udp: "0.0.0.0:53001", tcp: "[::]:53002", allow: [10.0.0.0/24, "::1"], rate: 5/s}
+                show-control: {osc: "0.0.0.0:53000", udp: "0.0.0.0:53001", tcp: "[::]:53002", allow: [10.0.0.0/24, "::1"], rate: 5/s, lead: 40ms}
                 """, showControlNode: true), file: "wall.yaml", baseDirectory: "/srv/wall")
         XCTAssertEqual(wall.cues.count, 7)
-        XCTAssertEqual(wall.cues["welcome"]?.target, .clip([PlaylistItemConfig(media: "/srv/wall/media/welcome.mp4", outPoint: MediaTime(value: 8, timescale: 1))]))
+        XCTAssertEqual(
+            wall.cues["welcome"]?.target,
+            .clip([
+                PlaylistItemConfig(media: "/srv/wall/media/welcome.mp4", outPoint: MediaTime(value: 8, timescale: 1))
+            ]))
         XCTAssertEqual(wall.cues["welcome"]?.after, .return)
         XCTAssertEqual(wall.cues["reel"]?.after, .hold)
         XCTAssertEqual(wall.cues["chapter-2"]?.target, .entry(index: 1, at: MediaTime(value: 25, timescale: 2)))
@@ -49,6 +53,10 @@ final class CueConfigTests: XCTestCase {
         XCTAssertEqual(show.tcp, "[::]:53002")
         XCTAssertEqual(show.allow.map(\.description), ["10.0.0.0/24", "::1/128"])
         XCTAssertEqual(show.rate, 5)
+        XCTAssertEqual(show.cueLead, MediaTime(value: 40, timescale: 1000))
+        XCTAssertNil(
+            try WallConfig.parse(config("show-control: {udp: \"127.0.0.1:53001\"}"), file: "w").showControl?.cueLead,
+            "measured by default")
         XCTAssertTrue(wall.nodes[0].showControl)
         XCTAssertFalse(wall.nodes[0].standby)
         XCTAssertTrue(try WallConfig.parse(config(""), file: "w").nodes[0].standby, "on by default")
@@ -57,7 +65,8 @@ final class CueConfigTests: XCTestCase {
         guard case .playlist(let clip) = cue.target else { return XCTFail("\(cue)") }
         XCTAssertEqual(clip.entries.map(\.outPoint.seconds), [2, 3])
         XCTAssertFalse(clip.loops)
-        XCTAssertNil(try WallConfig.parse(config("cues: {x: {media: a.mp4}}"), file: "w").cues["x"]?.cue(), "no length yet")
+        XCTAssertNil(
+            try WallConfig.parse(config("cues: {x: {media: a.mp4}}"), file: "w").cues["x"]?.cue(), "no length yet")
         XCTAssertNotNil(
             try WallConfig.parse(config("cues: {x: {media: a.mp4}}"), file: "w").cues["x"]?.cue(
                 lengths: ["a.mp4": MediaTime(value: 3, timescale: 1)]))
@@ -79,14 +88,17 @@ final class CueConfigTests: XCTestCase {
         XCTAssertFalse(wall.cues["logo"]!.standby, "a still needs no preroll")
         // More than the limit: each costs every node a pipeline, so the config says which.
         let clips = (1...5).map { "  c\($0): {media: a.mp4}" }
-        XCTAssertThrowsError(try WallConfig.parse(config((["cues:"] + clips).joined(separator: "\n")), file: "wall.yaml")) {
+        XCTAssertThrowsError(
+            try WallConfig.parse(config((["cues:"] + clips).joined(separator: "\n")), file: "wall.yaml")
+        ) {
             error in
             XCTAssertTrue("\(error)".contains("5 cues are kept in standby (c1, c2, c3, c4, c5): at most 4"), "\(error)")
             XCTAssertTrue("\(error)".contains("standby: false"), "\(error)")
         }
         let fewer = clips.dropLast() + ["  c5: {media: a.mp4, standby: false}"]
         XCTAssertEqual(
-            CueConfig.standbyNames(try WallConfig.parse(config((["cues:"] + fewer).joined(separator: "\n")), file: "w").cues),
+            CueConfig.standbyNames(
+                try WallConfig.parse(config((["cues:"] + fewer).joined(separator: "\n")), file: "w").cues),
             ["c1", "c2", "c3", "c4"])
     }
 
@@ -108,6 +120,9 @@ final class CueConfigTests: XCTestCase {
             ("show-control: {allow: [example.com]}", "show-control.allow[0]"),
             ("show-control: {allow: []}", "names nobody"),
             ("show-control: {rate: 0}", "show-control.rate"),
+            ("show-control: {lead: 1ms}", "5 ms to 2 s ahead"),
+            ("show-control: {lead: 3s}", "show-control.lead"),
+            ("show-control: {lead: soon}", "show-control.lead"),
         ]
         for (extra, expected) in cases {
             XCTAssertThrowsError(try WallConfig.parse(config(extra), file: "wall.yaml"), extra) { error in

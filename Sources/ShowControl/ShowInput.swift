@@ -20,7 +20,7 @@ public struct ShowInputSettings: Sendable, Hashable {
     /// Commands a second from one sender, at most (a burst of as many is allowed).
     public var rate: Double
     /// How far ahead a cue every node holds in standby takes effect, fixed; nil (the default):
-    /// measured from the sends to the nodes (`CueControl.heldLead`).
+    /// measured from the cuts the nodes made (`CueControl`).
     public var cueLead: MediaTime?
 
     public static let defaultAllow = [

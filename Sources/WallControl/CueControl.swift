@@ -102,10 +102,8 @@ public final class CueControl: Sendable {
     /// The lead of a cue every node holds: the one the config fixes; else twice what the last eight
     /// held cuts needed on their slowest node, plus `startMargin` (at least `leastHeldLead`); before any
     /// was measured, `standbyLead`, or the slowest recent send plus `startMargin` when longer.
-    public var heldLead: MediaTime { heldLeadAndWhetherMeasured.lead }
-
-    /// `heldLead`, and whether it rests on measured cuts (or the config's fixed lead, taken as is).
-    private var heldLeadAndWhetherMeasured: (lead: MediaTime, measured: Bool) {
+    /// And whether it rests on measured cuts (or the config's fixed lead, taken as is).
+    private var heldLead: (lead: MediaTime, measured: Bool) {
         if let fixedLead { return (fixedLead, true) }
         if let need = needs.withLock({ $0.recent.values.max() }) {
             return (MediaTime.maximum(Self.leastHeldLead, need + need + Self.startMargin), true)
@@ -117,7 +115,7 @@ public final class CueControl: Sendable {
     /// Learns from the nodes' statuses what the pending held cut needed: once every node said how
     /// far ahead of it its start was ready, the slowest one's need counts. A cut a newer edit
     /// overtook on some node before its start is not measured.
-    private func learn(from samples: [String: (status: NodeStatus, roundTrip: MediaTime, receivedAt: MediaTime)]) {
+    private func learn(from samples: [String: StatusSample]) {
         needs.withLock { needs in
             guard var pending = needs.pending else { return }
             for (id, sample) in samples {
@@ -141,7 +139,7 @@ public final class CueControl: Sendable {
     /// What the nodes said last of the cues they hold, so that a cue finds it without a round trip
     /// before its cut (`watchStandby`).
     private struct StandbyView: Sendable {
-        var samples: [String: (status: NodeStatus, roundTrip: MediaTime, receivedAt: MediaTime)]
+        var samples: [String: StatusSample]
         /// Cues sent since the nodes said so: each took its player off standby.
         var taken: Set<String> = []
     }
@@ -171,7 +169,7 @@ public final class CueControl: Sendable {
         {
             // Once cuts were measured, what they needed covers the round trip to the nodes; until
             // then the edits' rule adds three of the slowest.
-            let (chosen, measured) = heldLeadAndWhetherMeasured
+            let (chosen, measured) = heldLead
             let master = try Wall.masterNow(from: samples)
             let at = try TimelineControl.effectiveTime(
                 lead: chosen, minimum: .zero, master: measured ? (master.time, .zero) : master)
@@ -212,12 +210,12 @@ public final class CueControl: Sendable {
     /// heard last serves while it is fresh and no cue has taken the cue's players since; else the
     /// nodes are asked (one round trip).
     private func held(_ name: String) async throws -> (
-        samples: [String: (status: NodeStatus, roundTrip: MediaTime, receivedAt: MediaTime)], timeline: Timeline
+        samples: [String: StatusSample], timeline: Timeline
     )? {
         let known = lastSent.withLock { $0 }
         if let known, let view = standby.withLock({ $0.view }), !view.taken.contains(name),
-            let newest = view.samples.values.map(\.receivedAt).min(),
-            LocalClock.monotonic.now() - newest <= Self.standbyViewLifetime,
+            let oldest = view.samples.values.map(\.receivedAt).min(),
+            LocalClock.monotonic.now() - oldest <= Self.standbyViewLifetime,
             Self.everyNodeHolds(name, version: known.version, in: view)
         {
             return (view.samples, known)
@@ -246,7 +244,8 @@ public final class CueControl: Sendable {
         }
     }
 
-    /// Keeps what the nodes said, unless a cue was sent since they were asked.
+    /// Learns from what the nodes said (`learn`), and keeps it, unless a cue was sent since they
+    /// were asked.
     private func remember(_ view: StandbyView, asOf sends: UInt64) {
         learn(from: view.samples)
         standby.withLock { standby in

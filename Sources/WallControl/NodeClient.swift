@@ -9,6 +9,10 @@ import NIOSSL
 import WallProtocol
 import WallTimeline
 
+/// A node's status as one round trip brought it: how long the trip took, and when (on this
+/// machine's monotonic clock) the answer came.
+public typealias StatusSample = (status: NodeStatus, roundTrip: MediaTime, receivedAt: MediaTime)
+
 /// Talks to one node's control API, over the wall's one `HTTPClient`.
 ///
 /// Every request is bounded by `timeout` as a whole (a deadline), besides the client's connect and
@@ -68,8 +72,7 @@ public struct NodeClient: Sendable {
     }
 
     /// `GET /status`, with the round trip it took on this machine's monotonic clock.
-    public func status() async throws(ControlError) -> (status: NodeStatus, roundTrip: MediaTime, receivedAt: MediaTime)
-    {
+    public func status() async throws(ControlError) -> StatusSample {
         let sent = LocalClock.monotonic.now()
         let status: NodeStatus = try await get(ControlPath.status)
         let received = LocalClock.monotonic.now()

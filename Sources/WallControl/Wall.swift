@@ -173,7 +173,7 @@ public struct Wall: Sendable {
     /// The master's time now, from status answers read a moment ago: the fastest one's, plus half
     /// its round trip and what passed since; and the slowest round trip.
     public static func masterNow(
-        from samples: [String: (status: NodeStatus, roundTrip: MediaTime, receivedAt: MediaTime)]
+        from samples: [String: StatusSample]
     ) throws -> (time: MediaTime, slowestRoundTrip: MediaTime) {
         guard let fastest = samples.values.min(by: { $0.roundTrip < $1.roundTrip }),
             let master = fastest.status.masterTime

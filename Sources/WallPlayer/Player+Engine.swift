@@ -240,7 +240,8 @@ extension Player {
         logger.error(
             "a replaced pipeline did not stop: left on its own thread; going on with a new pipeline",
             metadata: [
-                "player.teardown_limit_s": .value(Self.teardownLimit.seconds), "player.pipelines_abandoned": .value(stuck),
+                "player.teardown_limit_s": .value(Self.teardownLimit.seconds),
+                "player.pipelines_abandoned": .value(stuck),
             ])
     }
 
@@ -372,7 +373,8 @@ extension Player {
         let type = pointer.pointee.type
         // Posted while an item since replaced was loaded, the message is about that one: its end,
         // preroll, streams or buffering must not be taken as the item loaded now's.
-        if load != loadsStarted.load(ordering: .sequentiallyConsistent), Self.messagesAboutTheLoadedMedia.contains(type) {
+        if load != loadsStarted.load(ordering: .sequentiallyConsistent), Self.messagesAboutTheLoadedMedia.contains(type)
+        {
             if type == GST_MESSAGE_ERROR {
                 engine.pipelineFailed = true
                 let error = GStreamer.errorText(of: pointer).reason
@@ -492,8 +494,38 @@ extension Player {
             fail(error)
         } else if case .networkFailed = error, let item = engine.loadedItem, item.status == .readyToPlay {
             return networkOutage(of: item, error: error, pipeline: pipeline)
+        } else if let item = engine.loadedItem, item.status == .readyToPlay,
+            pipeline.switchedStreams(within: Self.streamSwitchRaceWindow)
+        {
+            return reloadAfterRacedSwitch(of: item, error: error, pipeline: pipeline)
         }
         failLoadedItem(with: error, pipeline: pipeline)
+    }
+
+    /// How soon after a stream switch an error counts as the switch's race (`StreamChooser.switched`).
+    static let streamSwitchRaceWindow = MediaTime(value: 1, timescale: 1)
+
+    /// A streaming error met a stream switch halfway (`StreamChooser.switched`): the item is
+    /// loaded again on a new pipeline, with the chosen streams from its start, and brought back to
+    /// where it was, or to where a seek under way was going; that seek completes there, and a
+    /// preroll asked for waits for the new pipeline's.
+    private func reloadAfterRacedSwitch(of item: PlayerItem, error: PlayerError, pipeline: PlaybackPipeline) {
+        logger.warning(
+            "a streaming error right after a stream switch; loading the item again",
+            metadata: ["player.item": "\(item)", "gst.error": "\(error)"])
+        let position = pipeline.playbin.queryPosition() ?? engine.timebase.itemTime(atHost: .invalid)
+        if engine.queuedSeek != nil, let superseded = engine.pendingSeek, let completion = superseded.completion {
+            deliver(on: superseded.queue) { completion(false) }
+        }
+        let seek = engine.queuedSeek ?? engine.pendingSeek
+        let waiting = engine.prerollHandlers
+        engine.pendingSeek = nil
+        engine.queuedSeek = nil
+        engine.prerollHandlers = []
+        engine.pipelineFailed = true
+        load(item)
+        engine.prerollHandlers = waiting
+        engine.queuedSeek = seek ?? makeSeek(to: position, before: .zero, after: .zero, queue: nil, completion: nil)
     }
 
     /// How long a network item that was playing may go without its server before it fails.

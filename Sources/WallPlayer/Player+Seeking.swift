@@ -85,7 +85,9 @@ extension Player {
             if let completion = request.completion { deliver(on: request.queue) { completion(false) } }
             return
         }
-        if item.status != .readyToPlay {
+        // Before the item is ready, or while a seek waits for a load (the item's bounds, a reload,
+        // a rebuilt pipeline), the seek waits for the preroll too, in place of the one waiting.
+        if item.status != .readyToPlay || engine.queuedSeek != nil {
             if let old = engine.queuedSeek, let completion = old.completion {
                 deliver(on: old.queue) { completion(false) }
             }

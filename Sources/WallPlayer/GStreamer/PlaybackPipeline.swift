@@ -341,6 +341,11 @@ final class PlaybackPipeline: @unchecked Sendable {
         chooser.choose(choice, on: playbin)
     }
 
+    /// Whether the streams were switched less than `interval` ago (`StreamChooser.switched`).
+    func switchedStreams(within interval: MediaTime) -> Bool {
+        chooser.switched(within: interval)
+    }
+
     /// Whether `object` is the video output or inside it.
     func isVideoElement(_ object: UnsafeMutablePointer<GstObject>) -> Bool {
         guard let videoBin else { return false }

@@ -1,6 +1,7 @@
 internal import CGStreamer
 internal import CLockstepShims
 import LockstepLocks
+import LockstepTime
 
 /// Which of an item's streams a pipeline plays, as playbin3 numbers them: each kind's streams in
 /// the order of the stream collection, which is the container's track order, as libavformat's.
@@ -51,6 +52,8 @@ final class StreamChooser: @unchecked Sendable {
         var selected: Set<String>?
         /// The streams the last event asked for.
         var sent: Set<String>?
+        /// When the last event was sent (the monotonic clock).
+        var sentAt: MediaTime?
     }
 
     private let state = Mutex(State())
@@ -86,6 +89,20 @@ final class StreamChooser: @unchecked Sendable {
             state.prerolled = false
             state.selected = nil
             state.sent = nil
+            state.sentAt = nil
+        }
+    }
+
+    /// Whether a `select-streams` event was sent less than `interval` ago.
+    ///
+    /// GStreamer 1.22's decodebin3 can fail a switch that a flushing seek meets halfway: it
+    /// reassigns the output slot, the seek's flush arrives, and the demuxer's next push returns
+    /// a plain error ("Internal data stream error", reason error, from qtdemux; seen 1 switch in
+    /// 30 when a seek follows the switch at once). The choice itself is sound: the player loads
+    /// the item again, and the signal then applies it before anything is decoded.
+    func switched(within interval: MediaTime) -> Bool {
+        state.withLock { state in
+            state.sentAt.map { LocalClock.monotonic.now() - $0 < interval } ?? false
         }
     }
 
@@ -127,6 +144,7 @@ final class StreamChooser: @unchecked Sendable {
             guard differs, state.sent != wantedSet else { return nil }
             state.applied = state.wanted
             state.sent = wantedSet
+            state.sentAt = LocalClock.monotonic.now()
             return wanted
         }
         guard let send else { return }

@@ -87,9 +87,12 @@ public struct NodeView: Sendable, Hashable, Codable {
         next.settled = timeline?.settled
         next.rejoins = timeline?.rejoins
         next.missingMedia = timeline?.missingMedia
-        next.problem =
-            timeline?.problem ?? status.player.error
-            ?? status.problems?.map { "\($0.service): \($0.problem)" }.joined(separator: "; ")
+        // Every problem the node reports, its timeline's and player's first: a service's (a
+        // content store unusable, an input that cannot listen) is shown beside them, not hidden.
+        let problems =
+            [timeline?.problem, status.player.error].compactMap { $0 }
+            + (status.problems ?? []).map { "\($0.service): \($0.problem)" }
+        next.problem = problems.isEmpty ? nil : problems.joined(separator: "; ")
         next.framesPresented = status.player.framesPresented
         next.framesLate = status.player.framesLate
         next.framesDropped = status.player.framesDropped

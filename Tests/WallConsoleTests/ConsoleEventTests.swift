@@ -70,6 +70,18 @@ final class ConsoleEventTests: XCTestCase {
         XCTAssertEqual(out.updatedForTest(inStep: false, at: 400).outOfStepSinceUnixMs, 300)
     }
 
+    func testProblems_areEveryOneTheNodeReports_servicesBesideTheTimelines() {
+        XCTAssertNil(NodeView(id: "a").updatedForTest(inStep: true, at: 1).problem)
+        let both = NodeView(id: "a").updatedForTest(
+            inStep: false, at: 1, timelineProblem: "media missing: a.mp4",
+            services: [("content", "the content store is unusable: File name too long")])
+        XCTAssertEqual(
+            both.problem, "media missing: a.mp4; content: the content store is unusable: File name too long")
+        let service = NodeView(id: "a").updatedForTest(
+            inStep: true, at: 1, services: [("show-control", "cannot listen on 127.0.0.1:7000")])
+        XCTAssertEqual(service.problem, "show-control: cannot listen on 127.0.0.1:7000")
+    }
+
     func testDiffers_ignoresThePollsOwnTimes() {
         var a = playing()
         var b = playing()
@@ -85,12 +97,20 @@ final class ConsoleEventTests: XCTestCase {
 
 extension NodeView {
     /// The view after a status saying `inStep`, playing, through the same path as a real status.
-    fileprivate func updatedForTest(inStep: Bool, at now: Int64) -> NodeView {
+    fileprivate func updatedForTest(
+        inStep: Bool, at now: Int64, timelineProblem: String? = nil, services: [(String, String)] = []
+    ) -> NodeView {
+        func quoted(_ text: String) -> String {
+            String(decoding: try! JSONEncoder().encode(text), as: UTF8.self)
+        }
+        let problem = timelineProblem.map { ",\"problem\":\(quoted($0))" } ?? ""
+        let problems = services.map { "{\"service\":\(quoted($0.0)),\"problem\":\(quoted($0.1))}" }
         let json = """
             {"id":"a","clock":{"state":"locked","usable":true,"server":"m","serving":false},
              "player":{"status":"readyToPlay","timeControlStatus":"playing","rate":1,"positionNs":0,"prerolled":true,
                        "framesPresented":1,"framesLate":0,"framesDropped":0,"renderThread":"x"},
-             "timeline":{"version":1,"state":"playing","entry":0,"pass":0,"itemTimeNs":0,"inStep":\(inStep),"rejoins":0}}
+             "timeline":{"version":1,"state":"playing","entry":0,"pass":0,"itemTimeNs":0,"inStep":\(inStep),"rejoins":0\(problem)},
+             "problems":[\(problems.joined(separator: ","))]}
             """
         let status = try! JSONDecoder().decode(NodeStatus.self, from: Data(json.utf8))
         return updated(with: status, at: now)

@@ -239,7 +239,7 @@ public final class Console: Sendable {
         } catch {
             record.error = "\(error)"
             monitor.record(record)
-            throw ActionError(status: (error as? ControlError)?.httpStatus ?? 500, description: "\(name): \(error)")
+            throw ActionError(status: ControlError.httpStatus(of: error), description: "\(name): \(error)")
         }
     }
 

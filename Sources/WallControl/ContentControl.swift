@@ -70,8 +70,8 @@ public struct ContentControl: Sendable {
                         problem: "\(error)")
                 }
             }
-            if let lasting = outcomes.first(where: { if case .failure(let error) = $0.value { error.isLasting } else { false } }) {
-                throw WallFailure(failures: [lasting.key: "\(progress.first { $0.node == lasting.key }?.problem ?? "")"])
+            for (id, outcome) in outcomes {
+                if case .failure(let error) = outcome, error.isLasting { throw WallFailure(failures: [id: error]) }
             }
             report(progress)
             if progress.allSatisfy(\.done) { return }

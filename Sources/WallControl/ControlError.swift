@@ -67,6 +67,16 @@ public enum ControlError: Error, CustomStringConvertible {
         }
     }
 
+    /// The HTTP status a daemon answers any error of a wall command with: a `ControlError`'s or a
+    /// `WallFailure`'s own, 500 for anything else (the daemon's own trouble).
+    public static func httpStatus(of error: any Error) -> Int {
+        switch error {
+        case let error as ControlError: return error.httpStatus
+        case let error as WallFailure: return error.httpStatus
+        default: return 500
+        }
+    }
+
     /// Whether waiting cannot help: the node answers, and what it answers will not change by itself
     /// (a wrong token, another wall, an address that does not parse, a config that cannot be used).
     public var isLasting: Bool {

@@ -70,11 +70,11 @@ public struct Wall: Sendable {
         _ work: @escaping @Sendable (NodeClient) async throws(ControlError) -> T
     ) async throws -> [String: T] {
         var results: [String: T] = [:]
-        var failures: [String: String] = [:]
+        var failures: [String: ControlError] = [:]
         for (id, outcome) in await eachNode(work) {
             switch outcome {
             case .success(let value): results[id] = value
-            case .failure(let error): failures[id] = error.description
+            case .failure(let error): failures[id] = error
             }
         }
         guard failures.isEmpty else { throw WallFailure(failures: failures) }
@@ -96,7 +96,7 @@ public struct Wall: Sendable {
         while true {
             var answers: [String: T] = [:]
             var lacking: [String: String] = [:]
-            var lasting: [String: String] = [:]
+            var lasting: [String: ControlError] = [:]
             for (id, outcome) in await eachNode(check) {
                 switch outcome {
                 case .success((let answer, let lack)):
@@ -104,7 +104,7 @@ public struct Wall: Sendable {
                     if let lack { lacking[id] = lack }
                 case .failure(let error):
                     lacking[id] = error.description
-                    if error.isLasting { lasting[id] = error.description }
+                    if error.isLasting { lasting[id] = error }
                 }
             }
             // What waiting cannot change ends the command at once.
@@ -187,14 +187,21 @@ public struct Wall: Sendable {
 
 /// Some nodes failed a wall command: each is named with its reason.
 public struct WallFailure: Error, CustomStringConvertible {
-    public let failures: [String: String]
+    public let failures: [String: ControlError]
 
-    public init(failures: [String: String]) {
+    public init(failures: [String: ControlError]) {
         self.failures = failures
     }
 
     public var description: String {
         let lines = failures.sorted { $0.key < $1.key }.map { "  \($0.key): \($0.value)" }
         return "\(failures.count) node\(failures.count == 1 ? "" : "s") failed:\n" + lines.joined(separator: "\n")
+    }
+
+    /// The HTTP status a daemon answers it with: the request's own fault (4xx) when every node
+    /// refused it for what it asked (a still outside the media roots), the wall's (502) otherwise.
+    public var httpStatus: Int {
+        let statuses = Set(failures.values.map(\.httpStatus))
+        return statuses.allSatisfy { (400..<500).contains($0) } ? statuses.max() ?? 502 : 502
     }
 }

@@ -19,6 +19,12 @@ final class ControlErrorTests: XCTestCase {
             .protocolViolation(node: "a", detail: "?"), .notReady(nodes: ["a": "no clock"]),
         ]
         for error in serverFaults { XCTAssertEqual(error.httpStatus / 100, 5, "\(error)") }
+        // A command some nodes failed: the request's fault only when each node's failure is.
+        XCTAssertEqual(ControlError.httpStatus(of: WallFailure(failures: ["a": clientFaults[0]])), 422)
+        XCTAssertEqual(
+            ControlError.httpStatus(of: WallFailure(failures: ["a": clientFaults[0], "b": serverFaults[0]])), 502)
+        XCTAssertEqual(ControlError.httpStatus(of: clientFaults[2]), 422)
+        XCTAssertEqual(ControlError.httpStatus(of: CancellationError()), 500)
     }
 
     func testARefusedConnection_namesWhatShouldBeListeningThere() async throws {

@@ -160,6 +160,80 @@ final class DoorHardeningTests: XCTestCase {
         XCTAssertNil(daemon.finishIfExited())
     }
 
+    /// The console asked for a still outside the nodes' media roots answers 422 naming the roots,
+    /// the operator's request at fault, not 502 as if the wall were down.
+    func testTheConsole_aStillOutsideTheMediaRoots_isTheRequestsFault() async throws {
+        let config = try config(nodeShowControl: false)
+        let daemon = try ChildProcess(ChildProcess.product("wallctl"), ["serve", "--config", config.path])
+        defer { daemon.signal(SIGTERM) }
+        let wallnode = try ChildProcess(
+            ChildProcess.product("wallnode"), ["run", "--config", config.path, "--id", "a", "--use-local-clock"])
+        defer { wallnode.signal(SIGTERM) }
+        try await node.waitUntilAnswering()
+        let reader = TestNode(port: daemonPort, token: token)
+        try await eventually(within: 20, "the daemon answering") { (try? reader.get("/content").status) == 200 }
+        let play = try ChildProcess.run(ChildProcess.product("wallctl"), ["play", "--config", config.path])
+        XCTAssertEqual(play.status, 0, play.errors)
+        let login = try RawHTTP.request(
+            port: daemonPort, "POST", "/console/login", headers: ["Content-Type": "application/x-www-form-urlencoded"],
+            body: "token=\(token)")
+        XCTAssertEqual(login.status, 303, "\(login)")
+        let cookie = try XCTUnwrap(
+            login.headers.split(separator: "\r\n").first { $0.lowercased().hasPrefix("set-cookie:") }
+                .map {
+                    String($0.dropFirst("set-cookie:".count).split(separator: ";")[0]).trimmingCharacters(
+                        in: .whitespaces)
+                })
+        // The page learns its session's CSRF token from the first event of its stream.
+        let events = try connect(daemonPort)
+        try events.send(Array("GET /console/events HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: \(cookie)\r\n\r\n".utf8))
+        var csrf: String?
+        while csrf == nil {
+            let line = String(decoding: try events.readLine(timeout: 10), as: UTF8.self)
+            guard !line.isEmpty else { break }
+            if let range = line.range(of: #""csrf":"[^"]+""#, options: .regularExpression) {
+                csrf = String(line[range].dropFirst(8).dropLast())
+            }
+        }
+        let still = try RawHTTP.request(
+            port: daemonPort, "POST", "/console/action",
+            headers: ["Cookie": cookie, "X-Console-CSRF": try XCTUnwrap(csrf, "no csrf in the event stream")],
+            body: #"{"verb":"still","image":"/etc/hostname"}"#, timeout: 30)
+        XCTAssertEqual(still.status, 422, "\(still)")
+        XCTAssertTrue(still.body.contains("is not inside the media roots"), "\(still)")
+        XCTAssertNil(daemon.finishIfExited())
+    }
+
+    /// An upload whose sender stops part way and says no more (its sending side shut) is the
+    /// sender's fault, answered 400 naming how much came; nothing is kept, and the whole file is
+    /// taken after it.
+    func testAnUploadCutShortOnARealSocket_is400_andKeepsNothing() async throws {
+        let config = try config(nodeShowControl: false)
+        let daemon = try ChildProcess(ChildProcess.product("wallctl"), ["serve", "--config", config.path])
+        defer { daemon.signal(SIGTERM) }
+        let reader = TestNode(port: daemonPort, token: token)
+        try await eventually(within: 20, "the daemon answering") { (try? reader.get("/content").status) == 200 }
+        let bytes = (0..<5000).map { UInt8($0 % 251) }
+        let source = folder.path("upload.bin")
+        try Data(bytes).write(to: URL(fileURLWithPath: source))
+        let sha256 = try XCTUnwrap(
+            try ChildProcess.run("/usr/bin/sha256sum", [source]).output.split(separator: " ").first.map(String.init))
+        func put(_ body: ArraySlice<UInt8>) throws -> RawHTTP.Reply {
+            let head =
+                "PUT /content/\(sha256)?size=5000 HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n"
+                + "Content-Length: 5000\r\nConnection: close\r\n\r\n"
+            return try RawHTTP.exchange(port: daemonPort, Array(head.utf8) + body, halfClose: true, timeout: 15)
+        }
+        let cut = try put(bytes[..<3000])
+        XCTAssertEqual(cut.status, 400, "\(cut)")
+        XCTAssertTrue(cut.body.contains("3000 of 5000 bytes"), "\(cut)")
+        XCTAssertFalse(try reader.get("/content").body.contains(sha256), "nothing kept of it")
+        let whole = try put(bytes[...])
+        XCTAssertEqual(whole.status, 200, "\(whole)")
+        XCTAssertTrue(try reader.get("/content").body.contains(sha256))
+        XCTAssertNil(daemon.finishIfExited())
+    }
+
     /// Under a low open-file limit (systemd's default is 1024; this is 200) the daemon takes no
     /// more connections than it can afford: past them it stops accepting instead of spinning on
     /// EMFILE, and it answers again once they are gone.
@@ -185,6 +259,9 @@ final class DoorHardeningTests: XCTestCase {
         try await Task.sleep(for: .seconds(3))
         let used = Double(try daemon.cpuTicks() - before) / 100 / 3
         XCTAssertLessThan(used, 0.25, "no accept loop spinning on EMFILE")
+        let asked = Date()
+        XCTAssertEqual(try reader.get("/content").status, 200, "a token holder gets in meanwhile")
+        print("door test: a token holder answered in \(Date().timeIntervalSince(asked)) s past 250 held connections")
         held.removeAll()
         try await eventually(within: 15, "the daemon answering once they are gone") {
             (try? reader.get("/content").status) == 200

@@ -305,7 +305,7 @@ let package = Package(
         .testTarget(
             name: "LockstepCLITests",
             dependencies: ["LockstepCLI", "LockstepTime", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "WallCtlTests", dependencies: ["LockstepLocks", "wallctl", "TestSupport"]),
+        .testTarget(name: "WallCtlTests", dependencies: ["LockstepLocks", "wallctl", "TestSupport", "WallProtocol"]),
         .testTarget(
             name: "WallPlayerTests",
             dependencies: [

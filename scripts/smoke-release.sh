@@ -347,6 +347,29 @@ connection.sendall(b"resume\n")
 answer = connection.makefile().readline().strip()
 print(answer)
 sys.exit(0 if answer == "OK resume" else 1)' "$show_port"
+# Issue 40's crash (SIGILL in a refusal) was found on the release build: seventeen connections
+# held, bursts of seventeen opened and closed, and the input still answers.
+check 0 30 "show control over TCP, held and flooded (the daemon)" python3 -c '
+import socket, sys, time
+port = int(sys.argv[1])
+held = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(17)]
+for _ in range(5):
+    for connection in [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(17)]:
+        connection.close()
+deadline = time.monotonic() + 10
+while True:
+    try:
+        connection = socket.create_connection(("127.0.0.1", port), timeout=5)
+        connection.sendall(b"resume\n")
+        answer = connection.makefile().readline().strip()
+    except OSError as error:
+        answer = str(error)
+    if answer == "OK resume" or time.monotonic() > deadline:
+        break
+    time.sleep(0.2)
+print(answer)
+sys.exit(0 if answer == "OK resume" else 1)' "$show_port"
+kill -0 "$daemon" 2>/dev/null || fail "wallctl serve died under the show-control flood"
 check 0 20 "show control over HTTP (the daemon)" curl -sf -o /dev/null -X POST \
     -H "Authorization: Bearer $(cat "$work/control.token")" "http://127.0.0.1:$daemon_port/show/resume"
 check 0 60 "wallctl cue" "$wallctl" cue intro --config "$work/daemon.yaml" --timeout 20

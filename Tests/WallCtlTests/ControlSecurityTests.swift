@@ -32,6 +32,21 @@ final class ControlSecurityTests: XCTestCase {
         }
     }
 
+    func testPush_whenTheDaemonIsNotThere_namesTheDaemon_notANode() throws {
+        let folder = try scratchFolder()
+        let file = folder.appendingPathComponent("slate.bin")
+        try Data(repeating: 7, count: 4096).write(to: file)
+        // Port 9 (discard): nothing listens there on a test machine.
+        let config = try wallConfig(in: folder, port: 9, extra: "controller: {listen: \"127.0.0.1:9\"}")
+        let result = try ChildProcess.run(ChildProcess.product("wallctl"), ["push", "--config", config, file.path])
+        XCTAssertNotEqual(result.status, 0)
+        XCTAssertTrue(
+            result.errors.contains(
+                "the daemon at http://127.0.0.1:9 did not take \(file.path): connection refused "
+                    + "(is wallctl serve running there?)"), result.errors)
+        XCTAssertFalse(result.errors.contains("wallnode"), result.errors)
+    }
+
     func testA401_whenTheConfigHasNoToken_saysTheNodeWantsOne() throws {
         let node = try LocalListener(reply: Self.unauthorized)
         let config = try wallConfig(in: try scratchFolder(), port: node.port)

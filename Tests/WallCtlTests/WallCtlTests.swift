@@ -1,5 +1,6 @@
 import Foundation
 import TestSupport
+import WallProtocol
 import XCTest
 
 #if canImport(Glibc)
@@ -53,6 +54,19 @@ final class WallCtlTests: XCTestCase {
         try assertFails(
             ["drift", "--config", "/dev/null", "--duration", "1", "--ground-truth-bind", "my-laptop"],
             saying: "--ground-truth-bind takes a numeric IPv4 or IPv6 address of this machine, got \"my-laptop\"")
+    }
+
+    /// A node answers a retired one-shot path 410, naming the wallctl command that replaced it:
+    /// each command it names is one wallctl has.
+    func testTheCommandsNamedForRetiredPaths_exist() throws {
+        for (path, replacement) in ControlPath.retired {
+            let words = replacement.split(separator: " ").map { $0.trimmingCharacters(in: .punctuationCharacters) }
+            XCTAssertEqual(words.first, "wallctl", path)
+            guard words.count > 1 else { continue }
+            let help = try run(words[1], "--help")
+            XCTAssertEqual(help.status, 0, "\(path) names \"wallctl \(words[1])\": \(help.errors)")
+            XCTAssertTrue(help.output.contains("USAGE: wallctl \(words[1])"), help.output)
+        }
     }
 
     func testVersion_isPrintedByBothExecutables() throws {

@@ -49,6 +49,21 @@ final class DoorHardeningTests: XCTestCase {
     }
 
     private var node: TestNode { TestNode(port: nodePort, wall: "doors", token: token) }
+    /// The daemon's HTTP port, asked with the token.
+    private var reader: TestNode { TestNode(port: daemonPort, token: token) }
+
+    /// `wallctl serve` on `config`, answering; stopped when the test ends.
+    private func answeringDaemon(_ config: URL) async throws -> ChildProcess {
+        let daemon = try ChildProcess(ChildProcess.product("wallctl"), ["serve", "--config", config.path])
+        addTeardownBlock { daemon.signal(SIGTERM) }
+        try await waitUntilTheDaemonAnswers()
+        return daemon
+    }
+
+    private func waitUntilTheDaemonAnswers() async throws {
+        let reader = self.reader
+        try await eventually(within: 20, "the daemon answering") { (try? reader.get("/content").status) == 200 }
+    }
 
     /// A connection to `port` on this machine.
     private func connect(_ port: Int) throws -> RawHTTP.Connection { try RawHTTP.Connection(port: port, timeout: 10) }
@@ -143,10 +158,7 @@ final class DoorHardeningTests: XCTestCase {
 
     func testTheDaemonsHTTPPort_closesIdleAndSlowlorisConnections_andServesATokenHolderMeanwhile() async throws {
         let config = try config(nodeShowControl: false)
-        let daemon = try ChildProcess(ChildProcess.product("wallctl"), ["serve", "--config", config.path])
-        defer { daemon.signal(SIGTERM) }
-        let reader = TestNode(port: daemonPort, token: token)
-        try await eventually(within: 20, "the daemon answering") { (try? reader.get("/content").status) == 200 }
+        let daemon = try await answeringDaemon(config)
         let opened = Date()
         var held = try (0..<100).map { _ in try connect(daemonPort) }
         try held[0].send(Array("GET /content HTTP/1.1\r\nHost: x\r\n".utf8))  // never finished
@@ -164,14 +176,11 @@ final class DoorHardeningTests: XCTestCase {
     /// the operator's request at fault, not 502 as if the wall were down.
     func testTheConsole_aStillOutsideTheMediaRoots_isTheRequestsFault() async throws {
         let config = try config(nodeShowControl: false)
-        let daemon = try ChildProcess(ChildProcess.product("wallctl"), ["serve", "--config", config.path])
-        defer { daemon.signal(SIGTERM) }
+        let daemon = try await answeringDaemon(config)
         let wallnode = try ChildProcess(
             ChildProcess.product("wallnode"), ["run", "--config", config.path, "--id", "a", "--use-local-clock"])
         defer { wallnode.signal(SIGTERM) }
         try await node.waitUntilAnswering()
-        let reader = TestNode(port: daemonPort, token: token)
-        try await eventually(within: 20, "the daemon answering") { (try? reader.get("/content").status) == 200 }
         let play = try ChildProcess.run(ChildProcess.product("wallctl"), ["play", "--config", config.path])
         XCTAssertEqual(play.status, 0, play.errors)
         let login = try RawHTTP.request(
@@ -209,10 +218,7 @@ final class DoorHardeningTests: XCTestCase {
     /// taken after it.
     func testAnUploadCutShortOnARealSocket_is400_andKeepsNothing() async throws {
         let config = try config(nodeShowControl: false)
-        let daemon = try ChildProcess(ChildProcess.product("wallctl"), ["serve", "--config", config.path])
-        defer { daemon.signal(SIGTERM) }
-        let reader = TestNode(port: daemonPort, token: token)
-        try await eventually(within: 20, "the daemon answering") { (try? reader.get("/content").status) == 200 }
+        let daemon = try await answeringDaemon(config)
         let bytes = (0..<5000).map { UInt8($0 % 251) }
         let source = folder.path("upload.bin")
         try Data(bytes).write(to: URL(fileURLWithPath: source))
@@ -242,8 +248,7 @@ final class DoorHardeningTests: XCTestCase {
         let daemon = try ChildProcess(
             "/usr/bin/prlimit", ["--nofile=200:200", ChildProcess.product("wallctl"), "serve", "--config", config.path])
         defer { daemon.signal(SIGTERM) }
-        let reader = TestNode(port: daemonPort, token: token)
-        try await eventually(within: 20, "the daemon answering") { (try? reader.get("/content").status) == 200 }
+        try await waitUntilTheDaemonAnswers()
         var held = try (0..<250).map { _ in try connect(daemonPort) }
         var descriptors = -1
         try await eventually(within: 5, "the daemon's accepting settled") {

@@ -15,6 +15,7 @@ import XCTest
 final class DoorHardeningTests: XCTestCase {
     private let masterPort = 18501
     private let nodePort = 18511
+    private let secondNodePort = 18516
     private let daemonPort = 18521
     private let daemonTCP = 18522
     private let nodeTCP = 18523
@@ -32,9 +33,10 @@ final class DoorHardeningTests: XCTestCase {
         folder.remove()
     }
 
-    private func config(nodeShowControl: Bool = true, extra: [String] = []) throws -> URL {
-        try TestWall(
-            name: "doors", clockPort: masterPort, media: media, canvas: (160, 90),
+    private func config(nodeShowControl: Bool = true, extra: [String] = [], secondNode: Bool = false) throws -> URL {
+        let second = TestWall.Node(id: "b", controlPort: secondNodePort, tile: (160, 0, 160, 90))
+        return try TestWall(
+            name: "doors", clockPort: masterPort, media: media, canvas: (secondNode ? 320 : 160, 90),
             stateDirectory: folder.path("state"),
             extra: [
                 "control-token-file: control.token", "controller: {listen: \"127.0.0.1:\(daemonPort)\"}",
@@ -44,7 +46,7 @@ final class DoorHardeningTests: XCTestCase {
                 TestWall.Node(
                     id: "a", controlPort: nodePort, tile: (0, 0, 160, 90),
                     extra: nodeShowControl ? ["show-control: true"] : [])
-            ]
+            ] + (secondNode ? [second] : [])
         ).write(to: URL(fileURLWithPath: folder.path("wall.yaml")))
     }
 
@@ -311,5 +313,43 @@ final class DoorHardeningTests: XCTestCase {
         XCTAssertTrue(TestNode.errorSentence(reply).contains("jumps 4294967296 ahead"), reply.body)
         XCTAssertEqual(try node.request("GET", "/timeline").status, 200)
         XCTAssertNil(wallnode.finishIfExited())
+    }
+
+    /// A timeline edited by hand onto one node only, far ahead of the others' (issue 40 found two
+    /// such steps split a wall for good): the other node takes it from its peer, and the next
+    /// `wallctl` command is taken by both, with nothing deleted by hand.
+    func testAWallSplitByAnEditToOneNode_convergesByItself_andTakesTheNextCommand() async throws {
+        let config = try config(nodeShowControl: false, secondNode: true)
+        let master = try ChildProcess(
+            ChildProcess.product("wallctl"), ["clock", "serve", "--listen", "127.0.0.1:\(masterPort)"])
+        defer { master.signal(SIGTERM) }
+        let nodes = try [("a", nodePort), ("b", secondNodePort)].map { id, _ in
+            try ChildProcess(ChildProcess.product("wallnode"), ["run", "--config", config.path, "--id", id])
+        }
+        defer { for node in nodes { node.signal(SIGTERM) } }
+        let a = node
+        let b = TestNode(port: secondNodePort, wall: "doors", token: token)
+        let wallctl = ChildProcess.product("wallctl")
+        let play = try ChildProcess.run(wallctl, ["play", "--config", config.path])
+        XCTAssertEqual(play.status, 0, play.errors)
+        func version(_ node: TestNode) -> Int? { (try? node.timeline())?["version"] as? Int }
+        let played = try XCTUnwrap(version(a))
+        // The wall's timeline, a million versions on, to node a alone: the largest step taken.
+        let stored = try a.get("/timeline")
+        XCTAssertEqual(stored.status, 200, "\(stored)")
+        let ahead = played + 1_000_000
+        let edited = stored.body.replacingOccurrences(
+            of: #""version"\s*:\s*\#(played)\b"#, with: "\"version\":\(ahead)", options: .regularExpression)
+        XCTAssertNotEqual(edited, stored.body, "the version found in \(stored.body.prefix(200))")
+        let put = try a.request("PUT", "/timeline", body: edited)
+        XCTAssertEqual(put.status, 200, "\(put)")
+        try await eventually(within: 30, "node b takes node a's timeline from it") { version(b) == ahead }
+        let pause = try ChildProcess.run(wallctl, ["pause", "--config", config.path])
+        XCTAssertEqual(pause.status, 0, pause.errors)
+        try await eventually(within: 10, "both nodes on the pause's timeline") {
+            guard let va = version(a), let vb = version(b) else { return false }
+            return va == vb && va > ahead
+        }
+        for node in nodes { XCTAssertNil(node.finishIfExited()) }
     }
 }

@@ -431,26 +431,29 @@ public final class Node: Sendable {
         let player = screen.player
         let item = player.currentItem
         let counts = frames.counts
+        let timeline = await timelineReport()
+        let playerReport = PlayerReport(
+            status: "\(player.status)", media: screen.media, itemStatus: item.map { "\($0.status)" },
+            timeControlStatus: "\(player.timeControlStatus)",
+            waitingReason: player.reasonForWaitingToPlay.map { "\($0)" }, rate: player.rate,
+            position: item == nil ? .zero : player.currentTime(),
+            prerolled: item?.status == .readyToPlay && player.rate == 0,
+            framesPresented: counts.presented, framesLate: counts.late,
+            framesDropped: screen.players.map(\.videoFrameCounts.dropped).reduce(0, +),
+            renderThread: player.renderThreadPriority.description,
+            error: (player.error ?? item?.error).map { "\($0)" },
+            pipelinesAbandoned: screen.players.map(\.abandonedPipelines).reduce(0, +))
+        let problems = serviceProblems.withLock { $0 }.sorted { $0.key < $1.key }.map {
+            ServiceProblem(service: $0.key, problem: $0.value)
+        }
+        // The master's time is read last, when the rest is built: a controller takes it as the
+        // time about half a round trip before the answer arrives (`Wall.masterNow`), and time spent
+        // building the status before the reading would count as round trip, half of it lost.
         let reading = clock.masterClock?.reading()
         return NodeStatus(
             id: settings.id, wall: settings.wallName,
             masterTime: reading?.master, monotonicTime: reading.map { MediaTime(nanoseconds: $0.monotonicNanoseconds) },
-            clock: clock.report(),
-            player: PlayerReport(
-                status: "\(player.status)", media: screen.media, itemStatus: item.map { "\($0.status)" },
-                timeControlStatus: "\(player.timeControlStatus)",
-                waitingReason: player.reasonForWaitingToPlay.map { "\($0)" }, rate: player.rate,
-                position: item == nil ? .zero : player.currentTime(),
-                prerolled: item?.status == .readyToPlay && player.rate == 0,
-                framesPresented: counts.presented, framesLate: counts.late,
-                framesDropped: screen.players.map(\.videoFrameCounts.dropped).reduce(0, +),
-                renderThread: player.renderThreadPriority.description,
-                error: (player.error ?? item?.error).map { "\($0)" },
-                pipelinesAbandoned: screen.players.map(\.abandonedPipelines).reduce(0, +)),
-            timeline: await timelineReport(),
-            problems: serviceProblems.withLock { $0 }.sorted { $0.key < $1.key }.map {
-                ServiceProblem(service: $0.key, problem: $0.value)
-            })
+            clock: clock.report(), player: playerReport, timeline: timeline, problems: problems)
     }
 
     func timelineReport() async -> TimelineReport? {

@@ -140,9 +140,35 @@ public final class CueControl: Sendable {
     /// before its cut (`watchStandby`).
     private struct StandbyView: Sendable {
         var samples: [String: StatusSample]
+        /// The timeline version every node followed when they said so, or nil when they followed
+        /// different ones (the view then serves no cue); advanced by each held cue sent since.
+        var version: UInt64?
         /// Cues sent since the nodes said so: each took its player off standby.
         var taken: Set<String> = []
+        /// The last held cue sent since, and its cut's master time: a cue sent before that cut
+        /// overtakes it, and the nodes put its players back in standby, prerolled.
+        var cutting: (name: String, at: MediaTime)?
+
+        init(samples: [String: StatusSample]) {
+            self.samples = samples
+            let versions = Set(samples.values.map { $0.status.timeline?.version })
+            version = versions.count == 1 ? versions.first ?? nil : nil
+        }
+
+        /// Held cue `name` was sent for a cut at `at`, as timeline `version`, when the master's
+        /// time was `master`. The cue it overtakes, with its cut still `overtakingMargin` or more
+        /// ahead, is held again.
+        mutating func sent(_ name: String, at: MediaTime, version: UInt64, master: MediaTime) {
+            if let cutting, cutting.at - master >= CueControl.overtakingMargin { taken.remove(cutting.name) }
+            taken.insert(name)
+            cutting = (name, at)
+            self.version = version
+        }
     }
+
+    /// How far ahead a held cue's cut must still be when the next cue is sent for it to count as
+    /// overtaken (its players back in standby): the next cue's way to the nodes, with room.
+    static let overtakingMargin = MediaTime(value: 10, timescale: 1000)
     private let standby = Mutex<(view: StandbyView?, sends: UInt64)>((nil, 0))
 
     /// How long what the nodes said of their standby counts: past it, a cue asks them again.
@@ -189,7 +215,7 @@ public final class CueControl: Sendable {
             lastSent.withLock { $0 = sent }
             standby.withLock { standby in
                 standby.sends += 1
-                standby.view?.taken.insert(name)
+                standby.view?.sent(name, at: at, version: sent.version, master: master.time)
             }
             return (sent, lead)
         }
@@ -213,10 +239,9 @@ public final class CueControl: Sendable {
         samples: [String: StatusSample], timeline: Timeline
     )? {
         let known = lastSent.withLock { $0 }
-        if let known, let view = standby.withLock({ $0.view }), !view.taken.contains(name),
-            let oldest = view.samples.values.map(\.receivedAt).min(),
-            LocalClock.monotonic.now() - oldest <= Self.standbyViewLifetime,
-            Self.everyNodeHolds(name, version: known.version, in: view)
+        if let known, let view = standby.withLock({ $0.view }), view.version == known.version,
+            !view.taken.contains(name), let oldest = view.samples.values.map(\.receivedAt).min(),
+            LocalClock.monotonic.now() - oldest <= Self.standbyViewLifetime, Self.everyNodeHolds(name, in: view)
         {
             return (view.samples, known)
         }
@@ -227,9 +252,7 @@ public final class CueControl: Sendable {
         let samples = try await control.wall.everyNode { client throws(ControlError) in try await client.status() }
         let view = StandbyView(samples: samples)
         remember(view, asOf: sends)
-        guard let version = samples.values.first?.status.timeline?.version,
-            Self.everyNodeHolds(name, version: version, in: view)
-        else { return nil }
+        guard let version = view.version, Self.everyNodeHolds(name, in: view) else { return nil }
         var timeline = known
         if timeline == nil { timeline = await asked }
         if timeline?.version != version { timeline = try await control.current().timeline }
@@ -237,10 +260,10 @@ public final class CueControl: Sendable {
         return (samples, timeline)
     }
 
-    private static func everyNodeHolds(_ name: String, version: UInt64, in view: StandbyView) -> Bool {
+    /// Whether every node said it holds cue `name` in standby, with a usable clock.
+    private static func everyNodeHolds(_ name: String, in view: StandbyView) -> Bool {
         view.samples.values.allSatisfy { sample in
-            sample.status.clock.usable && sample.status.timeline?.version == version
-                && sample.status.timeline?.cuesReady?.contains(name) == true
+            sample.status.clock.usable && sample.status.timeline?.cuesReady?.contains(name) == true
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import LockstepLocks
 import LockstepTime
 import Logging
 import ShowControl
@@ -7,14 +8,17 @@ import WallTimeline
 
 /// Carries out show-control commands as they arrive, one at a time, in order of arrival: each a
 /// timeline edit sent to every node without waiting for the screens (the next button is not kept
-/// waiting), each outcome a line. A queue of at most `depth` commands: a sender pressing faster
-/// than the wall takes edits loses the oldest presses, and is told.
+/// waiting), each outcome a line. A queue of at most `depth` commands (`ShowQueue`): a sender
+/// pressing faster than the wall takes edits loses the oldest presses, and is told; a cue still
+/// waiting when the next cue arrives is overtaken, and dropped unsent.
 public final class ShowRunner: Sendable {
     public let wall: Wall
     let lead: MediaTime
     let say: @Sendable (String) -> Void
-    private let queue: AsyncStream<ShowRequest>
-    private let continuation: AsyncStream<ShowRequest>.Continuation
+    private let waiting = Mutex(ShowQueue(depth: ShowRunner.depth))
+    /// Wakes the runner when a command is queued.
+    private let wakeups: AsyncStream<Void>
+    private let wake: AsyncStream<Void>.Continuation
     public static let depth = 16
 
     public init(
@@ -23,8 +27,7 @@ public final class ShowRunner: Sendable {
         self.wall = wall
         self.lead = lead
         self.say = say
-        (queue, continuation) = AsyncStream.makeStream(
-            of: ShowRequest.self, bufferingPolicy: .bufferingNewest(Self.depth))
+        (wakeups, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
     /// Queues `request`, or says why not (a cue the config does not name): the input's handler.
@@ -33,9 +36,10 @@ public final class ShowRunner: Sendable {
             let known = wall.config.cues.keys.sorted().joined(separator: ", ")
             return .unknown("cue \(name): the config's cues are \(known.isEmpty ? "none" : known)")
         }
-        if case .dropped = continuation.yield(request) {
+        if waiting.withLock({ $0.push(request) }) != nil {
             say("show control: more than \(Self.depth) commands waiting; the oldest was dropped")
         }
+        wake.yield()
         return nil
     }
 
@@ -51,46 +55,56 @@ public final class ShowRunner: Sendable {
         var cues: CueControl?
         var realtime: Bool?
         var first = true
-        for await request in queue {
-            guard !Task.isCancelled else { return }
-            do {
-                if first { cues = await early.value }
-                first = false
-                if cues == nil {
-                    let prepared = try await CueControl.prepare(wall)
-                    cues = prepared
-                    watching.cancel()
-                    watching = Task { await prepared.watchStandby() }
+        for await _ in wakeups {
+            while let (request, overtaken) = waiting.withLock({ $0.next() }) {
+                guard !Task.isCancelled else { return }
+                for cue in overtaken {
+                    say(
+                        "show control: \(cue.command) from \(cue.sender) over \(cue.via): overtaken by "
+                            + "\(request.command) before it was sent; dropped")
                 }
-                var at: MediaTime?
-                if let tag = request.timeTagUnixNanoseconds {
-                    if realtime == nil {
-                        realtime = try await wall.waitForClocks().values.allSatisfy { $0.clock.realtime == true }
+                do {
+                    if first { cues = await early.value }
+                    first = false
+                    if cues == nil {
+                        let prepared = try await CueControl.prepare(wall)
+                        cues = prepared
+                        watching.cancel()
+                        watching = Task { await prepared.watchStandby() }
                     }
-                    if realtime == true {
-                        at = MediaTime(nanoseconds: tag)
-                    } else {
-                        say("show control: \(request.command): time tag ignored, the master does not serve real time")
+                    var at: MediaTime?
+                    if let tag = request.timeTagUnixNanoseconds {
+                        if realtime == nil {
+                            realtime = try await wall.waitForClocks().values.allSatisfy { $0.clock.realtime == true }
+                        }
+                        if realtime == true {
+                            at = MediaTime(nanoseconds: tag)
+                        } else {
+                            say(
+                                "show control: \(request.command): time tag ignored, the master does not serve real time"
+                            )
+                        }
                     }
+                    let (timeline, held) = try await cues!.perform(
+                        request.command, lead: lead, at: at, confirming: false)
+                    let waited = LocalClock.monotonic.now() - request.arrival
+                    say(
+                        "show control: \(request.command) from \(request.sender) over \(request.via): version "
+                            + "\(timeline.version), sent " + String(format: "%.1f ms", waited.seconds * 1000)
+                            + " after it arrived"
+                            + (held.map { String(format: ", held in standby (cut %.0f ms ahead)", $0.seconds * 1000) }
+                                ?? ""))
+                } catch {
+                    say("show control: \(request.command) from \(request.sender) failed: \(error)")
+                    // The nodes may have changed (a restart, new media): the cues are resolved again.
+                    cues = nil
+                    realtime = nil
                 }
-                let (timeline, held) = try await cues!.perform(request.command, lead: lead, at: at, confirming: false)
-                let waited = LocalClock.monotonic.now() - request.arrival
-                say(
-                    "show control: \(request.command) from \(request.sender) over \(request.via): version "
-                        + "\(timeline.version), sent " + String(format: "%.1f ms", waited.seconds * 1000)
-                        + " after it arrived"
-                        + (held.map { String(format: ", held in standby (cut %.0f ms ahead)", $0.seconds * 1000) } ?? "")
-                )
-            } catch {
-                say("show control: \(request.command) from \(request.sender) failed: \(error)")
-                // The nodes may have changed (a restart, new media): the cues are resolved again.
-                cues = nil
-                realtime = nil
             }
         }
     }
 
-    public func finish() { continuation.finish() }
+    public func finish() { wake.finish() }
 }
 
 /// Show control where the config asks for it (`show-control:`): its inputs, and the runner that

@@ -235,31 +235,60 @@ final class ShowControlWallTests: XCTestCase {
             XCTAssertLessThanOrEqual((last - commandStart).seconds, 0.600, "wallctl cue to the glass: held")
         }
 
-        // Ten cues 10 ms apart (within the rate): the overtaken ones are dropped and every screen
-        // ends on the last one's clip, together; none is left behind on an earlier cue.
+        // Ten cues 10, 30 and 100 ms apart (within the rate): the overtaken ones are dropped and
+        // every screen ends on the last one's clip, together; none is left behind on an earlier cue.
         let allCues = Set(firstCode.keys)
-        for id in ids {
-            try await wall.client(id).waitForStatus(within: 8, "every cue held in standby on \(id)") { status in
-                Set(((status["timeline"] as? [String: Any])?["cuesReady"] as? [String]) ?? []) == allCues
-            }
-        }
         let burst = ["intro", "finale", "chapter", "intro", "finale", "intro", "chapter", "intro", "chapter", "finale"]
+        let finaleFirst = firstCode["finale"]!
         let socket = try UDPSocket(family: .ipv4)
-        let burstStart = LocalClock.monotonic.now()
-        for cue in burst {
-            _ = try Array("cue \(cue)".utf8).withUnsafeBytes {
-                try socket.send($0, to: .ipv4Loopback(port: UInt16(udpPort)))
+        for spacing in [10, 30, 100] {
+            for id in ids {
+                try await wall.client(id).waitForStatus(within: 8, "every cue held in standby on \(id)") { status in
+                    Set(((status["timeline"] as? [String: Any])?["cuesReady"] as? [String]) ?? []) == allCues
+                }
             }
-            try await Task.sleep(for: .milliseconds(10))
+            let burstStart = LocalClock.monotonic.now()
+            var lastSent = burstStart
+            for cue in burst {
+                lastSent = LocalClock.monotonic.now()
+                _ = try Array("cue \(cue)".utf8).withUnsafeBytes {
+                    try socket.send($0, to: .ipv4Loopback(port: UInt16(udpPort)))
+                }
+                try await Task.sleep(for: .milliseconds(spacing))
+            }
+            // The finale is 1 s of the clip: past it, each screen holds its last frame (code 479).
+            let after = lastSent
+            try await eventually(within: 8, "every screen past the last cue's finale", every: .milliseconds(200)) {
+                receiver.seen.allSatisfy { frames in
+                    guard let last = frames.last else { return false }
+                    return last.at > after && last.code == 479
+                }
+            }
+            let seen = receiver.seen
+            let ends: [FrameCodeCollector.Frame?] = seen.map { frames in frames.last { $0.at > burstStart } }
+            var words: [String] = []
+            for (index, end) in ends.enumerated() {
+                let at = end.map { String(format: "%.3f", ($0.at - burstStart).seconds) }
+                words.append("\(ids[index]): " + (end.map { "\($0.code) at +\(at!) s" } ?? "none"))
+            }
+            let summary = words.joined(separator: ", ")
+            // In step on the last cue: its last frame drawn on every screen at one time. (Its first
+            // frame too, where its players were in standby; a cue whose players a cut of the burst
+            // took is loaded again, and a node ready a little after the cut's time joins it a frame
+            // in, in step: counted, not failed.)
+            let lastFrames = ends.compactMap { $0?.at }
+            var skew = -1.0
+            if let latest = lastFrames.max(), let earliest = lastFrames.min() { skew = (latest - earliest).seconds * 1000 }
+            let fromTheFirstFrame = seen.filter { frames in frames.contains { $0.code == finaleFirst && $0.at > after } }
+            print(
+                "show control test: ten cues \(spacing) ms apart, the last frame on each screen: \(summary); "
+                    + String(format: "its skew %.3f ms; ", skew)
+                    + "the last cut seen from its first frame on \(fromTheFirstFrame.count) of \(ids.count) screens")
+            XCTAssertTrue(
+                ends.allSatisfy { $0?.code == 479 }, "\(spacing) ms: every screen on the last cue's last frame: \(summary)")
+            // One sample's skew: within the machine's floor for render threads beside decoders (2.5 ms).
+            XCTAssertLessThan(skew, 2.5, "\(spacing) ms: every screen in step on the last cue")
         }
-        try await Task.sleep(for: .seconds(4))
-        // The finale holds its last frame (16 s of the clip: code 479) on every screen.
-        let ends = receiver.seen.map { frames in frames.last { $0.at > burstStart } }
-        let summary = ends.enumerated().map { index, end in
-            "\(ids[index]): " + (end.map { "\($0.code) at +\(String(format: "%.3f", ($0.at - burstStart).seconds)) s" } ?? "none")
-        }.joined(separator: ", ")
-        print("show control test: ten cues 10 ms apart, the last frame on each screen: \(summary)")
-        XCTAssertTrue(ends.allSatisfy { $0?.code == 479 }, "every screen on the last cue's last frame: \(summary)")
 
         // HTTP on the daemon: a cue and a verb; an unknown cue is named.
         let daemonHTTP = TestNode(port: daemonPort)

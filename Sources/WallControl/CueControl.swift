@@ -73,9 +73,10 @@ public final class CueControl: Sendable {
     /// The least lead of a cue every node holds, once cuts were measured.
     public static let leastHeldLead = MediaTime(value: 15, timescale: 1000)
 
-    /// What a cut needs on top of twice what the nodes needed of it: what a node needs varies with
-    /// its load (the master time the daemon estimates from a status up to half a second old, the
-    /// send, the node's step), and a node whose held cut is ready after its time starts it late.
+    /// What a cut needs on top of the slowest need measured and a quarter of it: what a node needs
+    /// varies with its load (the master time the daemon estimates from a status up to half a second
+    /// old, the send, the node's step), and a node whose held cut is ready after its time starts it
+    /// late (up to the follower's `lateStartTolerance`, its first frame late; past it, a lead later).
     static let startMargin = MediaTime(value: 5, timescale: 1000)
 
     /// How long the recent sends took, to every node and back (its state file written), before any
@@ -99,14 +100,17 @@ public final class CueControl: Sendable {
     /// the measured one.
     private let fixedLead: MediaTime?
 
-    /// The lead of a cue every node holds: the one the config fixes; else twice what the last eight
-    /// held cuts needed on their slowest node, plus `startMargin` (at least `leastHeldLead`); before any
+    /// The lead of a cue every node holds: the one the config fixes; else the most the last eight
+    /// held cuts needed on their slowest node, and a quarter more, plus `startMargin` (at least
+    /// `leastHeldLead`): 20 ms at p50 on loopback with four nodes decoding (docs/BENCHMARKS.md); before any
     /// was measured, `standbyLead`, or the slowest recent send plus `startMargin` when longer.
     /// And whether it rests on measured cuts (or the config's fixed lead, taken as is).
     private var heldLead: (lead: MediaTime, measured: Bool) {
         if let fixedLead { return (fixedLead, true) }
         if let need = needs.withLock({ $0.recent.values.max() }) {
-            return (MediaTime.maximum(Self.leastHeldLead, need + need + Self.startMargin), true)
+            return (
+                MediaTime.maximum(Self.leastHeldLead, need + need.multiplied(byRatio: 1, 4) + Self.startMargin), true
+            )
         }
         let slowest = sendTimes.withLock { $0.values.max() } ?? .zero
         return (MediaTime.maximum(Self.standbyLead, slowest + Self.startMargin), false)

@@ -670,7 +670,8 @@ public final class NodeScreen: FollowerPlayer, Sendable {
         guard let video = player.videoOutput else { return (nil, "this node has no video output") }
         do {
             let picture = try StillPicture(
-                rgb: rgb, size: size, caption: caption, output: video, clock: clock, latency: player.pipelineLatency)
+                rgb: rgb, size: size, caption: caption, output: video, clock: clock, latency: player.pipelineLatency,
+                realtimePriority: player.realtimeRenderPriority)
             return (picture, nil)
         } catch {
             logger.error("\(what) cannot be shown", metadata: ["screen.error": "\(error)"])

@@ -180,8 +180,14 @@ final class StillPictureTests: XCTestCase {
             output: VideoOutputSettings(
                 sinkDescription:
                     "videoconvert ! video/x-raw,format=RGB ! filesink buffer-mode=unbuffered location=\(file)"),
-            clock: clock, latency: MediaTime(value: 20, timescale: 1000))
+            clock: clock, latency: MediaTime(value: 20, timescale: 1000), realtimePriority: 50)
         defer { still.close() }
+        // Its render thread runs behind a queue, scheduled as asked (or saying why not).
+        switch still.renderThreadPriority {
+        case .realtime(let priority): XCTAssertEqual(priority, 50)
+        case .normal(let reason): XCTAssertTrue(reason.hasPrefix("SCHED_FIFO refused"), reason)
+        case .notStarted: XCTFail("the render thread never started")
+        }
         // Prepared: the first frame is there to copy, and nothing reached the sink.
         let copy = try XCTUnwrap(try still.copyCurrentVideoFrame(format: .rgb))
         XCTAssertEqual(copy.size, size)

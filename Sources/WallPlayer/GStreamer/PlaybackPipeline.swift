@@ -25,6 +25,33 @@ public enum RenderThreadPriority: Sendable, Hashable, CustomStringConvertible {
         case .normal(let reason): return "normal (\(reason))"
         }
     }
+
+    /// The address of the element whose streaming thread `message` (a STREAM_STATUS, delivered on
+    /// that thread) says is entering; nil for any other message.
+    static func threadEntering(_ message: UnsafeMutablePointer<GstMessage>) -> UInt? {
+        guard message.pointee.type == GST_MESSAGE_STREAM_STATUS else { return nil }
+        var type = GST_STREAM_STATUS_TYPE_CREATE
+        var owner: UnsafeMutablePointer<GstElement>?
+        gst_message_parse_stream_status(message, &type, &owner)
+        guard type == GST_STREAM_STATUS_TYPE_ENTER, let owner else { return nil }
+        return UInt(bitPattern: owner)
+    }
+
+    /// Schedules `thread` at SCHED_FIFO `wanted` (nil: normal scheduling); returns what was granted.
+    static func apply(_ wanted: Int32?, to thread: pthread_t) -> RenderThreadPriority {
+        var parameters = sched_param(sched_priority: wanted ?? 0)
+        let result = pthread_setschedparam(thread, wanted == nil ? SCHED_OTHER : SCHED_FIFO, &parameters)
+        switch (wanted, result) {
+        case (nil, _):
+            return .normal(reason: "real-time scheduling not requested")
+        case (let priority?, 0):
+            return .realtime(priority: priority)
+        case (_, let code):
+            return .normal(
+                reason:
+                    "SCHED_FIFO refused: \(String(cString: strerror(code))); grant CAP_SYS_NICE or raise RLIMIT_RTPRIO")
+        }
+    }
 }
 
 /// One frame as the sink presented it: where the render thread reports it, after the clock wait.
@@ -534,19 +561,7 @@ private final class CallbackBox: @unchecked Sendable {
 
     /// Sets the thread's policy, and records what was granted.
     private func apply(_ wanted: Int32?, to thread: pthread_t) {
-        var parameters = sched_param(sched_priority: wanted ?? 0)
-        let result = pthread_setschedparam(thread, wanted == nil ? SCHED_OTHER : SCHED_FIFO, &parameters)
-        let granted: RenderThreadPriority
-        switch (wanted, result) {
-        case (nil, _):
-            granted = .normal(reason: "real-time scheduling not requested")
-        case (let priority?, 0):
-            granted = .realtime(priority: priority)
-        case (_, let code):
-            granted = .normal(
-                reason:
-                    "SCHED_FIFO refused: \(String(cString: strerror(code))); grant CAP_SYS_NICE or raise RLIMIT_RTPRIO")
-        }
+        let granted = RenderThreadPriority.apply(wanted, to: thread)
         priority.withLock { $0 = granted }
     }
 }
@@ -574,10 +589,9 @@ private let syncHandler: GstBusSyncHandler = { _, message, data in
     guard let data else { return GST_BUS_DROP }
     let box = handedOver(data, as: CallbackBox.self)
     if message.pointee.type == GST_MESSAGE_STREAM_STATUS {
-        var type = GST_STREAM_STATUS_TYPE_CREATE
-        var owner: UnsafeMutablePointer<GstElement>?
-        gst_message_parse_stream_status(message, &type, &owner)
-        if type == GST_STREAM_STATUS_TYPE_ENTER, let owner, UnsafeMutableRawPointer(owner) == box.renderQueue {
+        if let entering = RenderThreadPriority.threadEntering(message),
+            entering == box.renderQueue.map({ UInt(bitPattern: $0) })
+        {
             box.renderThreadEntered()
         }
         withExtendedLifetime(owned) {}

@@ -1,6 +1,11 @@
 internal import CGStreamer
 internal import CLockstepShims
+import LockstepLocks
 import LockstepTime
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A still picture on a video sink, with a caption, until it is closed: what a screen shows when
 /// no item plays on it (a test card, a holding slide).
@@ -12,7 +17,9 @@ import LockstepTime
 /// of plain text, each in bold sans at its own height (a share of the picture's height).
 ///
 /// It uses its own sink, built from the same description as the player's and drawing into the
-/// same window (`VideoOutputSettings.windowHandle`).
+/// same window (`VideoOutputSettings.windowHandle`), and renders as the player does: the sink on
+/// a thread of its own behind a queue, at SCHED_FIFO when asked (`realtimePriority`), so the
+/// picture's conversions and other processes do not delay its wake-up at its time.
 ///
 /// A picture is prepared before it is shown, as a clip is: `init` builds the pipeline and prerolls
 /// its first frame without drawing it, and `present(at:)` has the sink draw it at a master time,
@@ -31,6 +38,10 @@ public final class StillPicture: Sendable {
     /// The clock the picture is presented on, and the latency its sink presents with.
     private let clock: MasterClock?
     private let latency: MediaTime
+    private let bus: StillBusContext
+
+    /// How the render thread is scheduled.
+    public var renderThreadPriority: RenderThreadPriority { bus.priority.withLock { $0 } }
 
     /// Prepares `rgb` (3 bytes a pixel, rows of `size.width` pixels with no padding): the pipeline
     /// is built and its first frame prerolled, not drawn; `present(at:)` shows it.
@@ -42,7 +53,8 @@ public final class StillPicture: Sendable {
     /// start (a display that cannot be opened, a device in use): the sink's own words.
     public init(
         rgb: [UInt8], size: PixelSize, caption: [CaptionLine] = [], captionPosition: Double = 0.3,
-        output: VideoOutputSettings, clock: MasterClock? = nil, latency: MediaTime = .zero
+        output: VideoOutputSettings, clock: MasterClock? = nil, latency: MediaTime = .zero,
+        realtimePriority: Int32? = nil
     ) throws(PlayerError) {
         guard size.width > 0, size.height > 0, rgb.count == size.width * size.height * 3 else {
             throw .pipelineConstruction(
@@ -64,6 +76,10 @@ public final class StillPicture: Sendable {
         if let target = output.outputSize, target.width > 0, target.height > 0 {
             Self.setArgument(sizeFilter, "caps", "video/x-raw,width=\(target.width),height=\(target.height)")
         }
+        let queue = try Element.make("queue", name: "render-queue")
+        queue.set("max-size-buffers", UInt32(2))
+        queue.set("max-size-bytes", UInt32(0))
+        queue.set("max-size-time", UInt64(0))
         let stamp = Element(sinking: lockstep_presentation_stamp_new("stamp", nil, nil, nil))
         let sink = try Element.parseBin(output.sinkDescription, role: "video")
         Self.setArgument(
@@ -79,13 +95,15 @@ public final class StillPicture: Sendable {
         text.set("shaded-background", true)
         // Sizes are the caption's own, not rescaled from a 640-pixel-wide reference.
         text.set("auto-resize", false)
-        let chain = [source, freeze, rateFilter, convert, text, outputConvert, scale, sizeFilter, stamp, sink]
+        let chain = [source, freeze, rateFilter, convert, text, outputConvert, scale, sizeFilter, queue, stamp, sink]
         for element in chain { pipeline.add(element) }
         for (element, next) in zip(chain, chain.dropFirst()) { try element.link(to: next) }
+        let context = StillBusContext(
+            windowHandle: output.windowHandle ?? 0, renderQueue: UInt(bitPattern: queue.pointer),
+            realtimePriority: realtimePriority)
+        bus = context
         if let bus = pipeline.bus {
-            gst_bus_set_sync_handler(
-                bus.pointer, windowHandler, output.windowHandle.flatMap { UnsafeMutableRawPointer(bitPattern: $0) }, nil
-            )
+            gst_bus_set_sync_handler(bus.pointer, stillBusHandler, handOff(context), releaseStillBusContext)
         }
         self.pipeline = pipeline
         self.stamp = stamp
@@ -274,11 +292,39 @@ public struct CaptionLine: Sendable, Hashable {
     }
 }
 
-/// Hands the window (its id is the handler's data) to the sink that asks for one; drops every other
-/// message but the ones `start` waits for, so a bus nobody reads after the start stays empty.
-private let windowHandler: GstBusSyncHandler = { _, message, data in
+/// What a still's bus handler needs: the window to hand the sink, and the render queue whose
+/// thread it schedules as it enters.
+private final class StillBusContext: Sendable {
+    let windowHandle: UInt
+    /// The render queue's address, compared with a stream status's owner.
+    let renderQueue: UInt
+    let realtimePriority: Int32?
+    let priority = Mutex(RenderThreadPriority.notStarted)
+
+    init(windowHandle: UInt, renderQueue: UInt, realtimePriority: Int32?) {
+        self.windowHandle = windowHandle
+        self.renderQueue = renderQueue
+        self.realtimePriority = realtimePriority
+    }
+}
+
+private let releaseStillBusContext: GDestroyNotify = { pointer in
+    guard let pointer else { return }
+    Unmanaged<StillBusContext>.fromOpaque(pointer).release()
+}
+
+/// Schedules the render thread as it enters and hands the window to the sink that asks for one;
+/// drops every other message but the ones `start` waits for, so a bus nobody reads after the start
+/// stays empty.
+private let stillBusHandler: GstBusSyncHandler = { _, message, data in
     guard let message else { return GST_BUS_DROP }
-    if let data, lockstep_video_overlay_prepare(message, guintptr(UInt(bitPattern: data))) != 0 {
+    guard let data else { return GST_BUS_PASS }
+    let context = handedOver(data, as: StillBusContext.self)
+    if RenderThreadPriority.threadEntering(message) == context.renderQueue {
+        let granted = RenderThreadPriority.apply(context.realtimePriority, to: pthread_self())
+        context.priority.withLock { $0 = granted }
+    }
+    if context.windowHandle != 0, lockstep_video_overlay_prepare(message, guintptr(context.windowHandle)) != 0 {
         gst_mini_object_unref(UnsafeMutableRawPointer(message).assumingMemoryBound(to: GstMiniObject.self))
         return GST_BUS_DROP
     }

@@ -170,6 +170,34 @@ final class StillPictureTests: XCTestCase {
         (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
     }
 
+    func testARealTimeRenderThread_isLoweredAsItLeaves_backToTheThreadPool() async throws {
+        let before = Self.realTimeThreads()
+        let size = PixelSize(width: 16, height: 8)
+        let still = try StillPicture(
+            rgb: picture(size), size: size, output: VideoOutputSettings(sinkDescription: "fakesink"),
+            clock: MasterClock.host, realtimePriority: 50)
+        guard case .realtime = still.renderThreadPriority else {
+            throw XCTSkip("SCHED_FIFO not granted here: \(still.renderThreadPriority)")
+        }
+        still.present()
+        XCTAssertGreaterThan(Self.realTimeThreads(), before, "its render thread at SCHED_FIFO")
+        still.close()
+        // GStreamer's pool keeps the thread for the next task: at normal priority.
+        XCTAssertLessThanOrEqual(Self.realTimeThreads(), before, "a SCHED_FIFO thread left behind")
+    }
+
+    /// This process's threads scheduled SCHED_FIFO (policy 1, field 41 of /proc/self/task/ID/stat).
+    private static func realTimeThreads() -> Int {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        return tasks.filter { task in
+            guard let stat = try? String(contentsOfFile: "/proc/self/task/\(task)/stat", encoding: .utf8),
+                let close = stat.lastIndex(of: ")")
+            else { return false }
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            return fields.count > 38 && fields[38] == "1"
+        }.count
+    }
+
     func testAPreparedPicture_isDrawnAtItsHostTime_notBefore_andHidingStopsItsRepeats() async throws {
         let size = PixelSize(width: 16, height: 8)
         let frameBytes = size.width * size.height * 3

@@ -27,14 +27,19 @@ public enum RenderThreadPriority: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The address of the element whose streaming thread `message` (a STREAM_STATUS, delivered on
-    /// that thread) says is entering; nil for any other message.
-    static func threadEntering(_ message: UnsafeMutablePointer<GstMessage>) -> UInt? {
+    /// that thread) says is entering or leaving, and which; nil for any other message.
+    ///
+    /// A thread that leaves goes back to GStreamer's thread pool and may run another element's task
+    /// next (a demuxer's, a decoder's): a render thread raised as it entered is lowered as it leaves.
+    static func threadStatus(_ message: UnsafeMutablePointer<GstMessage>) -> (owner: UInt, entering: Bool)? {
         guard message.pointee.type == GST_MESSAGE_STREAM_STATUS else { return nil }
         var type = GST_STREAM_STATUS_TYPE_CREATE
         var owner: UnsafeMutablePointer<GstElement>?
         gst_message_parse_stream_status(message, &type, &owner)
-        guard type == GST_STREAM_STATUS_TYPE_ENTER, let owner else { return nil }
-        return UInt(bitPattern: owner)
+        guard type == GST_STREAM_STATUS_TYPE_ENTER || type == GST_STREAM_STATUS_TYPE_LEAVE, let owner else {
+            return nil
+        }
+        return (UInt(bitPattern: owner), type == GST_STREAM_STATUS_TYPE_ENTER)
     }
 
     /// Schedules `thread` at SCHED_FIFO `wanted` (nil: normal scheduling); returns what was granted.
@@ -550,6 +555,13 @@ private final class CallbackBox: @unchecked Sendable {
         apply(wanted, to: pthread_self())
     }
 
+    /// Called on the render thread as it leaves its task: back to normal scheduling, as it goes
+    /// back to the thread pool; `wanted` applies again when a render thread enters.
+    func renderThreadLeaving() {
+        render.withLock { $0.thread = nil }
+        _ = RenderThreadPriority.apply(nil, to: pthread_self())
+    }
+
     /// Asks for `wanted` now, on the render thread if it runs, and on it when it starts.
     func setWanted(_ wanted: Int32?) {
         let thread = render.withLock { state -> pthread_t? in
@@ -589,10 +601,10 @@ private let syncHandler: GstBusSyncHandler = { _, message, data in
     guard let data else { return GST_BUS_DROP }
     let box = handedOver(data, as: CallbackBox.self)
     if message.pointee.type == GST_MESSAGE_STREAM_STATUS {
-        if let entering = RenderThreadPriority.threadEntering(message),
-            entering == box.renderQueue.map({ UInt(bitPattern: $0) })
+        if let status = RenderThreadPriority.threadStatus(message),
+            status.owner == box.renderQueue.map({ UInt(bitPattern: $0) })
         {
-            box.renderThreadEntered()
+            if status.entering { box.renderThreadEntered() } else { box.renderThreadLeaving() }
         }
         withExtendedLifetime(owned) {}
         return GST_BUS_DROP

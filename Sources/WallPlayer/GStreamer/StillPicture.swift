@@ -320,9 +320,14 @@ private let stillBusHandler: GstBusSyncHandler = { _, message, data in
     guard let message else { return GST_BUS_DROP }
     guard let data else { return GST_BUS_PASS }
     let context = handedOver(data, as: StillBusContext.self)
-    if RenderThreadPriority.threadEntering(message) == context.renderQueue {
-        let granted = RenderThreadPriority.apply(context.realtimePriority, to: pthread_self())
-        context.priority.withLock { $0 = granted }
+    if let status = RenderThreadPriority.threadStatus(message), status.owner == context.renderQueue {
+        // Lowered as it leaves, back to the thread pool (`RenderThreadPriority.threadStatus`).
+        if status.entering {
+            let granted = RenderThreadPriority.apply(context.realtimePriority, to: pthread_self())
+            context.priority.withLock { $0 = granted }
+        } else {
+            _ = RenderThreadPriority.apply(nil, to: pthread_self())
+        }
     }
     if context.windowHandle != 0, lockstep_video_overlay_prepare(message, guintptr(context.windowHandle)) != 0 {
         gst_mini_object_unref(UnsafeMutableRawPointer(message).assumingMemoryBound(to: GstMiniObject.self))

@@ -77,7 +77,7 @@ public struct Wall: Sendable {
             case .failure(let error): failures[id] = error
             }
         }
-        guard failures.isEmpty else { throw WallFailure(failures: failures) }
+        guard failures.isEmpty else { throw WallFailure(failures: failures, succeeded: Set(results.keys)) }
         return results
     }
 
@@ -185,23 +185,34 @@ public struct Wall: Sendable {
     }
 }
 
-/// Some nodes failed a wall command: each is named with its reason.
+/// Some nodes failed a wall command: each is named with its reason, and the nodes that carried it
+/// out are named too.
 public struct WallFailure: Error, CustomStringConvertible {
     public let failures: [String: ControlError]
+    /// The nodes that carried the command out: with any, the wall is split.
+    public let succeeded: Set<String>
 
-    public init(failures: [String: ControlError]) {
+    public init(failures: [String: ControlError], succeeded: Set<String> = []) {
         self.failures = failures
+        self.succeeded = succeeded
     }
 
     public var description: String {
         let lines = failures.sorted { $0.key < $1.key }.map { "  \($0.key): \($0.value)" }
-        return "\(failures.count) node\(failures.count == 1 ? "" : "s") failed:\n" + lines.joined(separator: "\n")
+        let split =
+            succeeded.isEmpty
+            ? "" : "; \(succeeded.sorted().joined(separator: ", ")) carried it out, so the wall is split"
+        return "\(failures.count) node\(failures.count == 1 ? "" : "s") failed\(split):\n"
+            + lines.joined(separator: "\n")
     }
 
     /// The HTTP status a daemon answers it with: the request's own fault (4xx) when every node
-    /// refused it for what it asked (a still outside the media roots), the wall's (502) otherwise.
+    /// refused it for what it asked (a still outside the media roots), the wall's (502) otherwise,
+    /// and whenever some nodes carried it out: the request changed the wall, so it was not simply
+    /// refused.
     public var httpStatus: Int {
         let statuses = Set(failures.values.map(\.httpStatus))
-        return statuses.allSatisfy { (400..<500).contains($0) } ? statuses.max() ?? 502 : 502
+        guard succeeded.isEmpty, statuses.allSatisfy({ (400..<500).contains($0) }) else { return 502 }
+        return statuses.max() ?? 502
     }
 }

@@ -23,6 +23,12 @@ final class ControlErrorTests: XCTestCase {
         XCTAssertEqual(ControlError.httpStatus(of: WallFailure(failures: ["a": clientFaults[0]])), 422)
         XCTAssertEqual(
             ControlError.httpStatus(of: WallFailure(failures: ["a": clientFaults[0], "b": serverFaults[0]])), 502)
+        XCTAssertEqual(
+            ControlError.httpStatus(of: WallFailure(failures: ["a": clientFaults[0]], succeeded: ["b"])), 502,
+            "some nodes took it: the wall is split, the request was not simply refused")
+        XCTAssertTrue(
+            WallFailure(failures: ["a": clientFaults[0]], succeeded: ["b"]).description.contains(
+                "b carried it out, so the wall is split"))
         XCTAssertEqual(ControlError.httpStatus(of: clientFaults[2]), 422)
         XCTAssertEqual(ControlError.httpStatus(of: CancellationError()), 500)
     }

@@ -309,8 +309,8 @@ let package = Package(
         .testTarget(
             name: "WallPlayerTests",
             dependencies: [
-                "LockstepLocks", "WallPlayer", "CGStreamer", "GroundTruth", "LockstepTime", "TestSupport",
-                "LockstepNet",
+                "LockstepLocks", "WallPlayer", "CGStreamer", "CLockstepShims", "GroundTruth", "LockstepTime",
+                "TestSupport", "LockstepNet",
             ]
         ),
         .testTarget(name: "LockstepFuzzingTests", dependencies: ["LockstepFuzzing", "LockstepNet", "TestSupport"]),

@@ -13,6 +13,10 @@ import LockstepTime
 /// with a Matroska file of one video, two audio and two subtitle streams, both cores busy
 /// decoding: 1 or 2 plays in 30 to 40, with or without a language chosen; stock playbin3 was not seen to do
 /// it in 45 plays, so the timing of ours (preroll, then PLAYING at a set time) matters.
+/// One cause is now known and kept from happening upstream (decodebin3 removes input streams
+/// that ended while another input's first buffer is handled: `GaplessHandover`); the guard stays
+/// for any other, and `PlaybackPipeline.lostDecoderInputs` keeps such a pipeline from being taken
+/// down (which crashes).
 ///
 /// The guard looks four times a second while the pipeline plays with no gapless successor on
 /// its way. When every input of decodebin3 has ended (EOS sticky on each of its sink pads), and

@@ -45,6 +45,22 @@ import LockstepTime
 /// synchronizer waits for it at the end of the item, and the item never ends (`wallnode play` of a
 /// 4 s MP4 on loopback: 1 run in 12). So at a network source with no successor, each stream's end
 /// waits until the pipeline has prerolled since the source was made (`prerolled()`).
+///
+/// And one inside decodebin3, local files too: each of its inputs waits (a blocking probe) for
+/// its first buffer, and that buffer's arrival removes every input stream that has already seen
+/// its end (`unblock_pending_input`, there for a parser chain being replaced). An input fed by an
+/// `identity` is not being replaced: its stream is gone, unlinked from its multiqueue slot, so that
+/// end never reaches the outputs (the item stops a few frames short, `EndOfStreamGuard`) and
+/// taking the pipeline down then dereferences the missing stream (SIGSEGV in decodebin3's
+/// `reset_input`). A small Matroska file does it: read whole at once, its streams end at
+/// decodebin3's inputs within milliseconds of their first buffers, while the first buffer of an
+/// input made a little later is still to come or still being handled (its thread waited 66 ms for
+/// decodebin3's selection lock in one run). `wallnode play` of a 2 s file of one video, two audio
+/// and two subtitle streams, release build, two busy loops beside it (scripts/make-media.sh
+/// languages): 5 crashes in 75 runs before; none, and no end lost, in 120 runs with this hold. So
+/// with no successor, a stream's end also waits while any other input of decodebin3 still waits
+/// for its first buffer or may be handling it (`DecoderInputs`); an input whose own end waits
+/// here will never bring one.
 final class GaplessHandover: @unchecked Sendable {
     /// How long a successor's streams get, after the last one passed the gate's outside, to reach
     /// their wait inside it: a few function calls, so this covers being descheduled in between.
@@ -99,6 +115,9 @@ final class GaplessHandover: @unchecked Sendable {
 
     /// Counts the pipeline's prerolls (ASYNC_DONE).
     let prerolls = Atomic(0)
+
+    /// decodebin3's inputs (its sink pads) whose stream's end is held here with no successor.
+    fileprivate let heldInputs = Mutex<Set<UInt>>([])
 
     /// Watches every source `pipeline` (a bin) creates from now on.
     static func watch(_ pipeline: Element) -> GaplessHandover {
@@ -236,7 +255,7 @@ private let handoverProbe: GstPadProbeCallback = { pad, info, data in
     }
     guard isEnd else { return GST_PAD_PROBE_OK }
     guard let successor = output.source.handover?.successor(of: output.source) else {
-        holdUntilPrerolled(pad, output: output)
+        holdWithoutSuccessor(pad, output: output)
         return GST_PAD_PROBE_OK
     }
     // This source's end, with a successor opening: hold it until the successor is parked.
@@ -250,9 +269,10 @@ private let handoverProbe: GstPadProbeCallback = { pad, info, data in
     return GST_PAD_PROBE_OK
 }
 
-/// A network source's stream end with no successor: held until the pipeline has prerolled since
-/// the source was made (see `GaplessHandover`), at most `longestHold`, and never past a flush.
-private func holdUntilPrerolled(_ pad: UnsafeMutablePointer<GstPad>, output: GaplessHandoverOutput) {
+/// A stream's end with no successor: held while decodebin3 has another input waiting for its
+/// first buffer, and for a network source until the pipeline has prerolled since the source was
+/// made (see `GaplessHandover`); at most `longestHold`, and never past a flush.
+private func holdWithoutSuccessor(_ pad: UnsafeMutablePointer<GstPad>, output: GaplessHandoverOutput) {
     let source = output.source
     guard let handover = source.handover else { return }
     let isNetwork =
@@ -262,12 +282,66 @@ private func holdUntilPrerolled(_ pad: UnsafeMutablePointer<GstPad>, output: Gap
             source.state.withLock { $0.isNetwork = reads }
             return reads
         }()
-    guard isNetwork else { return }
+    guard let input = gst_pad_get_peer(output.output.pointer) else { return }
+    defer { gst_object_unref(UnsafeMutableRawPointer(input)) }
+    let key = UInt(bitPattern: input)
+    handover.heldInputs.withLock { _ = $0.insert(key) }
+    defer { handover.heldInputs.withLock { _ = $0.remove(key) } }
+    var inputs = DecoderInputs()
     let start = LocalClock.monotonicNanoseconds()
-    while !isFlushing(pad), !isFlushing(output.output.pointer),
-        handover.prerolls.load(ordering: .acquiring) <= source.prerollsBefore,
-        LocalClock.monotonicNanoseconds() - start < GaplessHandover.longestHoldNanoseconds
-    {
+    while !isFlushing(pad), !isFlushing(output.output.pointer) {
+        let now = LocalClock.monotonicNanoseconds()
+        guard now - start < GaplessHandover.longestHoldNanoseconds,
+            (isNetwork && handover.prerolls.load(ordering: .acquiring) <= source.prerollsBefore)
+                || inputs.waiting(besides: input, held: handover.heldInputs.withLock { $0 })
+        else { break }
         usleep(GaplessHandover.pollMicroseconds)
+    }
+}
+
+/// What one held end sees of decodebin3's inputs.
+struct DecoderInputs {
+    /// Inputs seen with their probe gone and no streaming thread inside: their first buffer was
+    /// handled, for good.
+    private var settled: Set<UInt> = []
+
+    /// Whether decodebin3, whose input `input` is, has a linked input, other than the `held` ones
+    /// (their end waits here: they will bring no first buffer; `input` is one), that still waits for its first
+    /// buffer or may be handling it: it has no element behind it yet (decodebin3 adds one once the
+    /// stream's collection arrives), an output of that element (an `identity` or a `parsebin`)
+    /// still carries decodebin3's blocking probe, or, since that probe went, no look has found
+    /// the element free of streaming threads. The probe's callback removes the probe, then
+    /// unblocks every input in turn, removing ended streams, all within the thread's push through
+    /// the element, which holds the element's input stream lock; it takes decodebin3's selection
+    /// lock for each input, which another thread can hold for tens of milliseconds under load
+    /// (70 ms seen), so no bound short of the hold's own tells it from a thread waiting
+    /// downstream in a full queue.
+    mutating func waiting(besides input: UnsafeMutablePointer<GstPad>, held: Set<UInt>) -> Bool {
+        guard let decodebin = gst_pad_get_parent_element(input) else { return false }
+        var waiting = false
+        GStreamer.forEachPad(of: Element(owning: decodebin), direction: GST_PAD_SINK) { sink in
+            let key = UInt(bitPattern: sink)
+            guard !waiting, !held.contains(key), !settled.contains(key), gst_pad_is_linked(sink) != 0 else { return }
+            waiting = inputWaits(sink, key: key)
+        }
+        return waiting
+    }
+
+    private mutating func inputWaits(_ sink: UnsafeMutablePointer<GstPad>, key: UInt) -> Bool {
+        // decodebin3's inputs are ghost pads, targeting the element behind.
+        guard
+            let target = gst_ghost_pad_get_target(
+                UnsafeMutableRawPointer(sink).assumingMemoryBound(to: GstGhostPad.self))
+        else { return true }
+        defer { gst_object_unref(UnsafeMutableRawPointer(target)) }
+        guard let element = gst_pad_get_parent_element(target) else { return true }
+        var blocked = false
+        GStreamer.forEachPad(of: Element(owning: element), direction: GST_PAD_SRC) { output in
+            if gst_pad_is_blocked(output) != 0 { blocked = true }
+        }
+        guard !blocked, lockstep_pad_stream_trylock(target) != 0 else { return true }
+        lockstep_pad_stream_unlock(target)
+        settled.insert(key)
+        return false
     }
 }

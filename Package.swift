@@ -49,7 +49,8 @@ let package = Package(
 
         // MARK: Shims
 
-        .target(name: "CLockstepShims", dependencies: ["CGStreamer", "CFFmpeg"]),
+        .target(name: "CLockstepShims", dependencies: ["CGStreamer"]),
+        .target(name: "CFFmpegShims", dependencies: ["CFFmpeg"]),
         .target(name: "CLockstepNetShims"),
         .target(
             name: "CLockstepX11",
@@ -97,7 +98,7 @@ let package = Package(
             name: "WallPlayer",
             dependencies: [
                 "LockstepLocks",
-                "CGStreamer", "CFFmpeg", "CLockstepShims", "LockstepTime",
+                "CGStreamer", "CFFmpeg", "CFFmpegShims", "CLockstepShims", "LockstepTime",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -199,7 +200,7 @@ let package = Package(
             ]
         ),
 
-        .target(name: "WallCalibration", dependencies: ["CFFmpeg", "CLockstepShims", "LockstepTime"]),
+        .target(name: "WallCalibration", dependencies: ["CFFmpeg", "CFFmpegShims", "LockstepTime"]),
 
         .target(
             name: "LockstepFuzzing",

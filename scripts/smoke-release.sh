@@ -163,6 +163,13 @@ done
 
 # One file, without a wall.
 check 0 10 "wallnode --version" "$wallnode" --version
+# The controller drives nodes over the network: it must not need GStreamer installed.
+checks=$((checks + 1))
+if gstreamer=$(readelf -d "$wallctl" | grep -o 'lib\(gst\|glib\|gobject\)[^]]*'); then
+    fail "wallctl links GStreamer: $(echo $gstreamer)"
+else
+    echo "smoke: ok   wallctl links no GStreamer library"
+fi
 check 0 10 "wallctl --version" "$wallctl" --version
 check 0 30 "wallnode probe" "$wallnode" probe "$work/clip.mp4"
 check 0 30 "wallnode probe --json" "$wallnode" probe "$work/clip.mp4" --json

@@ -1,5 +1,5 @@
 internal import CFFmpeg
-internal import CLockstepShims
+internal import CFFmpegShims
 import LockstepTime
 
 /// A camera's video file, decoded frame by frame to luma with libavcodec (any format and codec

@@ -3,8 +3,6 @@
 
 #include <gst/gst.h>
 #include <gst/video/video.h>
-#include <libavformat/avformat.h>
-#include <libavutil/error.h>
 
 /*
  * GStreamer and GLib macros and variadic functions, as plain prefixed functions Swift can import,
@@ -116,14 +114,5 @@ static inline gboolean lockstep_video_overlay_prepare(GstMessage *message, guint
  */
 void lockstep_handoff_release(const void *address);
 void lockstep_handoff_acquire(const void *address);
-
-/* MARK: FFmpeg macros */
-
-static inline int64_t lockstep_av_nopts_value(void) { return AV_NOPTS_VALUE; }
-static inline int lockstep_av_time_base(void) { return AV_TIME_BASE; }
-static inline int lockstep_avprobe_padding_size(void) { return AVPROBE_PADDING_SIZE; }
-static inline int lockstep_avprobe_score_max(void) { return AVPROBE_SCORE_MAX; }
-static inline int lockstep_averror_eof(void) { return AVERROR_EOF; }
-static inline int lockstep_averror_eagain(void) { return AVERROR(EAGAIN); }
 
 #endif

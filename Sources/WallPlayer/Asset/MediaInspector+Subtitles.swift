@@ -1,5 +1,4 @@
 internal import CFFmpeg
-internal import CLockstepShims
 import Foundation
 import LockstepTime
 

@@ -1,5 +1,5 @@
 internal import CFFmpeg
-internal import CLockstepShims
+internal import CFFmpegShims
 import Foundation
 import LockstepTime
 

@@ -82,8 +82,6 @@ extension Player {
             engine.pipeline = nil
             pipelineRef.withLock { $0 = nil }
             retire(failed)
-        } else {
-            retireIfDecoderLostStreams()
         }
         if item !== engine.loadedItem { engine.outage = nil }
         engine.loadedItem = item
@@ -234,18 +232,6 @@ extension Player {
     /// lock while the pads deactivate), and its teardown then never returns. Past `teardownLimit`
     /// it is left to its own thread, reported, and counted, and the player goes on with a new
     /// pipeline: the picture comes back instead of every later call waiting behind it.
-    /// Retires the pipeline if decodebin3 lost a stream in it (`PlaybackPipeline.lostDecoderInputs`):
-    /// taking it to READY for the next item would crash. Returns whether it did.
-    @discardableResult
-    private func retireIfDecoderLostStreams() -> Bool {
-        guard let pipeline = engine.pipeline, !pipeline.lostDecoderInputs.isEmpty else { return false }
-        engine.pipelineFailed = false
-        engine.pipeline = nil
-        pipelineRef.withLock { $0 = nil }
-        retire(pipeline)
-        return true
-    }
-
     func retire(_ pipeline: PlaybackPipeline) {
         let stopped = pipeline.stopOnItsOwnThread()
         let limit = DispatchTimeInterval.nanoseconds(Int(Self.teardownLimit.nanoseconds ?? 0))
@@ -361,7 +347,6 @@ extension Player {
     /// cannot load. The old media must not play on under the new item (AVPlayer shows nothing
     /// for a failed item), nor post its end as the new item's.
     private func haltLoadedMedia() {
-        retireIfDecoderLostStreams()
         engine.pipeline?.playbin.settle()
         engine.pipeline?.playbin.setState(GST_STATE_READY)
         setTimebase(.stopped(at: .zero))
@@ -599,10 +584,8 @@ extension Player {
             item.markFailed(error)
         }
         cancelAllPending()
-        if !retireIfDecoderLostStreams() {
-            pipeline.playbin.settle()
-            pipeline.playbin.setState(GST_STATE_READY)
-        }
+        pipeline.playbin.settle()
+        pipeline.playbin.setState(GST_STATE_READY)
         engine.prerolled = false
         stopPlayback()
         setTimebase(.stopped(at: engine.timebase.itemTime(atHost: .invalid)))

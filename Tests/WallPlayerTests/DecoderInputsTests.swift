@@ -61,36 +61,6 @@ final class DecoderInputsTests: XCTestCase {
         again.release()
     }
 
-    func testAnIdentityCutFromItsSlot_isALostInput_whichTeardownMustNotTouch() async throws {
-        let (player, inputs) = try await prerolledInputs()
-        defer { withExtendedLifetime(player) {} }
-        let pipeline = try XCTUnwrap(player.pipelineRef.withLock { $0 })
-        XCTAssertEqual(pipeline.lostDecoderInputs, [], "a healthy pipeline")
-        // What decodebin3's remove_input_stream leaves: the identity's output unlinked.
-        let output = try XCTUnwrap(elementOutput(behind: inputs[1]))
-        let slot = try XCTUnwrap(gst_pad_get_peer(output.pointer))
-        defer { gst_object_unref(UnsafeMutableRawPointer(slot)) }
-        XCTAssertNotEqual(gst_pad_unlink(output.pointer, slot), 0)
-        XCTAssertEqual(pipeline.lostDecoderInputs, [GStreamer.padName(output.pointer)])
-        XCTAssertEqual(gst_pad_link(output.pointer, slot), GST_PAD_LINK_OK)
-        XCTAssertEqual(pipeline.lostDecoderInputs, [])
-    }
-
-    func testAPipelineThatLostADecoderInput_isRetired_andTheNextItemGetsANewOne() async throws {
-        let (player, inputs) = try await prerolledInputs()
-        let old = try XCTUnwrap(player.pipelineRef.withLock { $0 })
-        let output = try XCTUnwrap(elementOutput(behind: inputs[1]))
-        let slot = try XCTUnwrap(gst_pad_get_peer(output.pointer))
-        gst_pad_unlink(output.pointer, slot)
-        gst_object_unref(UnsafeMutableRawPointer(slot))
-        let next = PlayerItem(url: try TestMedia.frameCode(seconds: 1))
-        player.replaceCurrentItem(with: next)
-        try await next.waitUntilReady()
-        let current = try XCTUnwrap(player.pipelineRef.withLock { $0 })
-        XCTAssertFalse(current === old, "not taken to READY for reuse: decodebin3 would crash")
-        XCTAssertEqual(current.lostDecoderInputs, [])
-    }
-
     /// A paused player of the languages file (five streams, five decodebin3 inputs) and its
     /// linked decodebin3 inputs.
     private func prerolledInputs() async throws -> (Player, [Pad]) {

@@ -15,8 +15,7 @@ import LockstepTime
 /// it in 45 plays, so the timing of ours (preroll, then PLAYING at a set time) matters.
 /// One cause is now known and kept from happening upstream (decodebin3 removes input streams
 /// that ended while another input's first buffer is handled: `GaplessHandover`); the guard stays
-/// for any other, and `PlaybackPipeline.lostDecoderInputs` keeps such a pipeline from being taken
-/// down (which crashes).
+/// for any other.
 ///
 /// The guard looks four times a second while the pipeline plays with no gapless successor on
 /// its way. When every input of decodebin3 has ended (EOS sticky on each of its sink pads), and

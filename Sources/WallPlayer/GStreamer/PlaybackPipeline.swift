@@ -3,7 +3,6 @@ internal import CLockstepShims
 import Foundation
 import LockstepLocks
 import LockstepTime
-import Logging
 
 #if canImport(Glibc)
     import Glibc
@@ -308,23 +307,9 @@ final class PlaybackPipeline: @unchecked Sendable {
 
     /// Stops every thread and drops the bus hook; the pipeline cannot be used afterwards.
     func shutdown() {
-        guard !isShutDown.exchange(true, ordering: .acquiringAndReleasing) else { return }
         endOfStreamGuard?.stop()
         playbin.settleIfTypefinding()
-        let lost = lostDecoderInputs
-        if lost.isEmpty {
-            playbin.setState(GST_STATE_NULL)
-        } else {
-            // decodebin3 (GStreamer 1.22.0) removed the stream of an input it feeds through an
-            // identity (`GaplessHandover`): taking it to READY dereferences that missing stream
-            // (`reset_input`) and the process dies. It is paused and kept instead, with its
-            // threads: a leak, not a dead screen.
-            Self.logger.error(
-                "decodebin3 lost the stream of \(lost.joined(separator: ", ")); the pipeline is paused and left, not taken down (it would crash)"
-            )
-            playbin.setState(GST_STATE_PAUSED)
-            Self.abandoned.withLock { $0.append(playbin) }
-        }
+        playbin.setState(GST_STATE_NULL)
         box.presented.stop()
         subtitles?.detach()
         gst_bus_set_sync_handler(bus.pointer, nil, nil, nil)
@@ -338,44 +323,6 @@ final class PlaybackPipeline: @unchecked Sendable {
         }
         for probe in groupProbes { gst_pad_remove_probe(probe.pad.pointer, probe.id) }
         groupProbes = []
-    }
-
-    private static let logger = Logger(label: "wallplayer")
-    private let isShutDown = Atomic(false)
-    /// Pipelines `shutdown()` could not take down; never released.
-    private static let abandoned = Mutex<[Element]>([])
-
-    /// The outputs of identities inside decodebin3, started (PAUSED or PLAYING), that are linked
-    /// to nothing: decodebin3 removed the stream they feed, which taking it to READY would
-    /// dereference. Such a pipeline is retired, never reused.
-    var lostDecoderInputs: [String] {
-        var current = GST_STATE_VOID_PENDING
-        var pending = GST_STATE_VOID_PENDING
-        _ = gst_element_get_state(playbin.pointer, &current, &pending, 0)
-        guard current.rawValue > GST_STATE_READY.rawValue else { return [] }
-        return Self.lostDecoderInputs(of: playbin)
-    }
-
-    /// The outputs of identities inside decodebin3 that are linked to nothing, whatever the state.
-    static func lostDecoderInputs(of playbin: Element) -> [String] {
-        var lost: [String] = []
-        GStreamer.forEachDescendant(of: playbin, factory: "identity") { element in
-            guard
-                let parent = gst_object_get_parent(
-                    UnsafeMutableRawPointer(element).assumingMemoryBound(to: GstObject.self))
-            else {
-                return
-            }
-            defer { gst_object_unref(UnsafeMutableRawPointer(parent)) }
-            let identity = Element(retaining: element)
-            guard
-                GStreamer.factoryName(of: UnsafeMutableRawPointer(parent).assumingMemoryBound(to: GstElement.self))
-                    == "decodebin3",
-                let output = identity.staticPad("src"), gst_pad_is_linked(output.pointer) == 0
-            else { return }
-            lost.append(GStreamer.padName(output.pointer))
-        }
-        return lost
     }
 
     private func addGroupProbe(on pad: Pad, kind: StreamGroups.Kind) {

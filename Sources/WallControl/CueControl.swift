@@ -142,7 +142,7 @@ public final class CueControl: Sendable {
 
     /// What the nodes said last of the cues they hold, so that a cue finds it without a round trip
     /// before its cut (`watchStandby`).
-    private struct StandbyView: Sendable {
+    struct StandbyView: Sendable {
         var samples: [String: StatusSample]
         /// The timeline version every node followed when they said so, or nil when they followed
         /// different ones (the view then serves no cue); advanced by each held cue sent since.
@@ -166,7 +166,9 @@ public final class CueControl: Sendable {
             if let cutting, cutting.at - master >= CueControl.overtakingMargin { taken.remove(cutting.name) }
             taken.insert(name)
             cutting = (name, at)
-            self.version = version
+            // A view of nodes on different versions serves no cue, sent or not: what they said
+            // was about different timelines.
+            if self.version != nil { self.version = version }
         }
     }
 

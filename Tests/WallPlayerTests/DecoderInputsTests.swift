@@ -1,5 +1,4 @@
 import CGStreamer
-import CLockstepShims
 import Foundation
 import TestSupport
 import XCTest
@@ -15,51 +14,47 @@ final class DecoderInputsTests: XCTestCase {
     func testPrerolledInputs_waitForNoFirstBuffer() async throws {
         let (player, inputs) = try await prerolledInputs()
         defer { withExtendedLifetime(player) {} }
-        // A paused pipeline's full queues hold some streaming threads inside their input's
-        // element: those inputs are waited for (their thread may be unblocking); the rest not.
         var view = DecoderInputs()
-        let busy = inputs.filter { $0 === inputs[0] || !isFree($0) }.map { UInt(bitPattern: $0.pointer) }
-        XCTAssertFalse(view.waiting(besides: inputs[0].pointer, held: Set(busy)))
+        XCTAssertFalse(view.waiting(besides: inputs[0].pointer, held: [key(inputs[0])]))
     }
 
     func testAnInputStillCarryingItsBlockingProbe_isWaitedFor_unlessItsOwnEndIsHeld() async throws {
         let (player, inputs) = try await prerolledInputs()
         defer { withExtendedLifetime(player) {} }
-        let free = try XCTUnwrap(inputs.dropFirst().first(where: isFree))
-        let busy = Set(inputs.filter { $0 === inputs[0] || !isFree($0) }.map { UInt(bitPattern: $0.pointer) })
-        let output = try XCTUnwrap(elementOutput(behind: free))
+        let other = inputs[1]
+        let output = try XCTUnwrap(elementOutput(behind: other))
         let probe = gst_pad_add_probe(
             output.pointer, GstPadProbeType(GST_PAD_PROBE_TYPE_BLOCK.rawValue | GST_PAD_PROBE_TYPE_BUFFER.rawValue),
             { _, _, _ in GST_PAD_PROBE_OK }, nil, nil)
         var view = DecoderInputs()
-        XCTAssertTrue(view.waiting(besides: inputs[0].pointer, held: busy), "its first buffer is to come")
-        XCTAssertTrue(view.waiting(besides: inputs[0].pointer, held: busy), "until it has come")
+        XCTAssertTrue(view.waiting(besides: inputs[0].pointer, held: [key(inputs[0])]), "its first buffer is to come")
+        XCTAssertTrue(view.waitingFor?.contains("its first buffer to come") == true, view.waitingFor ?? "")
         XCTAssertFalse(
-            view.waiting(besides: inputs[0].pointer, held: busy.union([UInt(bitPattern: free.pointer)])),
+            view.waiting(besides: inputs[0].pointer, held: [key(inputs[0]), key(other)]),
             "an input whose end is held brings no first buffer")
         gst_pad_remove_probe(output.pointer, probe)
-        XCTAssertFalse(view.waiting(besides: inputs[0].pointer, held: busy))
+        XCTAssertFalse(view.waiting(besides: inputs[0].pointer, held: [key(inputs[0])]))
     }
 
-    func testAThreadInsideAnInput_isWaitedFor_untilOneLookFindsItOut() async throws {
+    func testAnInputWhoseFirstBufferIsNotInDecodebinsQueueYet_isWaitedFor_untilItIs() async throws {
+        // Its probe gone, the buffer is still on its way: the thread that carries it is unblocking
+        // every input (and may wait for decodebin3's selection lock) before the slot gets it.
         let (player, inputs) = try await prerolledInputs()
         defer { withExtendedLifetime(player) {} }
-        let free = try XCTUnwrap(inputs.dropFirst().first(where: isFree))
-        let busy = Set(inputs.filter { $0 === inputs[0] || !isFree($0) }.map { UInt(bitPattern: $0.pointer) })
-        let target = try XCTUnwrap(targetPad(of: free))
-        // Another thread holds the element's input stream lock, as one pushing through it does,
-        // for instance while it unblocks every input.
-        let lock = StreamLockHolder(target)
+        let output = try XCTUnwrap(elementOutput(behind: inputs[1]))
+        let slot = try XCTUnwrap(gst_pad_get_peer(output.pointer))
+        defer { gst_object_unref(UnsafeMutableRawPointer(slot)) }
+        XCTAssertTrue(DecoderInputs.isFed(slot), "a prerolled pipeline's slots had their first buffers")
+        let object = UnsafeMutableRawPointer(slot).assumingMemoryBound(to: GObject.self)
+        let mark = g_object_steal_data(object, DecoderInputs.fedKey)
         var view = DecoderInputs()
-        XCTAssertTrue(view.waiting(besides: inputs[0].pointer, held: busy), "it may be unblocking the inputs")
-        XCTAssertTrue(view.waiting(besides: inputs[0].pointer, held: busy), "however long it takes")
-        lock.release()
-        XCTAssertFalse(view.waiting(besides: inputs[0].pointer, held: busy), "out: its first buffer was handled")
-        let again = StreamLockHolder(target)
-        XCTAssertFalse(
-            view.waiting(besides: inputs[0].pointer, held: busy), "for good: later pushes are not first buffers")
-        again.release()
+        XCTAssertTrue(view.waiting(besides: inputs[0].pointer, held: [key(inputs[0])]))
+        XCTAssertTrue(view.waitingFor?.contains("on its way") == true, view.waitingFor ?? "")
+        g_object_set_data(object, DecoderInputs.fedKey, mark)
+        XCTAssertFalse(view.waiting(besides: inputs[0].pointer, held: [key(inputs[0])]))
     }
+
+    private func key(_ pad: Pad) -> UInt { UInt(bitPattern: pad.pointer) }
 
     /// A paused player of the languages file (five streams, five decodebin3 inputs) and its
     /// linked decodebin3 inputs.
@@ -76,13 +71,6 @@ final class DecoderInputsTests: XCTestCase {
         return (player, inputs)
     }
 
-    /// Whether no streaming thread is inside the element behind `input`.
-    private func isFree(_ input: Pad) -> Bool {
-        guard let target = targetPad(of: input), lockstep_pad_stream_trylock(target.pointer) != 0 else { return false }
-        lockstep_pad_stream_unlock(target.pointer)
-        return true
-    }
-
     private func targetPad(of input: Pad) -> Pad? {
         guard
             let target = gst_ghost_pad_get_target(
@@ -97,28 +85,5 @@ final class DecoderInputsTests: XCTestCase {
             return nil
         }
         return Element(owning: element).staticPad("src")
-    }
-}
-
-/// Holds a pad's stream lock on a thread of its own until released.
-private final class StreamLockHolder: @unchecked Sendable {
-    private let release_ = DispatchSemaphore(value: 0)
-    private let done = DispatchSemaphore(value: 0)
-
-    init(_ pad: Pad) {
-        let taken = DispatchSemaphore(value: 0)
-        Thread.detachNewThread { [release_, done] in
-            while lockstep_pad_stream_trylock(pad.pointer) == 0 { usleep(100) }
-            taken.signal()
-            release_.wait()
-            lockstep_pad_stream_unlock(pad.pointer)
-            done.signal()
-        }
-        taken.wait()
-    }
-
-    func release() {
-        release_.signal()
-        done.wait()
     }
 }

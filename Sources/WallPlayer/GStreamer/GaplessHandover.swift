@@ -3,6 +3,7 @@ internal import CLockstepShims
 import Foundation
 import LockstepLocks
 import LockstepTime
+import Logging
 
 #if canImport(Glibc)
     import Glibc
@@ -67,6 +68,9 @@ final class GaplessHandover: @unchecked Sendable {
     static let settleNanoseconds: Int64 = 20_000_000
     /// The longest a drain is held: the next file normally opens within tens of milliseconds.
     static let longestHoldNanoseconds: Int64 = 1_000_000_000
+    /// A hold of a stream's end with no successor this long or longer is logged, with what it
+    /// waited for.
+    static let longHoldNanoseconds: Int64 = 100_000_000
     /// How long a held stream sleeps between looks.
     static let pollMicroseconds: useconds_t = 1_000
 
@@ -125,6 +129,7 @@ final class GaplessHandover: @unchecked Sendable {
         lockstep_signal_connect(
             pipeline.raw, "deep-element-added", unsafeBitCast(elementAdded, to: GCallback.self),
             handOff(handover), releaseHandover)
+        DecoderInputs.markFedSlots(in: pipeline)
         return handover
     }
 
@@ -297,51 +302,111 @@ private func holdWithoutSuccessor(_ pad: UnsafeMutablePointer<GstPad>, output: G
         else { break }
         usleep(GaplessHandover.pollMicroseconds)
     }
+    let held = LocalClock.monotonicNanoseconds() - start
+    if held >= GaplessHandover.longHoldNanoseconds, let why = inputs.waitingFor {
+        holdLogger.warning(
+            "a stream's end waited at decodebin3's input",
+            metadata: [
+                "gst.pad": .string(GStreamer.padName(input)), "hold.ms": .stringConvertible(held / 1_000_000),
+                "hold.for": .string(why),
+            ])
+    }
 }
+
+private let holdLogger = Logger(label: "wallplayer")
 
 /// What one held end sees of decodebin3's inputs.
 struct DecoderInputs {
-    /// Inputs seen with their probe gone and no streaming thread inside: their first buffer was
-    /// handled, for good.
+    /// The mark a slot of decodebin3's queue (a multiqueue sink pad) gets with its first buffer
+    /// or gap (`markFedSlots`).
+    static let fedKey = "lockstep-fed"
+
+    /// Inputs whose first buffer reached decodebin3's queue: settled for good.
     private var settled: Set<UInt> = []
+    /// What the last look that found an input waiting found: the input, and why.
+    private(set) var waitingFor: String?
 
     /// Whether decodebin3, whose input `input` is, has a linked input, other than the `held` ones
-    /// (their end waits here: they will bring no first buffer; `input` is one), that still waits for its first
-    /// buffer or may be handling it: it has no element behind it yet (decodebin3 adds one once the
-    /// stream's collection arrives), an output of that element (an `identity` or a `parsebin`)
-    /// still carries decodebin3's blocking probe, or, since that probe went, no look has found
-    /// the element free of streaming threads. The probe's callback removes the probe, then
-    /// unblocks every input in turn, removing ended streams, all within the thread's push through
-    /// the element, which holds the element's input stream lock; it takes decodebin3's selection
-    /// lock for each input, which another thread can hold for tens of milliseconds under load
-    /// (70 ms seen), so no bound short of the hold's own tells it from a thread waiting
-    /// downstream in a full queue.
+    /// (their end waits here: they will bring no first buffer; `input` is one), whose first
+    /// buffer has not yet gone through: it has no element behind it yet (decodebin3 adds one once
+    /// the stream's collection arrives), an output of that element (an `identity` or a
+    /// `parsebin`) still carries decodebin3's blocking probe, or the slot of decodebin3's queue
+    /// it feeds has had no buffer yet. The probe's callback removes the probe, then unblocks every
+    /// input in turn, removing ended streams, before the buffer goes on into the slot; it takes
+    /// decodebin3's selection lock for each input, which another thread can hold for tens of
+    /// milliseconds under load (66 ms seen), so only the buffer's arrival says it is over.
     mutating func waiting(besides input: UnsafeMutablePointer<GstPad>, held: Set<UInt>) -> Bool {
         guard let decodebin = gst_pad_get_parent_element(input) else { return false }
         var waiting = false
         GStreamer.forEachPad(of: Element(owning: decodebin), direction: GST_PAD_SINK) { sink in
             let key = UInt(bitPattern: sink)
             guard !waiting, !held.contains(key), !settled.contains(key), gst_pad_is_linked(sink) != 0 else { return }
-            waiting = inputWaits(sink, key: key)
+            if let why = inputWaits(sink) {
+                waiting = true
+                waitingFor = "\(GStreamer.padName(sink)) (\(why))"
+            } else {
+                settled.insert(key)
+            }
         }
         return waiting
     }
 
-    private mutating func inputWaits(_ sink: UnsafeMutablePointer<GstPad>, key: UInt) -> Bool {
+    /// Why input `sink` waits, or nil when its first buffer went through.
+    private func inputWaits(_ sink: UnsafeMutablePointer<GstPad>) -> String? {
         // decodebin3's inputs are ghost pads, targeting the element behind.
         guard
             let target = gst_ghost_pad_get_target(
                 UnsafeMutableRawPointer(sink).assumingMemoryBound(to: GstGhostPad.self))
-        else { return true }
+        else { return "no element behind it yet" }
         defer { gst_object_unref(UnsafeMutableRawPointer(target)) }
-        guard let element = gst_pad_get_parent_element(target) else { return true }
-        var blocked = false
+        guard let element = gst_pad_get_parent_element(target) else { return "no element behind it yet" }
+        var why: String?
         GStreamer.forEachPad(of: Element(owning: element), direction: GST_PAD_SRC) { output in
-            if gst_pad_is_blocked(output) != 0 { blocked = true }
+            guard why == nil else { return }
+            if gst_pad_is_blocked(output) != 0 {
+                why = "its first buffer to come"
+            } else if let slot = gst_pad_get_peer(output) {
+                defer { gst_object_unref(UnsafeMutableRawPointer(slot)) }
+                if !Self.isFed(slot) { why = "its first buffer on its way into decodebin3's queue" }
+            }
         }
-        guard !blocked, lockstep_pad_stream_trylock(target) != 0 else { return true }
-        lockstep_pad_stream_unlock(target)
-        settled.insert(key)
-        return false
+        return why
     }
+
+    static func isFed(_ slot: UnsafeMutablePointer<GstPad>) -> Bool {
+        g_object_get_data(UnsafeMutableRawPointer(slot).assumingMemoryBound(to: GObject.self), fedKey) != nil
+    }
+
+    /// Marks each slot of the queue inside `pipeline`'s decodebin3 with its first buffer or gap.
+    static func markFedSlots(in pipeline: Element) {
+        guard let decodebin = GStreamer.descendant(of: pipeline, factory: "decodebin3"),
+            let queue = GStreamer.descendant(of: decodebin, factory: "multiqueue")
+        else { return }
+        lockstep_signal_connect(queue.raw, "pad-added", unsafeBitCast(slotAdded, to: GCallback.self), nil, nil)
+    }
+}
+
+private let slotAdded: @convention(c) (gpointer?, gpointer?, gpointer?) -> Void = { _, pad, _ in
+    guard let pad = pad?.assumingMemoryBound(to: GstPad.self), gst_pad_get_direction(pad) == GST_PAD_SINK else {
+        return
+    }
+    gst_pad_add_probe(
+        pad,
+        GstPadProbeType(
+            GST_PAD_PROBE_TYPE_BUFFER.rawValue | GST_PAD_PROBE_TYPE_BUFFER_LIST.rawValue
+                | GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM.rawValue),
+        markFed, nil, nil)
+}
+
+/// The slot's first buffer or gap: marked, and the probe goes.
+private let markFed: GstPadProbeCallback = { pad, info, _ in
+    guard let pad, let info else { return GST_PAD_PROBE_OK }
+    if info.pointee.type.rawValue & GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM.rawValue != 0 {
+        guard let event = info.pointee.data?.assumingMemoryBound(to: GstEvent.self), event.pointee.type == GST_EVENT_GAP
+        else { return GST_PAD_PROBE_OK }
+    }
+    g_object_set_data(
+        UnsafeMutableRawPointer(pad).assumingMemoryBound(to: GObject.self), DecoderInputs.fedKey,
+        UnsafeMutableRawPointer(bitPattern: 1))
+    return GST_PAD_PROBE_REMOVE
 }

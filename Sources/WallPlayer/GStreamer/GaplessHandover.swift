@@ -58,7 +58,7 @@ import Logging
 /// input made a little later is still to come or still being handled (its thread waited 66 ms for
 /// decodebin3's selection lock in one run). `wallnode play` of a 2 s file of one video, two audio
 /// and two subtitle streams, release build, two busy loops beside it (scripts/make-media.sh
-/// languages): 5 crashes in 75 runs before; none, and no end lost, in 120 runs with this hold. So
+/// languages): 5 crashes in 75 runs before; none, and no end lost, in 100 runs with this hold. So
 /// with no successor, a stream's end also waits while any other input of decodebin3 still waits
 /// for its first buffer or may be handling it (`DecoderInputs`); an input whose own end waits
 /// here will never bring one.

@@ -340,7 +340,9 @@ let package = Package(
         .testTarget(
             name: "WallControlTests",
             dependencies: [
-                "WallControl", "WallProtocol", "LockstepTime",
+                "WallControl", "WallProtocol", "WallTimeline", "ShowControl", "LockstepTime", "LockstepLocks",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]

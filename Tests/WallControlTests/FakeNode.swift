@@ -1,0 +1,212 @@
+import Foundation
+import Hummingbird
+import LockstepLocks
+import LockstepTime
+import Logging
+import NIOCore
+import WallProtocol
+import WallTimeline
+
+/// A node as the controller sees it: its control API on a loopback port of this process, with no
+/// player or clock behind it. What it holds is what it was sent; its master time is the shared
+/// `FakeNode.master`; how it answers is what a test sets (`behaviour`), so the controller's
+/// decisions run against slow, refusing, silent and restarted nodes with no process.
+final class FakeNode: Sendable {
+    /// How the node answers.
+    enum Behaviour: Sendable, Equatable {
+        /// At once, carrying out what it is sent.
+        case answering
+        /// Its status at once; every command refused (HTTP 409) with this reason.
+        case refusing(String)
+        /// As `answering`, each answer this long after the request.
+        case slow(Duration)
+        /// Not at all: the connection is taken and the request never answered.
+        case silent
+    }
+
+    struct State {
+        var behaviour = Behaviour.answering
+        var timeline: Timeline?
+        /// Every timeline sent to it, in order.
+        var received: [Timeline] = []
+        var epoch: UInt64
+        /// Each media file's length here, by path; a path not named is "no such file".
+        var lengths: [String: MediaTime]
+        /// The cues it says it holds in standby, their first frames prerolled.
+        var cuesReady: [String] = []
+    }
+
+    /// The master time every fake node reports: this machine's monotonic time plus a day, so that
+    /// no master time is mistaken for a local one.
+    static func master() -> MediaTime { LocalClock.monotonic.now() + MediaTime(value: 86_400, timescale: 1) }
+
+    /// The node's state, shared with the routes that answer for it.
+    private final class Shared: Sendable {
+        let state: Mutex<State>
+        init(_ state: State) { self.state = Mutex(state) }
+        func withLock<T: Sendable>(_ body: (inout sending State) -> sending T) -> T { state.withLock(body) }
+    }
+
+    let id: String
+    let port: Int
+    private let state: Shared
+    private let serving: Task<Void, any Error>
+
+    private init(id: String, port: Int, state: Shared, serving: Task<Void, any Error>) {
+        self.id = id
+        self.port = port
+        self.state = state
+        self.serving = serving
+    }
+
+    /// A node answering on a free loopback port, once it listens.
+    static func start(
+        id: String, epoch: UInt64 = 0x5eed, lengths: [String: MediaTime] = [:]
+    ) async throws -> FakeNode {
+        let state = Shared(State(epoch: epoch, lengths: lengths))
+        let (ports, bound) = AsyncStream.makeStream(of: Int.self)
+        var quiet = Logger(label: "fake-node")
+        quiet.logLevel = .critical
+        let application = Application(
+            router: router(id: id, state: state),
+            configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: 0), serverName: "fake-node"),
+            onServerRunning: { channel in bound.yield(channel.localAddress?.port ?? 0) }, logger: quiet)
+        let serving = Task { try await application.run() }
+        var waiting = ports.makeAsyncIterator()
+        guard let port = await waiting.next(), port > 0 else {
+            serving.cancel()
+            throw CancellationError()
+        }
+        return FakeNode(id: id, port: port, state: state, serving: serving)
+    }
+
+    /// Stops answering: its port refuses connections from now on.
+    func stop() { serving.cancel() }
+
+    var behaviour: Behaviour {
+        get { state.withLock { $0.behaviour } }
+        set { state.withLock { $0.behaviour = newValue } }
+    }
+
+    /// The timeline it follows now.
+    var timeline: Timeline? { state.withLock { $0.timeline } }
+
+    /// Every timeline it was sent, in order.
+    var received: [Timeline] { state.withLock { $0.received } }
+
+    /// The cues it says it holds in standby.
+    var cuesReady: [String] {
+        get { state.withLock { $0.cuesReady } }
+        set { state.withLock { $0.cuesReady = newValue } }
+    }
+
+    /// As a node whose stored state was lost comes back: holding no timeline.
+    func forgetTimeline() { state.withLock { $0.timeline = nil } }
+
+    /// The status the node reports: a usable clock on its master's epoch, its timeline's version,
+    /// settled and in step.
+    private static func status(id: String, state: State) -> NodeStatus {
+        let clock = ClockReport(
+            state: "locked", usable: true, server: "127.0.0.1:18590", offset: .zero,
+            errorBound: MediaTime(value: 50, timescale: 1_000_000), epoch: state.epoch, realtime: true)
+        let player = PlayerReport(
+            status: "readyToPlay", media: nil, itemStatus: nil, timeControlStatus: "playing", waitingReason: nil,
+            rate: 1, position: .zero, prerolled: true, framesPresented: 0, framesLate: 0, framesDropped: 0,
+            renderThread: "normal", error: nil)
+        let timeline = state.timeline.map { timeline in
+            var report = TimelineReport(
+                version: timeline.version, state: "playing", entry: 0, pass: 0, itemTime: .zero, inStep: true,
+                offset: .zero, rejoins: 0, problem: nil)
+            report.settled = true
+            report.cuesReady = state.cuesReady
+            return report
+        }
+        return NodeStatus(
+            id: id, masterTime: master(), monotonicTime: LocalClock.monotonic.now(), clock: clock, player: player,
+            timeline: timeline)
+    }
+
+    private static func json(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json"
+        return Response(
+            status: status, headers: headers,
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: try JSONEncoder().encode(value))))
+    }
+
+    /// Waits as the node's behaviour says before answering; nil: answer, else the refusal.
+    private static func behave(_ state: Shared) async throws -> String? {
+        switch state.withLock({ $0.behaviour }) {
+        case .answering: return nil
+        case .refusing(let reason): return reason
+        case .slow(let delay):
+            try await Task.sleep(for: delay)
+            return nil
+        case .silent:
+            // Until a test makes it answer again (a partition healed).
+            while state.withLock({ $0.behaviour }) == .silent { try await Task.sleep(for: .milliseconds(20)) }
+            return try await behave(state)
+        }
+    }
+
+    private static func router(id: String, state: Shared) -> Router<BasicRequestContext> {
+        let router = Router()
+        router.get(RouterPath(ControlPath.status)) { _, _ -> Response in
+            _ = try await behave(state)
+            return try json(status(id: id, state: state.withLock { $0 }))
+        }
+        router.get(RouterPath(ControlPath.timeline)) { _, _ -> Response in
+            _ = try await behave(state)
+            guard let timeline = state.withLock({ $0.timeline }) else { return Response(status: .notFound) }
+            return try json(timeline)
+        }
+        router.put(RouterPath(ControlPath.timeline)) { request, _ -> Response in
+            let body = try await request.body.collect(upTo: 1 << 20)
+            if let reason = try await behave(state) {
+                return try json(ControlReply(ok: false, error: reason, status: nil), status: .conflict)
+            }
+            let timeline = try JSONDecoder().decode(Timeline.self, from: Data(body.readableBytesView))
+            let now = state.withLock { state in
+                state.timeline = timeline
+                state.received.append(timeline)
+                return state
+            }
+            return try json(ControlReply(ok: true, status: status(id: id, state: now)))
+        }
+        router.post(RouterPath(ControlPath.mediaDurations)) { request, _ -> Response in
+            let body = try await request.body.collect(upTo: 1 << 20)
+            if let reason = try await behave(state) {
+                return try json(ControlReply(ok: false, error: reason, status: nil), status: .conflict)
+            }
+            let asked = try JSONDecoder().decode(MediaDurationsRequest.self, from: Data(body.readableBytesView))
+            let lengths = state.withLock { $0.lengths }
+            guard let missing = asked.media.first(where: { lengths[$0] == nil }) else {
+                return try json(MediaDurationsReply(node: id, durations: asked.media.map { lengths[$0]! }))
+            }
+            return try json(
+                ControlReply(ok: false, error: "\(missing): no such file", status: nil), status: .unprocessableContent)
+        }
+        return router
+    }
+}
+
+extension WallConfig {
+    /// The wall of `nodes`, a row of 160x90 tiles, playing /m/a.mp4 then 4 s of /m/b.mp4, with
+    /// `extra` top-level lines (its cues).
+    static func fakes(_ nodes: [FakeNode], extra: String = "") throws -> WallConfig {
+        let tiles = nodes.enumerated().map { index, node in
+            "  - {id: \(node.id), control: \"127.0.0.1:\(node.port)\", tile: {x: \(index * 160), y: 0, width: 160, height: 90}}"
+        }
+        return try WallConfig.parse(
+            """
+            name: fakes
+            clock: 127.0.0.1:18590
+            media: /m/a.mp4
+            canvas: {width: \(160 * nodes.count), height: 90}
+            playlist: [{media: /m/a.mp4}, {media: /m/b.mp4, out: 4s}]
+            \(extra)
+            nodes:
+            \(tiles.joined(separator: "\n"))
+            """)
+    }
+}

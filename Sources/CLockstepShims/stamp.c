@@ -1,6 +1,8 @@
 #include "CLockstepShims.h"
 
+#include <errno.h>
 #include <pthread.h>
+#include <time.h>
 
 /*
  * lockstep presentation stamp: one sink pad, one src pad, buffers pass through unchanged.
@@ -9,6 +11,13 @@
  * only after the sink has prerolled, waited on the clock and rendered the buffer, so reading the
  * pipeline clock when the push returns gives the time the frame was actually presented, measured
  * where it renders, for any sink.
+ *
+ * It also holds back, while the pipeline plays, every frame due at or after a pause's time (the
+ * gate): the pause is a state change made by a thread that wakes for it, and one woken late would
+ * otherwise let the sink present frames past the pause (at a cut, the old clip's next frame beside the
+ * new clip's first). A held frame goes on when the element leaves PLAYING (the sink prerolls it, as it
+ * would a frame it was waiting to present), on a flush, when the gate is opened, or after
+ * GATE_LIMIT_NS, so a pause that never comes cannot wedge the render thread.
  */
 
 typedef struct {
@@ -24,7 +33,14 @@ typedef struct {
     LockstepPresentedFunc func;
     gpointer user_data;
     GDestroyNotify destroy;
+    /* The gate: base time plus running time at or after which frames wait while playing; NONE: open. */
+    GstClockTime gate;
+    gboolean playing;
+    gboolean flushing;
+    pthread_cond_t changed;
 } LockstepStamp;
+
+#define GATE_LIMIT_NS (200 * GST_MSECOND)
 
 typedef struct {
     GstElementClass parent_class;
@@ -37,6 +53,27 @@ static GstStaticPadTemplate sink_template =
 static GstStaticPadTemplate src_template =
     GST_STATIC_PAD_TEMPLATE("src", GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS_ANY);
 
+/* Whether `buffer` (at `running_time`) must wait at the gate now. Called with the lock held. */
+static gboolean lockstep_stamp_gated(LockstepStamp *self, GstClockTime running_time) {
+    if (!self->playing || self->flushing || !GST_CLOCK_TIME_IS_VALID(self->gate)) return FALSE;
+    if (!GST_CLOCK_TIME_IS_VALID(running_time)) return FALSE;
+    GstClockTime base_time = gst_element_get_base_time(GST_ELEMENT_CAST(self));
+    return base_time + running_time >= self->gate;
+}
+
+/* Waits while the gate holds the frame at `running_time`, at most GATE_LIMIT_NS. Lock held. */
+static void lockstep_stamp_wait_at_gate(LockstepStamp *self, GstClockTime running_time) {
+    if (!lockstep_stamp_gated(self, running_time)) return;
+    struct timespec deadline;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    deadline.tv_nsec += GATE_LIMIT_NS % GST_SECOND;
+    deadline.tv_sec += GATE_LIMIT_NS / GST_SECOND + deadline.tv_nsec / GST_SECOND;
+    deadline.tv_nsec %= GST_SECOND;
+    while (lockstep_stamp_gated(self, running_time)) {
+        if (pthread_cond_timedwait(&self->changed, &self->lock, &deadline) == ETIMEDOUT) break;
+    }
+}
+
 static GstFlowReturn lockstep_stamp_chain(GstPad *pad, GstObject *parent, GstBuffer *buffer) {
     LockstepStamp *self = (LockstepStamp *)parent;
     GstClockTime pts = GST_BUFFER_PTS(buffer);
@@ -44,6 +81,12 @@ static GstFlowReturn lockstep_stamp_chain(GstPad *pad, GstObject *parent, GstBuf
 
     pthread_mutex_lock(&self->lock);
     GstClockTime running_time = gst_segment_to_running_time(&self->segment, GST_FORMAT_TIME, pts);
+    lockstep_stamp_wait_at_gate(self, running_time);
+    if (self->flushing) {
+        pthread_mutex_unlock(&self->lock);
+        gst_buffer_unref(buffer);
+        return GST_FLOW_FLUSHING;
+    }
     /* The item time of the frame: its stream time. The buffer's own timestamp is not, for media whose
      * first frame is not at zero (an MP4 edit list shifting B-frame reordering delay, an MPEG-TS
      * stream's start): the segment maps one to the other. */
@@ -84,9 +127,18 @@ static gboolean lockstep_stamp_sink_event(GstPad *pad, GstObject *parent, GstEve
         gst_event_copy_segment(event, &self->segment);
         pthread_mutex_unlock(&self->lock);
         break;
+    case GST_EVENT_FLUSH_START:
+        pthread_mutex_lock(&self->lock);
+        self->flushing = TRUE;
+        pthread_cond_broadcast(&self->changed);
+        pthread_mutex_unlock(&self->lock);
+        break;
     case GST_EVENT_FLUSH_STOP:
+        /* A seek: what comes now is another position, which no pause scheduled before it holds. */
         pthread_mutex_lock(&self->lock);
         gst_segment_init(&self->segment, GST_FORMAT_TIME);
+        self->flushing = FALSE;
+        self->gate = GST_CLOCK_TIME_NONE;
         pthread_mutex_unlock(&self->lock);
         break;
     default:
@@ -95,12 +147,31 @@ static gboolean lockstep_stamp_sink_event(GstPad *pad, GstObject *parent, GstEve
     return gst_pad_event_default(pad, parent, event);
 }
 
+/* Leaving PLAYING lets a held frame go on (the sink prerolls it); entering it arms the gate. */
+static GstStateChangeReturn lockstep_stamp_change_state(GstElement *element, GstStateChange transition) {
+    LockstepStamp *self = (LockstepStamp *)element;
+    if (transition == GST_STATE_CHANGE_PLAYING_TO_PAUSED) {
+        pthread_mutex_lock(&self->lock);
+        self->playing = FALSE;
+        pthread_cond_broadcast(&self->changed);
+        pthread_mutex_unlock(&self->lock);
+    }
+    GstStateChangeReturn result = GST_ELEMENT_CLASS(lockstep_stamp_parent_class)->change_state(element, transition);
+    if (transition == GST_STATE_CHANGE_PAUSED_TO_PLAYING) {
+        pthread_mutex_lock(&self->lock);
+        self->playing = TRUE;
+        pthread_mutex_unlock(&self->lock);
+    }
+    return result;
+}
+
 static void lockstep_stamp_finalize(GObject *object) {
     LockstepStamp *self = (LockstepStamp *)object;
     if (self->last_sample != NULL) gst_sample_unref(self->last_sample);
     gst_caps_replace(&self->caps, NULL);
     if (self->destroy != NULL) self->destroy(self->user_data);
     pthread_mutex_destroy(&self->lock);
+    pthread_cond_destroy(&self->changed);
     G_OBJECT_CLASS(lockstep_stamp_parent_class)->finalize(object);
 }
 
@@ -108,6 +179,7 @@ static void lockstep_stamp_class_init(LockstepStampClass *klass) {
     GObjectClass *object_class = G_OBJECT_CLASS(klass);
     GstElementClass *element_class = GST_ELEMENT_CLASS(klass);
     object_class->finalize = lockstep_stamp_finalize;
+    element_class->change_state = lockstep_stamp_change_state;
     gst_element_class_add_static_pad_template(element_class, &sink_template);
     gst_element_class_add_static_pad_template(element_class, &src_template);
     gst_element_class_set_static_metadata(element_class, "Lockstep presentation stamp", "Generic",
@@ -117,6 +189,12 @@ static void lockstep_stamp_class_init(LockstepStampClass *klass) {
 
 static void lockstep_stamp_init(LockstepStamp *self) {
     pthread_mutex_init(&self->lock, NULL);
+    pthread_condattr_t attributes;
+    pthread_condattr_init(&attributes);
+    pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC);
+    pthread_cond_init(&self->changed, &attributes);
+    pthread_condattr_destroy(&attributes);
+    self->gate = GST_CLOCK_TIME_NONE;
     gst_segment_init(&self->segment, GST_FORMAT_TIME);
     self->sinkpad = gst_pad_new_from_static_template(&sink_template, "sink");
     gst_pad_set_chain_function(self->sinkpad, lockstep_stamp_chain);
@@ -148,4 +226,12 @@ GstSample *lockstep_presentation_stamp_last_sample(GstElement *stamp) {
     GstSample *sample = self->last_sample != NULL ? gst_sample_ref(self->last_sample) : NULL;
     pthread_mutex_unlock(&self->lock);
     return sample;
+}
+
+void lockstep_presentation_stamp_set_gate(GstElement *stamp, GstClockTime gate) {
+    LockstepStamp *self = (LockstepStamp *)stamp;
+    pthread_mutex_lock(&self->lock);
+    self->gate = gate;
+    pthread_cond_broadcast(&self->changed);
+    pthread_mutex_unlock(&self->lock);
 }

@@ -798,6 +798,7 @@ extension Player {
             refreshTimebase()
             return
         }
+        pipeline.holdFrames(from: nil)
         guard item.status == .readyToPlay else {
             setTimeControl(.waitingToPlayAtSpecifiedRate, reason: .evaluatingBufferingRate)
             return

@@ -93,9 +93,13 @@ extension Player {
                     player.makeSeek(to: itemTime, before: .zero, after: .zero, queue: nil, completion: nil))
             }
             guard hostTime.isNumeric else { return pause(self) }
+            // The pause is a state change its alarm makes; the frames due from its time on wait at
+            // the sink meanwhile, so one woken late shows none of them.
+            pipeline.holdFrames(from: hostTime)
             addStartAlarm(at: hostTime, pause)
             return
         }
+        pipeline.holdFrames(from: nil)
         let target =
             itemTime.isNumeric
             ? itemTime : (pipeline.playbin.queryPosition() ?? engine.timebase.itemTime(atHost: .invalid))

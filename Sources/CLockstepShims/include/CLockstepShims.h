@@ -92,6 +92,12 @@ GstElement *lockstep_presentation_stamp_new(const char *name, LockstepPresentedF
                                             GDestroyNotify destroy);
 /* The frame most recently passed downstream (prerolled or presented), with its caps; NULL before the first. */
 GstSample *lockstep_presentation_stamp_last_sample(GstElement *stamp);
+/*
+ * While the pipeline plays, holds back every frame whose base time plus running time is at or after
+ * `gate` (a pause's host time less the pipeline's latency), until the element leaves PLAYING, a flush
+ * (which also opens the gate), another gate, or 200 ms. GST_CLOCK_TIME_NONE opens it.
+ */
+void lockstep_presentation_stamp_set_gate(GstElement *stamp, GstClockTime gate);
 
 /*
  * When `message` is a video sink asking for its window (prepare-window-handle), hands it `handle`

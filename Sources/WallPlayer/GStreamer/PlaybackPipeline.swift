@@ -522,6 +522,15 @@ final class PlaybackPipeline: @unchecked Sendable {
     var latency: MediaTime {
         MediaTime(clockTime: gst_pipeline_get_latency(playbin.cast(to: GstPipeline.self)))
     }
+
+    /// While playing, holds back every frame due on the pipeline's clock at or after `hostTime` (a
+    /// pause's), until the pipeline pauses: a pause woken late then presents none of them. A flush
+    /// or a new start opens the gate (nil).
+    func holdFrames(from hostTime: MediaTime?) {
+        guard let stamp else { return }
+        lockstep_presentation_stamp_set_gate(
+            stamp.pointer, hostTime.flatMap { ($0 - latency).clockTime } ?? GStreamer.clockTimeNone)
+    }
 }
 
 /// What the C callbacks reach: the owner's closures and the render-thread bookkeeping.

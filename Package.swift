@@ -132,7 +132,9 @@ let package = Package(
         .target(
             name: "WallControl",
             dependencies: [
-                "LockstepGuard", "LockstepNet", "LockstepTime", "WallProtocol", "WallTimeline", "ShowControl",
+                "GroundTruth", "LockstepGuard", "LockstepLocks", "LockstepNet", "LockstepTime", "WallAnalysis",
+                "WallProtocol",
+                "WallTimeline", "ShowControl",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),

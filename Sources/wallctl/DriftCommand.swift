@@ -96,94 +96,30 @@ struct DriftCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await options.withWall { wall in
-            let ids = wall.clients.map(\.id)
-            let truthPorts = try groundTruthPorts()
-            let unknown = truthPorts.map(\.node).filter { !ids.contains($0) }
-            guard unknown.isEmpty else { throw ControlError.unknownNodes(unknown) }
-            if !truthPorts.isEmpty, Set(truthPorts.map(\.node)) != Set(ids) {
-                throw ValidationError("--ground-truth must name every node measured (\(ids.joined(separator: ", ")))")
-            }
-
-            var analyzer = try DriftAnalyzer(
-                nodes: ids,
-                configuration: DriftAnalyzer.Configuration(
-                    threshold: MediaTime(seconds: threshold / 1000, preferredTimescale: 1_000_000)))
-            var comparison = truthPorts.isEmpty ? nil : try GroundTruthComparison(nodes: ids)
-            let truthAddress = try groundTruthAddress()
-            let collector =
-                try truthPorts.isEmpty ? nil : TruthCollector(wall: wall, ports: truthPorts, address: truthAddress)
-
-            /// Notes every node's status (clock error bound, late and dropped counters) in the report.
-            func recordStatuses() async throws -> [String: NodeStatus] {
-                let statuses = try await wall.everyNode { client throws(ControlError) in
-                    try await client.status().status
-                }
-                for status in statuses.values { try analyzer.record(status) }
-                return statuses
-            }
-
-            // Start from what the nodes present from now on; their counters count from here too.
-            var after = try await recordStatuses().mapValues(\.player.framesPresented)
-            let end = LocalClock.monotonic.now() + MediaTime(seconds: duration, preferredTimescale: 1000)
-            var lastStatus = LocalClock.monotonic.now()
-            while LocalClock.monotonic.now() < end {
-                try await Task.sleep(for: .milliseconds(Int(poll * 1000)))
-                let replies = try await wall.everyNode { [after] client throws(ControlError) in
-                    try await client.frames(after: after[client.id] ?? 0)
-                }
-                for (id, reply) in replies {
-                    if let last = reply.records.last { after[id] = last.sequence }
-                    let aligned = try analyzer.ingest(reply)
-                    try comparison?.ingest(aligned)
-                }
-                if let collector { try comparison?.ingest(collector.drain()) }
-                if LocalClock.monotonic.now() - lastStatus > MediaTime(value: 2, timescale: 1) {
-                    lastStatus = LocalClock.monotonic.now()
-                    _ = try await recordStatuses()
-                }
-            }
-            _ = try await recordStatuses()
-            collector?.stop()
-            analyzer.finish()
-            if let collector { try comparison?.ingest(collector.drain()) }
-            comparison?.finish()
-            var report = analyzer.report()
-            // A FAIL says why: each node measures what a frame costs its machine, against the frame period.
-            if report.verdict.outcome == .fail {
-                let costs = await wall.eachNode { client throws(ControlError) in try await client.check().frameCost }
-                report = analyzer.report(
-                    frameCosts: costs.compactMapValues { outcome in (try? outcome.get()) ?? nil })
-            }
-            let truth = comparison?.report()
+            let measurement = try DriftMeasurement(
+                wall: wall, threshold: MediaTime(seconds: threshold / 1000, preferredTimescale: 1_000_000),
+                poll: .milliseconds(Int(poll * 1000)),
+                truthPorts: try groundTruthPorts().map { DriftMeasurement.TruthPort(node: $0.node, port: $0.port) },
+                truthAddress: try groundTruthAddress())
+            let outcome = try await measurement.run(for: MediaTime(seconds: duration, preferredTimescale: 1000))
 
             // With --json - (or --plot -) standard output carries the data, and the tables go to stderr.
             let dataOnStandardOutput = json == "-" || plot == "-"
             let say = { (text: String) in dataOnStandardOutput ? Output.note(text) : Output.line(text) }
-            say(report.table())
-            if let truth {
-                say(truth.table())
-                for node in truth.nodes where node.arrivals == 0 {
-                    let port = truthPorts.first { $0.node == node.node }?.port ?? 0
-                    say(
-                        "ground truth: no datagram arrived from \(node.node) on \(truthAddress.withPort(port)): is its "
-                            + "video sink a udpsink sending frame-code frames to this machine, port \(port)?")
-                }
+            say(outcome.report.table())
+            if let truth = outcome.truth { say(truth.table()) }
+            for (node, address) in outcome.silentTruth {
+                say(
+                    "ground truth: no datagram arrived from \(node) on \(address): is its video sink a udpsink "
+                        + "sending frame-code frames to this machine, port \(address.port)?")
             }
             if let json {
-                try write(try DriftReports(drift: report, groundTruth: truth).jsonData(), to: json)
+                try write(try DriftReports(drift: outcome.report, groundTruth: outcome.truth).jsonData(), to: json)
             }
             if let plot {
-                try write(Data(DriftPlot(report: report).svg().utf8), to: plot)
+                try write(Data(DriftPlot(report: outcome.report).svg().utf8), to: plot)
             }
-            if let truth {
-                guard truth.verdict.confirmed, report.verdict.outcome != .fail else { throw ExitCode(1) }
-                return
-            }
-            switch report.verdict.outcome {
-            case .pass: return
-            case .fail: throw ExitCode(1)
-            case .uncertain: throw ExitCode(3)
-            }
+            if outcome.exitStatus != 0 { throw ExitCode(outcome.exitStatus) }
         }
     }
 
@@ -199,56 +135,5 @@ struct DriftCommand: AsyncParsableCommand {
         } catch {
             throw ControlError.config("cannot write \(path): \(error.localizedDescription)")
         }
-    }
-}
-
-/// Receives the frames the nodes' sinks send as they render, and hands them over decoded.
-final class TruthCollector: Sendable {
-    private final class Buffer: Sendable {
-        let arrivals = Mutex<[GroundTruthArrival]>([])
-    }
-
-    private let receiver: FrameReceiver
-    private let received = Buffer()
-    private let reader: Task<Void, Never>
-
-    init(wall: Wall, ports: [(node: String, port: UInt16)], address: SocketAddress) throws {
-        do {
-            receiver = try FrameReceiver(count: ports.count, ports: ports.map(\.port), address: address)
-        } catch {
-            throw ControlError.config(
-                "cannot listen for ground truth on \(address.host) ports \(ports.map { String($0.port) }.joined(separator: ", ")): \(error)"
-            )
-        }
-        var nodeOfPort: [UInt16: (id: String, width: Int, height: Int)] = [:]
-        for (node, port) in ports {
-            let output = wall.config.node(node)?.output
-            nodeOfPort[port] = (node, output?.width ?? 8, output?.height ?? 8)
-        }
-        let lookup = nodeOfPort
-        let stream = receiver.arrivals
-        let buffer = received
-        reader = Task {
-            for await arrival in stream {
-                guard let node = lookup[arrival.port],
-                    let decoded = GroundTruthArrival(
-                        decoding: arrival, node: node.id, width: node.width, height: node.height)
-                else { continue }
-                buffer.arrivals.withLock { $0.append(decoded) }
-            }
-        }
-    }
-
-    /// The frames received since the last call, in arrival order.
-    func drain() -> [GroundTruthArrival] {
-        received.arrivals.withLock { all in
-            defer { all.removeAll(keepingCapacity: true) }
-            return all
-        }
-    }
-
-    func stop() {
-        receiver.stop()
-        reader.cancel()
     }
 }

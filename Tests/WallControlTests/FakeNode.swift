@@ -34,6 +34,16 @@ final class FakeNode: Sendable {
         var lengths: [String: MediaTime]
         /// The cues it says it holds in standby, their first frames prerolled.
         var cuesReady: [String] = []
+        /// The frames it presented, as `GET /frames` gives them, and how many it says it presented
+        /// before them.
+        var frames: [FrameRecord] = []
+        var framesBefore: UInt64 = 0
+        /// How many times it was asked for its frames.
+        var framesAsked = 0
+        /// Its clock's error bound, as its status and its frames say it, and the bound that holds
+        /// whatever its path's asymmetry (nil: it has none).
+        var errorBound = MediaTime(value: 50, timescale: 1_000_000)
+        var guaranteedErrorBound: MediaTime?
     }
 
     /// The master time every fake node reports: this machine's monotonic time plus a day, so that
@@ -100,6 +110,22 @@ final class FakeNode: Sendable {
         set { state.withLock { $0.cuesReady = newValue } }
     }
 
+    /// Says it presented `frames` (after `framesBefore` others), its clock within `errorBound`
+    /// estimated, within `guaranteed` whatever its path's asymmetry.
+    func present(
+        _ frames: [FrameRecord], after framesBefore: UInt64 = 0, errorBound: MediaTime, guaranteed: MediaTime?
+    ) {
+        state.withLock { state in
+            state.frames = frames
+            state.framesBefore = framesBefore
+            state.errorBound = errorBound
+            state.guaranteedErrorBound = guaranteed
+        }
+    }
+
+    /// How many times it was asked for its frames.
+    var framesAsked: Int { state.withLock { $0.framesAsked } }
+
     /// As a node whose stored state was lost comes back: holding no timeline.
     func forgetTimeline() { state.withLock { $0.timeline = nil } }
 
@@ -108,10 +134,12 @@ final class FakeNode: Sendable {
     private static func status(id: String, state: State) -> NodeStatus {
         let clock = ClockReport(
             state: "locked", usable: true, server: "127.0.0.1:18590", offset: .zero,
-            errorBound: MediaTime(value: 50, timescale: 1_000_000), epoch: state.epoch, realtime: true)
+            errorBound: state.errorBound, guaranteedErrorBound: state.guaranteedErrorBound, epoch: state.epoch,
+            realtime: true)
         let player = PlayerReport(
             status: "readyToPlay", media: nil, itemStatus: nil, timeControlStatus: "playing", waitingReason: nil,
-            rate: 1, position: .zero, prerolled: true, framesPresented: 0, framesLate: 0, framesDropped: 0,
+            rate: 1, position: .zero, prerolled: true, framesPresented: state.framesBefore, framesLate: 0,
+            framesDropped: 0,
             renderThread: "normal", error: nil)
         let timeline = state.timeline.map { timeline in
             var report = TimelineReport(
@@ -172,6 +200,18 @@ final class FakeNode: Sendable {
                 return state
             }
             return try json(ControlReply(ok: true, status: status(id: id, state: now)))
+        }
+        router.get(RouterPath(ControlPath.frames)) { request, _ -> Response in
+            _ = try await behave(state)
+            let after = request.uri.queryParameters.get("after").flatMap { UInt64($0) } ?? 0
+            let now = state.withLock { state in
+                state.framesAsked += 1
+                return state
+            }
+            return try json(
+                FramesReply(
+                    node: id, records: now.frames.filter { $0.sequence > after }, missed: 0,
+                    clockErrorBound: now.errorBound, guaranteedClockErrorBound: now.guaranteedErrorBound))
         }
         router.post(RouterPath(ControlPath.mediaDurations)) { request, _ -> Response in
             let body = try await request.body.collect(upTo: 1 << 20)

@@ -154,7 +154,7 @@ final class WallEditTests: XCTestCase {
         let wall = try wall(of: nodes)
 
         do {
-            try await TimelineControl(wall: wall).entries(wall.config.playlistItems)
+            _ = try await TimelineControl(wall: wall).entries(wall.config.playlistItems)
             XCTFail("entries for a file a node lacks")
         } catch let error as ControlError {
             guard case .notReady(let waiting) = error else { return XCTFail("\(error)") }

@@ -1,0 +1,110 @@
+import LockstepTime
+import WallProtocol
+import WallTimeline
+import XCTest
+
+@testable import WallControl
+
+/// Which of what `wallctl check` finds on a node stands in the way of a show, and which is only
+/// said: judged with no node.
+final class CheckJudgementTests: XCTestCase {
+    private let config = (path: "wall.yaml", digest: String?.some("c0ffee"))
+
+    /// A node with nothing in the way: on the config, its sink built, its clock locked with a
+    /// standby source, and the playlist's one file.
+    private func healthy() -> WallCheck.NodeFindings {
+        WallCheck.NodeFindings(
+            check: NodeCheck(
+                node: "a", version: "1.0", configSHA256: "c0ffee",
+                sinks: [SinkCheck(role: "video", description: "xvimagesink", problem: nil)]),
+            clock: ClockReport(
+                state: "locked", usable: true, server: "10.0.0.1:5600",
+                sources: [
+                    ClockSourceReport(source: "10.0.0.1:5600", state: "locked", standing: "followed"),
+                    ClockSourceReport(source: "10.0.0.2:5600", state: "locked", standing: "standby"),
+                ]),
+            media: [(name: "/m/a.mp4", outcome: .success(MediaTime(value: 10, timescale: 1)))])
+    }
+
+    func testAHealthyNode_hasNoProblem_andSaysWhatItChecked() {
+        let judgement = WallCheck.judge("a", healthy(), config: config, version: "1.0")
+        XCTAssertEqual(judgement.problems, [])
+        XCTAssertEqual(
+            judgement.lines,
+            [
+                "node a: Lockstep 1.0", "  video sink \"xvimagesink\": ok", "  clock: locked to 10.0.0.1:5600",
+                "  media /m/a.mp4: 10.000 s",
+            ])
+    }
+
+    func testAnotherVersion_isNoted_notAProblem() {
+        let judgement = WallCheck.judge("a", healthy(), config: config, version: "1.1")
+        XCTAssertEqual(judgement.problems, [])
+        XCTAssertTrue(judgement.lines.contains("  note: wallctl is 1.1"), "\(judgement.lines)")
+    }
+
+    func testWhatStandsInTheWay_isEachAProblem_namingIt() throws {
+        var findings = healthy()
+        findings.check.configSHA256 = "beef"
+        findings.check.sinks = [SinkCheck(role: "video", description: "kmssink", problem: "no DRM device")]
+        findings.clock.usable = false
+        findings.clock.state = "acquiring"
+        findings.media = [
+            (
+                name: "/m/b.mp4",
+                outcome: .failure(.refused(node: "a", command: "/media/durations", reason: "/m/b.mp4: no such file"))
+            )
+        ]
+        var timeline = TimelineReport(
+            version: 7, state: "playing", entry: 0, pass: 0, itemTime: .zero, inStep: true, offset: nil, rejoins: 0,
+            problem: nil)
+        timeline.missingMedia = ["/m/c.mp4"]
+        findings.timeline = timeline
+        let id = try XCTUnwrap(ContentID(sha256: String(repeating: "ab", count: 32), size: 2_000_000))
+        findings.content = ContentReport(
+            node: "a", held: [],
+            transfers: [ContentTransfer(id: id, name: "c.mp4", have: 1_000_000, problem: "no source holds it")],
+            freeBytes: nil)
+
+        let problems = WallCheck.judge("a", findings, config: config, version: "1.0").problems
+        XCTAssertEqual(problems.count, 6, "\(problems)")
+        XCTAssertTrue(problems[0].hasPrefix("its config differs from wall.yaml (SHA-256 beef)"), problems[0])
+        XCTAssertEqual(problems[1], "its video sink \"kmssink\" cannot be built: no DRM device")
+        XCTAssertEqual(problems[2], "its clock is acquiring (following 10.0.0.1:5600): it cannot start a show")
+        XCTAssertTrue(problems[3].hasPrefix("media /m/b.mp4: ") && problems[3].contains("no such file"), problems[3])
+        XCTAssertEqual(problems[4], "timeline version 7 names files not here yet: /m/c.mp4")
+        XCTAssertEqual(problems[5], "fetching c.mp4: 1.0/2.0 MB (no source holds it)")
+    }
+
+    func testAClockSourceTheNodeCannotFollow_isAProblem_oneThatFollowsTheNodeIsNot() {
+        var findings = healthy()
+        findings.clock.sources = [
+            ClockSourceReport(source: "10.0.0.1:5600", state: "locked", standing: "followed"),
+            ClockSourceReport(source: "10.0.0.3:5600", state: "unreachable", standing: "unreachable"),
+            ClockSourceReport(source: "10.0.0.4:5600", state: "locked", standing: "follows this node"),
+        ]
+        let judgement = WallCheck.judge("a", findings, config: config, version: "1.0")
+        XCTAssertEqual(
+            judgement.problems, ["clock source 10.0.0.3:5600: unreachable: the node could not fall back on it"])
+        XCTAssertTrue(judgement.lines.contains("  clock source 10.0.0.4:5600: follows this node"), "\(judgement.lines)")
+    }
+
+    func testTheLayout_warnsOfOverlapsAndUncoveredPixels() throws {
+        let config = try WallConfig.parse(
+            """
+            name: layout
+            clock: 127.0.0.1:18590
+            media: /m/a.mp4
+            canvas: {width: 400, height: 90}
+            nodes:
+              - {id: a, control: "127.0.0.1:1", tile: {x: 0, y: 0, width: 200, height: 90}}
+              - {id: b, control: "127.0.0.1:2", tile: {x: 180, y: 0, width: 200, height: 90}}
+            """)
+        let warnings = WallCheck.warnings(TileLayout(config: config))
+        XCTAssertEqual(warnings.count, 2, "\(warnings)")
+        XCTAssertEqual(
+            warnings.first, "warning: tiles a and b overlap in 20x90 at (180, 0): both screens show those pixels")
+        XCTAssertTrue(
+            warnings.last?.hasPrefix("warning: no screen shows 1800 canvas pixels (5.0 %)") == true, "\(warnings)")
+    }
+}

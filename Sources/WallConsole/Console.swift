@@ -208,15 +208,7 @@ public final class Console: Sendable {
             let timeline: Timeline
             switch what {
             case .play:
-                let control = TimelineControl(wall: actionWall)
-                let lead = MediaTime.maximum(Self.lead, config.startMargin)
-                if let schedule = config.schedule {
-                    timeline = try await control.play("play", schedule: schedule, lead: lead)
-                } else {
-                    let entries = try await control.entries(config.playlistItems)
-                    timeline = try await control.play(
-                        "play", playlist: Playlist(entries: entries, loops: config.loop), lead: lead)
-                }
+                timeline = try await TimelineControl(wall: actionWall).playShow(lead: Self.lead)
             case .verb(let verb):
                 timeline = try await verb.carryOut(
                     on: TimelineControl(wall: actionWall), lead: Self.lead, confirming: false)

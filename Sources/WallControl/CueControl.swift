@@ -77,7 +77,7 @@ public final class CueControl: Sendable {
     /// varies with its load (the master time the daemon estimates from a status up to half a second
     /// old, the send, the node's step), and a node whose held cut is ready after its time starts it
     /// late (up to the follower's `lateStartTolerance`, its first frame late; past it, a lead later).
-    static let startMargin = MediaTime(value: 5, timescale: 1000)
+    static let heldCutMargin = MediaTime(value: 5, timescale: 1000)
 
     /// How long the recent sends took, to every node and back (its state file written), before any
     /// cut was measured: a busy controller or wall answers slowly, and a cut due before the nodes
@@ -101,19 +101,19 @@ public final class CueControl: Sendable {
     private let fixedLead: MediaTime?
 
     /// The lead of a cue every node holds: the one the config fixes; else the most the last eight
-    /// held cuts needed on their slowest node, and a quarter more, plus `startMargin` (at least
+    /// held cuts needed on their slowest node, and a quarter more, plus `heldCutMargin` (at least
     /// `leastHeldLead`): 20 ms at p50 on loopback with four nodes decoding (docs/BENCHMARKS.md); before any
-    /// was measured, `standbyLead`, or the slowest recent send plus `startMargin` when longer.
+    /// was measured, `standbyLead`, or the slowest recent send plus `heldCutMargin` when longer.
     /// And whether it rests on measured cuts (or the config's fixed lead, taken as is).
     private var heldLead: (lead: MediaTime, measured: Bool) {
         if let fixedLead { return (fixedLead, true) }
         if let need = needs.withLock({ $0.recent.values.max() }) {
             return (
-                MediaTime.maximum(Self.leastHeldLead, need + need.multiplied(byRatio: 1, 4) + Self.startMargin), true
+                MediaTime.maximum(Self.leastHeldLead, need + need.multiplied(byRatio: 1, 4) + Self.heldCutMargin), true
             )
         }
         let slowest = sendTimes.withLock { $0.values.max() } ?? .zero
-        return (MediaTime.maximum(Self.standbyLead, slowest + Self.startMargin), false)
+        return (MediaTime.maximum(Self.standbyLead, slowest + Self.heldCutMargin), false)
     }
 
     /// Learns from the nodes' statuses what the pending held cut needed: once every node said how

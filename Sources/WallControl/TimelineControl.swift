@@ -160,15 +160,36 @@ public struct TimelineControl: Sendable {
         }
     }
 
+    /// Plays the config's show, as `wallctl play` and the console's play do: its schedule by the
+    /// calendar, else its playlist (looping as `loops` says, else as the config does), from one
+    /// master time `lead` ahead.
+    ///
+    /// - Parameter distribute: for the schedule's media, sends the files the nodes lack and names
+    ///   each node's copy (`ContentPush`); the playlist's are in the nodes' media roots.
+    @discardableResult
+    public func playShow(
+        _ what: String = "play", lead: MediaTime, loops: Bool? = nil,
+        distribute: ([String]) async throws -> [String: [String: ContentID]] = { _ in [:] }
+    ) async throws -> Timeline {
+        if let schedule = wall.config.schedule {
+            return try await play(
+                what, schedule: schedule, lead: lead, distributed: try await distribute(schedule.media))
+        }
+        let playlist = Playlist(
+            entries: try await entries(wall.config.playlistItems), loops: loops ?? wall.config.loop)
+        return try await play(what, playlist: playlist, lead: lead)
+    }
+
     /// Makes the wall's next timeline version on the nodes' master epoch, from a master time `lead`
-    /// ahead, sends it, and returns it once every node carries it out.
+    /// ahead (never less than the config's `start-margin`, which every new timeline keeps), sends
+    /// it, and returns it once every node carries it out.
     private func publish(
         _ what: String, statuses: [String: NodeStatus], lead: MediaTime,
         _ make: (_ version: UInt64, _ epoch: UInt64, _ at: MediaTime) throws(TimelineError) -> Timeline
     ) async throws -> Timeline {
         let epoch = try Self.epoch(statuses)
         let version = try (try await current().timeline)?.nextVersion ?? 1
-        let at = try await effectiveTime(lead: lead)
+        let at = try await effectiveTime(lead: MediaTime.maximum(lead, wall.config.startMargin))
         let timeline: Timeline
         do {
             timeline = try make(version, epoch, at)

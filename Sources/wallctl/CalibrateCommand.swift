@@ -12,7 +12,8 @@ import WallTimeline
 struct CalibrateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "calibrate",
-        abstract: "Show a timing pattern on every screen; from a camera's film of it, measure the screens on the glass.",
+        abstract:
+            "Show a timing pattern on every screen; from a camera's film of it, measure the screens on the glass.",
         discussion: """
             Without --video: renders the pattern clip for the config's canvas (each screen its own number, a frame \
             counter and a moving mark, with the ffmpeg command), pushes it to the nodes and plays it in a loop. Film the \
@@ -45,9 +46,13 @@ struct CalibrateCommand: AsyncParsableCommand {
     var clipFolder: String?
 
     func validate() throws {
-        guard (10...240).contains(rate) else { throw ValidationError("--rate must be 10 to 240 frames a second, got \(rate)") }
+        guard (10...240).contains(rate) else {
+            throw ValidationError("--rate must be 10 to 240 frames a second, got \(rate)")
+        }
         guard videos.count <= 4 else { throw ValidationError("--video at most 4 times, got \(videos.count)") }
-        guard !write || !videos.isEmpty else { throw ValidationError("--write needs --video: there is nothing to write yet") }
+        guard !write || !videos.isEmpty else {
+            throw ValidationError("--write needs --video: there is nothing to write yet")
+        }
         for video in videos where !FileManager.default.isReadableFile(atPath: video) {
             throw ValidationError("--video \(video): no such file, or it cannot be read")
         }
@@ -69,7 +74,8 @@ struct CalibrateCommand: AsyncParsableCommand {
                 "the pattern numbers at most \(CalibrationPattern.screenCount) screens and this wall has "
                     + "\(config.nodes.count): calibrate cannot show it")
         }
-        let folder = clipFolder ?? FileManager.default.temporaryDirectory.appendingPathComponent("lockstep-calibrate").path
+        let folder =
+            clipFolder ?? FileManager.default.temporaryDirectory.appendingPathComponent("lockstep-calibrate").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let media: String
         switch config.media {
@@ -81,7 +87,8 @@ struct CalibrateCommand: AsyncParsableCommand {
             }
             media = "\(folder)/calibration-\(size.width)x\(size.height)-\(rate)fps.mp4"
             Output.line("calibrate: rendering the pattern, \(size.width)x\(size.height) at \(rate) fps")
-            try PatternClip.render(PatternCanvas(width: size.width, height: size.height, tiles: tiles), rate: rate, to: media)
+            try PatternClip.render(
+                PatternCanvas(width: size.width, height: size.height, tiles: tiles), rate: rate, to: media)
         case .perNode:
             // Each node shows the whole of its own file: one clip per node, its tile's pattern alone.
             media = "\(folder)/calibration-{id}-\(rate)fps.mp4"
@@ -98,9 +105,10 @@ struct CalibrateCommand: AsyncParsableCommand {
             let control = TimelineControl(wall: wall)
             let distributed = try await ContentPush(wall: wall, options: origin).distribute([media])
             let playlist = Playlist(
-                entries: try await control.entries([PlaylistItemConfig(media: media)], distributed: distributed), loops: true)
+                entries: try await control.entries([PlaylistItemConfig(media: media)], distributed: distributed),
+                loops: true)
             try await control.play(
-                "calibrate", playlist: playlist, lead: MediaTime.maximum(edit.leadTime, wall.config.startMargin))
+                "calibrate", playlist: playlist, lead: edit.leadTime)
         }
         Output.line(
             """
@@ -118,7 +126,8 @@ struct CalibrateCommand: AsyncParsableCommand {
         for video in videos {
             Output.line("calibrate: reading \(video)")
             let film = try CameraAnalysis.reads(of: CameraVideo(path: video))
-            Output.line(String(format: "  %.1f pictures a second, %d clean band reads", film.frameRate, film.reads.count))
+            Output.line(
+                String(format: "  %.1f pictures a second, %d clean band reads", film.frameRate, film.reads.count))
             films.append(film)
         }
         let result = try GlassTiming.solve(films, framePeriod: 1 / Double(rate))

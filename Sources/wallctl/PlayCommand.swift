@@ -39,27 +39,20 @@ struct PlayCommand: AsyncParsableCommand {
     func run() async throws {
         try await options.withWall { wall in
             let control = TimelineControl(wall: wall)
-            let lead = MediaTime.maximum(edit.leadTime, wall.config.startMargin)
-            if media.isEmpty, let schedule = wall.config.schedule {
+            guard !media.isEmpty else {
                 // The schedule's files found here go to the nodes that lack them, named by content.
-                let distributed = try await ContentPush(wall: wall, options: origin).distribute(schedule.media)
-                try await control.play("play", schedule: schedule, lead: lead, distributed: distributed)
+                try await control.playShow(lead: edit.leadTime, loops: loop) { media in
+                    try await ContentPush(wall: wall, options: origin).distribute(media)
+                }
                 return
             }
-            let items = items(wall.config)
             // Files given here are sent to the nodes that lack them; the config's are in their media roots.
-            let distributed =
-                media.isEmpty ? [:] : try await ContentPush(wall: wall, options: origin).distribute(items.map(\.media))
+            let items = media.map { PlaylistItemConfig(media: absolute($0)) }
+            let distributed = try await ContentPush(wall: wall, options: origin).distribute(items.map(\.media))
             let playlist = Playlist(
                 entries: try await control.entries(items, distributed: distributed), loops: loop ?? wall.config.loop)
-            try await control.play("play", playlist: playlist, lead: lead)
+            try await control.play("play", playlist: playlist, lead: edit.leadTime)
         }
-    }
-
-    /// What to play: --media files, else the config's playlist, else its media.
-    private func items(_ config: WallConfig) -> [PlaylistItemConfig] {
-        if !media.isEmpty { return media.map { PlaylistItemConfig(media: absolute($0)) } }
-        return config.playlistItems
     }
 }
 

@@ -51,7 +51,7 @@ struct StartCommand: AsyncParsableCommand {
             try await control.play(
                 "start", playlist: Playlist(entries: entries, loops: wall.config.loop),
                 origin: PlaylistPoint(entry: 0, offset: offset), rate: rate,
-                lead: MediaTime.maximum(edit.leadTime, wall.config.startMargin))
+                lead: edit.leadTime)
         }
     }
 }

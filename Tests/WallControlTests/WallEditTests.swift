@@ -70,6 +70,23 @@ final class WallEditTests: XCTestCase {
         XCTAssertLessThan(segment.from, before + seconds(1.5))
     }
 
+    func testTheConfigsShow_startsNoSoonerThanItsStartMargin_loopingAsAsked() async throws {
+        nodes.append(try await FakeNode.start(id: "a", lengths: ["/m/a.mp4": seconds(10), "/m/b.mp4": seconds(6)]))
+        let wall = try Wall(
+            config: try WallConfig.fakes(nodes, extra: "start-margin: 1.5s"),
+            waitLimit: MediaTime(value: 1, timescale: 1))
+        walls.append(wall)
+
+        let before = FakeNode.master()
+        let timeline = try await TimelineControl(wall: wall).playShow(lead: .zero, loops: false)
+
+        let segment = try XCTUnwrap(timeline.segments.first)
+        XCTAssertGreaterThanOrEqual(
+            segment.from, before + seconds(1.5), "a new timeline keeps the config's start margin")
+        XCTAssertEqual(segment.playlist.entries.map(\.media), ["/m/a.mp4", "/m/b.mp4"], "the config's playlist")
+        XCTAssertFalse(segment.playlist.loops)
+    }
+
     func testAnEdit_aNodeRefuses_isAFailureNamingItAndTheSplit() async throws {
         let nodes = try await start(["a", "b", "c"], lengths: ["/m/a.mp4": seconds(10), "/m/b.mp4": seconds(6)])
         let wall = try wall(of: nodes)

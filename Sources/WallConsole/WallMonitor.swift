@@ -77,7 +77,8 @@ public final class WallMonitor: Sendable {
         state.withLock { state in
             let hello = Hello(
                 wall: wallInfo, nodes: wall.clients.map { state.views[$0.id]! }, events: state.events,
-                drift: state.driftView ?? state.drift.view(), actions: state.actions, push: state.push, playlist: state.playlist)
+                drift: state.driftView ?? state.drift.view(), actions: state.actions, push: state.push,
+                playlist: state.playlist)
             continuation.yield(Self.frame("hello", hello))
             subscribers.withLock { $0[id] = continuation }
         }
@@ -385,7 +386,10 @@ extension WallMonitor.State {
             if action.heldUnixMs[view.id] == nil { action.heldUnixMs[view.id] = now }
             let due = action.effectiveMasterNs.map { (view.masterTimeNs ?? .min) >= $0 } ?? true
             let carried =
-                due && view.settled != false && view.problem == nil && (view.state != "playing" || view.inStep == true)
+                due
+                && TimelineReport.lack(
+                    toCarryOut: wanted, version: version, state: view.state, settled: view.settled,
+                    problem: view.problem, inStep: view.inStep) == nil
             if carried, action.takenUnixMs[view.id] == nil { action.takenUnixMs[view.id] = now }
             if action != actions[index] {
                 actions[index] = action

@@ -290,15 +290,8 @@ public struct TimelineControl: Sendable {
     public func waitForScreens(on version: UInt64) async throws -> [String: NodeStatus] {
         try await wall.waitFor("every screen on version \(version)") { client throws(ControlError) in
             let status = try await client.status().status
-            guard let report = status.timeline, report.version >= version else {
-                return (status, "on version \(status.timeline.map { "\($0.version)" } ?? "none")")
-            }
-            if let problem = report.problem { return (status, problem) }
-            if report.settled == false { return (status, "preparing \(report.state)") }
-            if report.state == TimelinePosition.State.playing.rawValue, report.inStep != true {
-                return (status, "not in step yet")
-            }
-            return (status, nil)
+            guard let report = status.timeline else { return (status, "on version none") }
+            return (status, report.lack(toCarryOut: version))
         }
     }
 

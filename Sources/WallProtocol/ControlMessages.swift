@@ -211,6 +211,27 @@ public struct TimelineReport: Sendable, Hashable, Codable {
 }
 
 /// `POST /media/durations`: media paths or `{id}` templates as a playlist names them.
+extension TimelineReport {
+    /// What a node still lacks to carry out timeline `wanted` (nil: it carries it out): on it or a
+    /// newer version, settled on the segment in force, without a problem, and in step when it
+    /// plays. What `wallctl` waits for after an edit, and what the console counts as taken.
+    public static func lack(
+        toCarryOut wanted: UInt64, version: UInt64?, state: String?, settled: Bool?, problem: String?, inStep: Bool?
+    ) -> String? {
+        guard let version, version >= wanted else { return "on version \(version.map { "\($0)" } ?? "none")" }
+        if let problem { return problem }
+        if settled == false { return "preparing \(state ?? "")" }
+        if state == TimelinePosition.State.playing.rawValue, inStep != true { return "not in step yet" }
+        return nil
+    }
+
+    /// What this node still lacks to carry out timeline `wanted` (nil: it carries it out).
+    public func lack(toCarryOut wanted: UInt64) -> String? {
+        Self.lack(
+            toCarryOut: wanted, version: version, state: state, settled: settled, problem: problem, inStep: inStep)
+    }
+}
+
 public struct MediaDurationsRequest: Sendable, Hashable, Codable {
     public var media: [String]
     /// For each of `media`, the content the wall distributes for it, if it does: the node measures

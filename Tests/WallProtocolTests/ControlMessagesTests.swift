@@ -35,7 +35,8 @@ final class ControlMessagesTests: XCTestCase {
         XCTAssertNil(clock["errorBoundNs"], "an absent bound is left out")
         let player = try XCTUnwrap(object["player"] as? [String: Any])
         XCTAssertTrue(player["positionNs"] is NSNull, "an indefinite position is null")
-        XCTAssertEqual(try JSONDecoder().decode(NodeStatus.self, from: JSONEncoder().encode(status)).clock, status.clock)
+        XCTAssertEqual(
+            try JSONDecoder().decode(NodeStatus.self, from: JSONEncoder().encode(status)).clock, status.clock)
     }
 
     func testMediaSource_perNodeTemplateNamesEachNodesFile() {
@@ -50,5 +51,29 @@ final class ControlMessagesTests: XCTestCase {
         XCTAssertEqual(tile.y, 0.5)
         XCTAssertEqual(tile.width, 0.5)
         XCTAssertEqual(tile.height, 0.5)
+    }
+
+    func testANodeCarriesOutAVersion_onItOrNewer_settled_withoutAProblem_inStepWhenPlaying() {
+        func report(
+            _ version: UInt64, _ state: String, settled: Bool? = true, inStep: Bool? = true, problem: String? = nil
+        )
+            -> TimelineReport
+        {
+            var report = TimelineReport(
+                version: version, state: state, entry: 0, pass: 0, itemTime: .zero, inStep: inStep, offset: nil,
+                rejoins: 0, problem: problem)
+            report.settled = settled
+            return report
+        }
+        XCTAssertNil(report(4, "playing").lack(toCarryOut: 4))
+        XCTAssertNil(report(5, "playing").lack(toCarryOut: 4), "a newer version carries the older out")
+        XCTAssertNil(report(4, "paused", inStep: nil).lack(toCarryOut: 4), "in step matters only while playing")
+        XCTAssertEqual(report(3, "playing").lack(toCarryOut: 4), "on version 3")
+        XCTAssertEqual(report(4, "playing", settled: false).lack(toCarryOut: 4), "preparing playing")
+        XCTAssertEqual(report(4, "playing", inStep: false).lack(toCarryOut: 4), "not in step yet")
+        XCTAssertEqual(report(4, "playing", problem: "a.mp4: no such file").lack(toCarryOut: 4), "a.mp4: no such file")
+        XCTAssertEqual(
+            TimelineReport.lack(toCarryOut: 1, version: nil, state: nil, settled: nil, problem: nil, inStep: nil),
+            "on version none")
     }
 }

@@ -47,23 +47,20 @@ public final class CueControl: Sendable {
     /// The cues it knows, by name.
     public var names: [String] { resolved.keys.sorted() }
 
-    /// The timeline edit `command` asks for, or an error naming what is wrong (an unknown cue).
-    public func edit(for command: ShowCommand) throws(ControlError) -> TimelineEdit {
-        switch command {
-        case .cue(let name):
+    /// The timeline edit `command` asks for, as a function of the timeline and the edit's master
+    /// time: a cue's, or its transport verb's (`WallVerb`, as the command line and the console make
+    /// it); an error names what is wrong (an unknown cue).
+    public func edit(for command: ShowCommand) throws(ControlError) -> @Sendable (Timeline, MediaTime) -> TimelineEdit {
+        if case .cue(let name) = command {
             guard let cue = resolved[name] else {
                 let all = control.wall.config.cues.keys.sorted()
                 let known = all.isEmpty ? "the config has no cues:" : "its cues are \(all.joined(separator: ", "))"
                 throw .timeline("no cue \"\(name)\" in wall \(control.wall.config.name): \(known)")
             }
-            return .cue(name: name, cue)
-        case .pause: return .pause
-        case .resume: return .resume
-        case .next: return .next
-        case .previous: return .previous
-        case .black: return .black
-        case .stop: return .stop
+            return { _, _ in .cue(name: name, cue) }
         }
+        guard let verb = WallVerb(command) else { throw .timeline("\(command) is neither a cue nor a verb") }
+        return { timeline, at in verb.edit(of: timeline, at: at) }
     }
 
     /// The lead of a cue every node holds in standby before any cut was measured: the edit's way
@@ -210,8 +207,7 @@ public final class CueControl: Sendable {
             let sent: Timeline
             do {
                 sent = try await control.carryOut(
-                    "\(command)", on: timeline, at: at, lead: lead, requested: requested, confirming: confirming
-                ) { _, _ in edit }
+                    "\(command)", on: timeline, at: at, lead: lead, requested: requested, confirming: confirming, edit)
             } catch {
                 forgetStandby()
                 throw error
@@ -230,9 +226,7 @@ public final class CueControl: Sendable {
         if case .cue(let name) = command, let media = control.wall.config.cues[name]?.media, !media.isEmpty {
             _ = try await control.lengths(of: media)
         }
-        let sent = try await control.carryOut("\(command)", lead: lead, at: requested, confirming: confirming) { _, _ in
-            edit
-        }
+        let sent = try await control.carryOut("\(command)", lead: lead, at: requested, confirming: confirming, edit)
         lastSent.withLock { $0 = sent }
         return (sent, nil)
     }

@@ -1,5 +1,6 @@
 import Foundation
 import LockstepTime
+import ShowControl
 import WallTimeline
 
 /// The wall's transport verbs as one value, each a timeline edit at a master time: what `wallctl`'s
@@ -17,6 +18,19 @@ public enum WallVerb: Sendable, Hashable {
     case still(image: String)
     /// The test card for `duration`, then what was on before.
     case identify(duration: MediaTime)
+
+    /// The transport verb a show-control command names; nil for a cue.
+    public init?(_ command: ShowCommand) {
+        switch command {
+        case .cue: return nil
+        case .pause: self = .pause
+        case .resume: self = .resume
+        case .next: self = .next
+        case .previous: self = .previous
+        case .black: self = .black
+        case .stop: self = .stop
+        }
+    }
 
     /// The verb's name, as the command line spells it.
     public var name: String {

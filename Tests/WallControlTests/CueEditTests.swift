@@ -100,4 +100,17 @@ final class CueEditTests: XCTestCase {
         }
         for node in nodes { XCTAssertEqual(node.received.count, 1, "node \(node.id): only the play") }
     }
+
+    func testATransportCommand_isTheVerbTheCommandLineAndConsoleCarryOut() async throws {
+        XCTAssertNil(WallVerb(ShowCommand.cue("intro")))
+        XCTAssertEqual(WallVerb(ShowCommand.black), .black)
+        let (_, cues) = try await playingWall()
+
+        let (timeline, held) = try await cues.perform(.pause, lead: .zero)
+
+        XCTAssertNil(held)
+        let paused = try XCTUnwrap(timeline.segments.last)
+        XCTAssertFalse(paused.isPlaying, "paused from the edit's time on")
+        for node in nodes { XCTAssertEqual(node.timeline, timeline, "node \(node.id)") }
+    }
 }

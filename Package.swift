@@ -133,8 +133,7 @@ let package = Package(
             name: "WallControl",
             dependencies: [
                 "GroundTruth", "LockstepGuard", "LockstepLocks", "LockstepNet", "LockstepTime", "WallAnalysis",
-                "WallProtocol",
-                "WallTimeline", "ShowControl",
+                "WallContent", "WallProtocol", "WallTimeline", "ShowControl",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -342,7 +341,8 @@ let package = Package(
         .testTarget(
             name: "WallControlTests",
             dependencies: [
-                "WallControl", "WallProtocol", "WallTimeline", "ShowControl", "LockstepTime", "LockstepLocks",
+                "WallControl", "WallContent", "WallProtocol", "WallTimeline", "ShowControl", "LockstepTime",
+                "LockstepLocks",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

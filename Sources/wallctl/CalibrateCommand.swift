@@ -103,7 +103,7 @@ struct CalibrateCommand: AsyncParsableCommand {
         }
         try await options.withWall { wall in
             let control = TimelineControl(wall: wall)
-            let distributed = try await ContentPush(wall: wall, options: origin).distribute([media])
+            let distributed = try await origin.push(wall).distribute([media])
             let playlist = Playlist(
                 entries: try await control.entries([PlaylistItemConfig(media: media)], distributed: distributed),
                 loops: true)

@@ -30,7 +30,7 @@ struct LoadCommand: AsyncParsableCommand {
         try await options.withWall { wall in
             let control = TimelineControl(wall: wall)
             let items = media.map { PlaylistItemConfig(media: absolute($0)) }
-            let distributed = try await ContentPush(wall: wall, options: origin).distribute(items.map(\.media))
+            let distributed = try await origin.push(wall).distribute(items.map(\.media))
             let playlist = Playlist(
                 entries: try await control.entries(items, distributed: distributed), loops: loop ?? wall.config.loop)
             try await control.carryOut("load", lead: edit.leadTime) { _, _ in .replacePlaylist(playlist) }

@@ -42,13 +42,13 @@ struct PlayCommand: AsyncParsableCommand {
             guard !media.isEmpty else {
                 // The schedule's files found here go to the nodes that lack them, named by content.
                 try await control.playShow(lead: edit.leadTime, loops: loop) { media in
-                    try await ContentPush(wall: wall, options: origin).distribute(media)
+                    try await origin.push(wall).distribute(media)
                 }
                 return
             }
             // Files given here are sent to the nodes that lack them; the config's are in their media roots.
             let items = media.map { PlaylistItemConfig(media: absolute($0)) }
-            let distributed = try await ContentPush(wall: wall, options: origin).distribute(items.map(\.media))
+            let distributed = try await origin.push(wall).distribute(items.map(\.media))
             let playlist = Playlist(
                 entries: try await control.entries(items, distributed: distributed), loops: loop ?? wall.config.loop)
             try await control.play("play", playlist: playlist, lead: edit.leadTime)

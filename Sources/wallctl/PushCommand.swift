@@ -33,11 +33,13 @@ struct PushCommand: AsyncParsableCommand {
         try await options.withWall { wall in
             let paths = files.map(absolute)
             for path in paths {
-                for node in wall.clients.map(\.id) where !FileManager.default.fileExists(atPath: path.replacingOccurrences(of: "{id}", with: node)) {
-                    throw ControlError.config("\(path.replacingOccurrences(of: "{id}", with: node)): no such file on this machine")
+                for node in wall.clients.map(\.id)
+                where !FileManager.default.fileExists(atPath: path.replacingOccurrences(of: "{id}", with: node)) {
+                    throw ControlError.config(
+                        "\(path.replacingOccurrences(of: "{id}", with: node)): no such file on this machine")
                 }
             }
-            let distributed = try await ContentPush(wall: wall, options: origin).distribute(paths)
+            let distributed = try await origin.push(wall).distribute(paths)
             for path in paths {
                 let ids = Set(distributed[path]?.values.map(\.sha256) ?? [])
                 Output.line("  \(path)  " + (ids.count == 1 ? "sha256 \(ids.first!)" : "\(ids.count) tiles"))

@@ -1,9 +1,11 @@
+import AsyncHTTPClient
 import Foundation
 import Hummingbird
 import LockstepLocks
 import LockstepTime
 import Logging
 import NIOCore
+import WallContent
 import WallProtocol
 import WallTimeline
 
@@ -40,6 +42,11 @@ final class FakeNode: Sendable {
         var framesBefore: UInt64 = 0
         /// How many times it was asked for its frames.
         var framesAsked = 0
+        /// The content it holds, verified, and every fetch it was asked for.
+        var held: Set<ContentID> = []
+        var fetches: [ContentFetchRequest] = []
+        /// Every file it downloaded, in order.
+        var downloaded: [ContentID] = []
         /// Its clock's error bound, as its status and its frames say it, and the bound that holds
         /// whatever its path's asymmetry (nil: it has none).
         var errorBound = MediaTime(value: 50, timescale: 1_000_000)
@@ -125,6 +132,14 @@ final class FakeNode: Sendable {
 
     /// How many times it was asked for its frames.
     var framesAsked: Int { state.withLock { $0.framesAsked } }
+
+    /// The content it holds, and the fetches it was asked for.
+    var held: Set<ContentID> { state.withLock { $0.held } }
+    var fetches: [ContentFetchRequest] { state.withLock { $0.fetches } }
+    var downloaded: [ContentID] { state.withLock { $0.downloaded } }
+
+    /// Holds `ids` already, as a node that fetched them before.
+    func hold(_ ids: [ContentID]) { state.withLock { $0.held.formUnion(ids) } }
 
     /// As a node whose stored state was lost comes back: holding no timeline.
     func forgetTimeline() { state.withLock { $0.timeline = nil } }
@@ -212,6 +227,39 @@ final class FakeNode: Sendable {
                 FramesReply(
                     node: id, records: now.frames.filter { $0.sequence > after }, missed: 0,
                     clockErrorBound: now.errorBound, guaranteedClockErrorBound: now.guaranteedErrorBound))
+        }
+        // A fetch: each file it lacks downloaded from the first origin and kept once its digest
+        // matches, before the answer (a node answers at once and fetches on; the report is the same).
+        router.post(RouterPath(ControlPath.contentFetch)) { request, _ -> Response in
+            let body = try await request.body.collect(upTo: 1 << 20)
+            if let reason = try await behave(state) {
+                return try json(ControlReply(ok: false, error: reason, status: nil), status: .conflict)
+            }
+            let fetch = try JSONDecoder().decode(ContentFetchRequest.self, from: Data(body.readableBytesView))
+            let lacking = state.withLock { state in
+                state.fetches.append(fetch)
+                return fetch.content.map(\.id).filter { !state.held.contains($0) }
+            }
+            for id in Set(lacking) {
+                guard let origin = fetch.origins.first else { break }
+                let reply = try await HTTPClient.shared.execute(
+                    HTTPClientRequest(url: "\(origin)/content/\(id.sha256)"), timeout: .seconds(10))
+                let bytes = try await reply.body.collect(upTo: 1 << 24)
+                let file = FileManager.default.temporaryDirectory.appendingPathComponent("fake-\(id.sha256)-\(UUID())")
+                defer { try? FileManager.default.removeItem(at: file) }
+                try Data(bytes.readableBytesView).write(to: file)
+                let verified = try ContentDigest.id(ofFileAt: file.path) == id
+                state.withLock { state in
+                    state.downloaded.append(id)
+                    if verified { state.held.insert(id) }
+                }
+            }
+            return try json(ControlReply(ok: true, status: nil))
+        }
+        router.get(RouterPath(ControlPath.content)) { _, _ -> Response in
+            _ = try await behave(state)
+            let held = state.withLock { $0.held }
+            return try json(ContentReport(node: id, held: held.sorted(), transfers: [], freeBytes: 1 << 40))
         }
         router.post(RouterPath(ControlPath.mediaDurations)) { request, _ -> Response in
             let body = try await request.body.collect(upTo: 1 << 20)

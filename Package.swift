@@ -133,7 +133,7 @@ let package = Package(
             name: "WallControl",
             dependencies: [
                 "GroundTruth", "LockstepGuard", "LockstepLocks", "LockstepNet", "LockstepTime", "WallAnalysis",
-                "WallContent", "WallProtocol", "WallTimeline", "ShowControl",
+                "WallContent", "WallProtocol", "WallTimeline", "ShowControl", "CZlib",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -235,7 +235,7 @@ let package = Package(
                 "WallControl", "WallAnalysis", "WallContent", "WallConsole", "WallDaemon", "ShowControl",
                 "GroundTruth", "WallCalibration",
                 .product(name: "Hummingbird", package: "hummingbird"),
-                "CZlib", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -342,8 +342,9 @@ let package = Package(
             name: "WallControlTests",
             dependencies: [
                 "WallControl", "WallContent", "WallProtocol", "WallTimeline", "ShowControl", "LockstepTime",
-                "LockstepLocks",
+                "LockstepLocks", "CZlib",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOPosix", package: "swift-nio"),

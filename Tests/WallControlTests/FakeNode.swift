@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import HTTPTypes
 import Hummingbird
 import LockstepLocks
 import LockstepTime
@@ -47,6 +48,9 @@ final class FakeNode: Sendable {
         var fetches: [ContentFetchRequest] = []
         /// Every file it downloaded, in order.
         var downloaded: [ContentID] = []
+        /// What its screen shows: one colour, and the frame's time in its item.
+        var colour: [UInt8] = [0, 0, 0]
+        var frameTime = MediaTime.zero
         /// Its clock's error bound, as its status and its frames say it, and the bound that holds
         /// whatever its path's asymmetry (nil: it has none).
         var errorBound = MediaTime(value: 50, timescale: 1_000_000)
@@ -137,6 +141,14 @@ final class FakeNode: Sendable {
     var held: Set<ContentID> { state.withLock { $0.held } }
     var fetches: [ContentFetchRequest] { state.withLock { $0.fetches } }
     var downloaded: [ContentID] { state.withLock { $0.downloaded } }
+
+    /// Shows one colour, the frame at `frameTime` in its item.
+    func show(colour: [UInt8], frameTime: MediaTime) {
+        state.withLock { state in
+            state.colour = colour
+            state.frameTime = frameTime
+        }
+    }
 
     /// Holds `ids` already, as a node that fetched them before.
     func hold(_ ids: [ContentID]) { state.withLock { $0.held.formUnion(ids) } }
@@ -260,6 +272,22 @@ final class FakeNode: Sendable {
             _ = try await behave(state)
             let held = state.withLock { $0.held }
             return try json(ContentReport(node: id, held: held.sorted(), transfers: [], freeBytes: 1 << 40))
+        }
+        // The frame on its screen, at the master time asked for: every pixel its colour.
+        router.get(RouterPath(ControlPath.snapshot)) { request, _ -> Response in
+            _ = try await behave(state)
+            let query = request.uri.queryParameters
+            guard let width = query.get("width").flatMap({ Int($0) }),
+                let height = query.get("height").flatMap({ Int($0) })
+            else { return Response(status: .badRequest) }
+            let at = query.get("atNs").flatMap { Int64($0) }.map { MediaTime(nanoseconds: $0) } ?? master()
+            let (colour, frameTime) = state.withLock { ($0.colour, $0.frameTime) }
+            var headers = HTTPFields()
+            headers[HTTPField.Name(SnapshotHeader.presentationTimestamp)!] = "\(frameTime.nanoseconds ?? 0)"
+            headers[HTTPField.Name(SnapshotHeader.copiedAt)!] =
+                "\((at + MediaTime(value: 1, timescale: 1000)).nanoseconds ?? 0)"
+            let pixels = [UInt8]((0..<(width * height)).flatMap { _ in colour })
+            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: pixels)))
         }
         router.post(RouterPath(ControlPath.mediaDurations)) { request, _ -> Response in
             let body = try await request.body.collect(upTo: 1 << 20)

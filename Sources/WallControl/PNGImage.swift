@@ -1,17 +1,16 @@
 internal import CZlib
 import Foundation
-import WallControl
 
 /// An 8-bit RGB picture, and its PNG encoding (signature, IHDR, tEXt, one zlib IDAT, IEND).
-struct PNGImage {
-    let width: Int
-    let height: Int
+public struct PNGImage: Sendable {
+    public let width: Int
+    public let height: Int
     /// Packed RGB, rows without padding.
-    private(set) var pixels: Data
+    public private(set) var pixels: Data
     /// Text chunks (keyword, Latin-1 text): what the picture shows, for `exiftool` or `identify -verbose`.
-    var text: [(keyword: String, text: String)] = []
+    public var text: [(keyword: String, text: String)] = []
 
-    init(width: Int, height: Int) {
+    public init(width: Int, height: Int) {
         self.width = width
         self.height = height
         pixels = Data(count: width * height * 3)
@@ -19,7 +18,7 @@ struct PNGImage {
 
     /// Copies a `sourceWidth`×`sourceHeight` RGB picture with its top-left corner at (x, y),
     /// clipped to this picture.
-    mutating func paste(_ rgb: Data, width sourceWidth: Int, height sourceHeight: Int, at x: Int, y: Int) {
+    public mutating func paste(_ rgb: Data, width sourceWidth: Int, height sourceHeight: Int, at x: Int, y: Int) {
         let rows = max(0, min(sourceHeight, height - y))
         let columns = max(0, min(sourceWidth, width - x))
         guard rows > 0, columns > 0, x >= 0, y >= 0 else { return }
@@ -32,7 +31,7 @@ struct PNGImage {
     }
 
     /// The PNG file.
-    func encoded() throws -> Data {
+    public func encoded() throws(ControlError) -> Data {
         var scanlines = Data(capacity: (width * 3 + 1) * height)
         for row in 0..<height {
             scanlines.append(0)  // filter type None
@@ -47,7 +46,7 @@ struct PNGImage {
                     input.baseAddress!.assumingMemoryBound(to: Bytef.self), uLong(input.count), Z_BEST_SPEED)
             }
         }
-        guard status == Z_OK else { throw ControlError.config("PNG compression failed (zlib status \(status))") }
+        guard status == Z_OK else { throw .config("PNG compression failed (zlib status \(status))") }
         compressed.count = Int(compressedSize)
 
         var header = Data()

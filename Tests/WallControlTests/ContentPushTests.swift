@@ -10,14 +10,11 @@ import XCTest
 
 /// A push's orchestration against fake nodes that fetch from the origin it serves: which files go,
 /// to whom, named how, and what is left to the nodes' media roots.
-final class ContentPushTests: XCTestCase {
-    private var nodes: [FakeNode] = []
-    private var wall: Wall?
+final class ContentPushTests: FakeWallTestCase {
     private var folder: URL?
 
     override func tearDown() async throws {
-        for node in nodes { node.stop() }
-        try await wall?.shutdown()
+        try await super.tearDown()
         if let folder { try? FileManager.default.removeItem(at: folder) }
     }
 
@@ -36,10 +33,8 @@ final class ContentPushTests: XCTestCase {
     }
 
     private func startWall() async throws -> Wall {
-        for id in ["a", "b"] { nodes.append(try await FakeNode.start(id: id)) }
-        let wall = try Wall(config: try WallConfig.fakes(nodes), waitLimit: MediaTime(value: 5, timescale: 1))
-        self.wall = wall
-        return wall
+        try await startNodes(["a", "b"])
+        return try wall(waitLimit: MediaTime(value: 5, timescale: 1))
     }
 
     func testAPush_sendsEachNodeWhatItLacks_namesEachNodesCopy_andLeavesTheRestToTheMediaRoots() async throws {

@@ -8,35 +8,20 @@ import XCTest
 
 /// Show control's decisions against fake nodes (`FakeNode`): a cue every node holds in standby
 /// cuts a few frames ahead; one a node does not hold waits the edit lead, as any edit.
-final class CueEditTests: XCTestCase {
-    private var nodes: [FakeNode] = []
-    private var wall: Wall?
-
-    override func tearDown() async throws {
-        for node in nodes { node.stop() }
-        try await wall?.shutdown()
-    }
-
-    private func seconds(_ value: Double) -> MediaTime { MediaTime(seconds: value, preferredTimescale: 1000) }
-
+final class CueEditTests: FakeWallTestCase {
     /// Two fake nodes playing the fake wall's playlist, with cue `intro` (4 s of /m/b.mp4 from 1 s)
     /// and `hold` (the same, `standby: false`).
     private func playingWall() async throws -> (Wall, CueControl) {
-        for id in ["a", "b"] {
-            nodes.append(try await FakeNode.start(id: id, lengths: ["/m/a.mp4": seconds(10), "/m/b.mp4": seconds(6)]))
-        }
-        let config = try WallConfig.fakes(
-            nodes,
+        try await startNodes(["a", "b"], lengths: ["/m/a.mp4": seconds(10), "/m/b.mp4": seconds(6)])
+        let wall = try self.wall(
             extra: """
                 cues:
                   intro: {media: /m/b.mp4, in: 1s, out: 5s}
                   hold: {media: /m/b.mp4, in: 1s, out: 5s, standby: false}
                 """)
-        let wall = try Wall(config: config, waitLimit: MediaTime(value: 1, timescale: 1))
-        self.wall = wall
         let control = TimelineControl(wall: wall)
         try await control.play(
-            "play", playlist: Playlist(entries: try await control.entries(config.playlistItems)), lead: .zero)
+            "play", playlist: Playlist(entries: try await control.entries(wall.config.playlistItems)), lead: .zero)
         return (wall, try await CueControl.prepare(wall))
     }
 

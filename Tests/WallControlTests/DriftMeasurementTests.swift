@@ -8,15 +8,7 @@ import XCTest
 
 /// `wallctl drift`'s measurement in simulated time against fake nodes: the frames polled once each,
 /// for the duration on its clock, and the verdict as the exit status.
-final class DriftMeasurementTests: XCTestCase {
-    private var nodes: [FakeNode] = []
-    private var wall: Wall?
-
-    override func tearDown() async throws {
-        for node in nodes { node.stop() }
-        try await wall?.shutdown()
-    }
-
+final class DriftMeasurementTests: FakeWallTestCase {
     /// A clock that moves only when slept on.
     private final class SimulatedTime: Sendable {
         private let time = Mutex(MediaTime(value: 1_000, timescale: 1))
@@ -38,8 +30,7 @@ final class DriftMeasurementTests: XCTestCase {
     /// for 10 s against a 1 ms threshold.
     private func measure(skew: MediaTime, guaranteed: MediaTime?) async throws -> DriftMeasurement.Outcome {
         let start = MediaTime(value: 90_000, timescale: 1)
-        for (index, id) in ["a", "b"].enumerated() {
-            let node = try await FakeNode.start(id: id)
+        for (index, node) in try await startNodes(["a", "b"]).enumerated() {
             let frames = (1...300).map { sequence in
                 let itemTime = period * Int64(sequence - 1)
                 return FrameRecord(
@@ -47,10 +38,8 @@ final class DriftMeasurementTests: XCTestCase {
                     presentedAt: start + itemTime + (index == 0 ? .zero : skew), dueAt: start + itemTime)
             }
             node.present(frames, errorBound: milliseconds(0.05), guaranteed: guaranteed)
-            nodes.append(node)
         }
-        let wall = try Wall(config: try WallConfig.fakes(nodes), waitLimit: MediaTime(value: 1, timescale: 1))
-        self.wall = wall
+        let wall = try self.wall()
         let time = SimulatedTime()
         let measurement = try DriftMeasurement(
             wall: wall, threshold: milliseconds(1), now: { time.now() }, sleep: { await time.sleep($0) })
@@ -88,10 +77,8 @@ final class DriftMeasurementTests: XCTestCase {
     }
 
     func testGroundTruthForSomeNodesOnly_isRefusedNamingEveryNode() async throws {
-        nodes.append(try await FakeNode.start(id: "a"))
-        nodes.append(try await FakeNode.start(id: "b"))
-        let wall = try Wall(config: try WallConfig.fakes(nodes), waitLimit: MediaTime(value: 1, timescale: 1))
-        self.wall = wall
+        try await startNodes(["a", "b"])
+        let wall = try self.wall()
         XCTAssertThrowsError(
             try DriftMeasurement(
                 wall: wall, threshold: milliseconds(1), truthPorts: [.init(node: "a", port: 16_101)])

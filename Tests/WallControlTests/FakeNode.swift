@@ -7,8 +7,10 @@ import LockstepTime
 import Logging
 import NIOCore
 import WallContent
+import WallControl
 import WallProtocol
 import WallTimeline
+import XCTest
 
 /// A node as the controller sees it: its control API on a loopback port of this process, with no
 /// player or clock behind it. What it holds is what it was sent; its master time is the shared
@@ -325,4 +327,43 @@ extension WallConfig {
             \(tiles.joined(separator: "\n"))
             """)
     }
+}
+
+/// A test of the controller against fake nodes: the nodes it starts and the walls made of them
+/// are stopped and shut down after each test.
+class FakeWallTestCase: XCTestCase {
+    var nodes: [FakeNode] = []
+    private var walls: [Wall] = []
+
+    override func tearDown() async throws {
+        for node in nodes { node.stop() }
+        for wall in walls { try await wall.shutdown() }
+        nodes = []
+        walls = []
+    }
+
+    /// Fake nodes `ids`, each holding `lengths` (with `own` replacing some on a node), each on
+    /// master epoch 0x5eed unless `epochs` names another; all the nodes started so far.
+    @discardableResult
+    func startNodes(
+        _ ids: [String], lengths: [String: MediaTime] = [:], own: [String: [String: MediaTime]] = [:],
+        epochs: [String: UInt64] = [:]
+    ) async throws -> [FakeNode] {
+        for id in ids {
+            nodes.append(
+                try await FakeNode.start(
+                    id: id, epoch: epochs[id] ?? 0x5eed, lengths: lengths.merging(own[id] ?? [:]) { $1 }))
+        }
+        return nodes
+    }
+
+    /// The wall of the nodes started (`WallConfig.fakes`, with `extra`), every command waiting at
+    /// most `waitLimit`.
+    func wall(extra: String = "", waitLimit: MediaTime = MediaTime(value: 1, timescale: 1)) throws -> Wall {
+        let wall = try Wall(config: try WallConfig.fakes(nodes, extra: extra), waitLimit: waitLimit)
+        walls.append(wall)
+        return wall
+    }
+
+    func seconds(_ value: Double) -> MediaTime { MediaTime(seconds: value, preferredTimescale: 1000) }
 }

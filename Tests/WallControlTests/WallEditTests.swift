@@ -8,37 +8,7 @@ import XCTest
 /// The controller's decisions about a wall, carried out in process against fake nodes on loopback
 /// ports (`FakeNode`): what it sends, to whom, when, and what it says when nodes refuse, fall
 /// silent or come back without their state. No process is started.
-final class WallEditTests: XCTestCase {
-    private var nodes: [FakeNode] = []
-    private var walls: [Wall] = []
-
-    override func tearDown() async throws {
-        for node in nodes { node.stop() }
-        for wall in walls { try await wall.shutdown() }
-    }
-
-    private func seconds(_ value: Double) -> MediaTime { MediaTime(seconds: value, preferredTimescale: 1000) }
-
-    /// Fake nodes `ids`, each holding `lengths` (with `own` replacing some on a node).
-    private func start(
-        _ ids: [String], epochs: [String: UInt64] = [:], lengths: [String: MediaTime],
-        own: [String: [String: MediaTime]] = [:]
-    ) async throws -> [FakeNode] {
-        for id in ids {
-            nodes.append(
-                try await FakeNode.start(
-                    id: id, epoch: epochs[id] ?? 0x5eed, lengths: lengths.merging(own[id] ?? [:]) { $1 }))
-        }
-        return nodes
-    }
-
-    /// The wall of `nodes`, every command waiting at most 1 s.
-    private func wall(of nodes: [FakeNode]) throws -> Wall {
-        let wall = try Wall(config: try WallConfig.fakes(nodes), waitLimit: MediaTime(value: 1, timescale: 1))
-        walls.append(wall)
-        return wall
-    }
-
+final class WallEditTests: FakeWallTestCase {
     /// Plays the config's playlist on `wall`, as `wallctl play` does.
     @discardableResult
     private func play(_ wall: Wall, lead: MediaTime = .zero) async throws -> Timeline {
@@ -49,10 +19,10 @@ final class WallEditTests: XCTestCase {
     }
 
     func testPlay_sendsOneTimelineToEveryNode_onTheShortestLength_theEditLeadAhead() async throws {
-        let nodes = try await start(
+        let nodes = try await startNodes(
             ["a", "b", "c"], lengths: ["/m/a.mp4": seconds(10), "/m/b.mp4": seconds(6)],
             own: ["b": ["/m/a.mp4": seconds(9.5)]])
-        let wall = try wall(of: nodes)
+        let wall = try self.wall()
 
         let before = FakeNode.master()
         let timeline = try await play(wall)
@@ -71,11 +41,8 @@ final class WallEditTests: XCTestCase {
     }
 
     func testTheConfigsShow_startsNoSoonerThanItsStartMargin_loopingAsAsked() async throws {
-        nodes.append(try await FakeNode.start(id: "a", lengths: ["/m/a.mp4": seconds(10), "/m/b.mp4": seconds(6)]))
-        let wall = try Wall(
-            config: try WallConfig.fakes(nodes, extra: "start-margin: 1.5s"),
-            waitLimit: MediaTime(value: 1, timescale: 1))
-        walls.append(wall)
+        try await startNodes(["a"], lengths: ["/m/a.mp4": seconds(10), "/m/b.mp4": seconds(6)])
+        let wall = try self.wall(extra: "start-margin: 1.5s")
 
         let before = FakeNode.master()
         let timeline = try await TimelineControl(wall: wall).playShow(lead: .zero, loops: false)
@@ -88,8 +55,8 @@ final class WallEditTests: XCTestCase {
     }
 
     func testAnEdit_aNodeRefuses_isAFailureNamingItAndTheSplit() async throws {
-        let nodes = try await start(["a", "b", "c"], lengths: ["/m/a.mp4": seconds(10), "/m/b.mp4": seconds(6)])
-        let wall = try wall(of: nodes)
+        let nodes = try await startNodes(["a", "b", "c"], lengths: ["/m/a.mp4": seconds(10), "/m/b.mp4": seconds(6)])
+        let wall = try self.wall()
         let first = try await play(wall)
 
         nodes[2].behaviour = .refusing("the disk is full")
@@ -116,8 +83,8 @@ final class WallEditTests: XCTestCase {
     }
 
     func testANodeBackWithoutItsTimeline_isSentTheNewestWithTheNextEdit() async throws {
-        let nodes = try await start(["a", "b"], lengths: ["/m/a.mp4": seconds(10), "/m/b.mp4": seconds(6)])
-        let wall = try wall(of: nodes)
+        let nodes = try await startNodes(["a", "b"], lengths: ["/m/a.mp4": seconds(10), "/m/b.mp4": seconds(6)])
+        let wall = try self.wall()
         try await play(wall)
 
         nodes[0].forgetTimeline()
@@ -132,9 +99,9 @@ final class WallEditTests: XCTestCase {
     }
 
     func testNodesOnDifferentMasters_areNamed_andNothingIsSent() async throws {
-        let nodes = try await start(
-            ["a", "b"], epochs: ["b": 0xbeef], lengths: ["/m/a.mp4": seconds(10), "/m/b.mp4": seconds(6)])
-        let wall = try wall(of: nodes)
+        let nodes = try await startNodes(
+            ["a", "b"], lengths: ["/m/a.mp4": seconds(10), "/m/b.mp4": seconds(6)], epochs: ["b": 0xbeef])
+        let wall = try self.wall()
 
         do {
             try await play(wall)
@@ -147,8 +114,8 @@ final class WallEditTests: XCTestCase {
     }
 
     func testASilentNode_failsTheCommandWithinTheWaitLimit_namingIt() async throws {
-        let nodes = try await start(["a", "b"], lengths: ["/m/a.mp4": seconds(10), "/m/b.mp4": seconds(6)])
-        let wall = try wall(of: nodes)
+        let nodes = try await startNodes(["a", "b"], lengths: ["/m/a.mp4": seconds(10), "/m/b.mp4": seconds(6)])
+        let wall = try self.wall()
         nodes[1].behaviour = .silent
 
         let began = LocalClock.monotonic.now()
@@ -165,10 +132,10 @@ final class WallEditTests: XCTestCase {
     }
 
     func testAFileMissingOnANode_isWaitedFor_thenNamed() async throws {
-        let nodes = try await start(
+        let nodes = try await startNodes(
             ["a", "b"], lengths: ["/m/a.mp4": seconds(10)], own: ["a": ["/m/b.mp4": seconds(6)]]
         )
-        let wall = try wall(of: nodes)
+        let wall = try self.wall()
 
         do {
             _ = try await TimelineControl(wall: wall).entries(wall.config.playlistItems)

@@ -8,24 +8,12 @@ import XCTest
 
 /// `wallctl snapshot`'s picture, composed from fake nodes' frames: each tile in its place at one
 /// master time, and a PNG any viewer reads.
-final class WallSnapshotTests: XCTestCase {
-    private var nodes: [FakeNode] = []
-    private var wall: Wall?
-
-    override func tearDown() async throws {
-        for node in nodes { node.stop() }
-        try await wall?.shutdown()
-    }
-
+final class WallSnapshotTests: FakeWallTestCase {
     private func twoScreens(frameTimes: [MediaTime]) async throws -> Wall {
-        for (index, id) in ["a", "b"].enumerated() {
-            let node = try await FakeNode.start(id: id)
+        for (index, node) in try await startNodes(["a", "b"]).enumerated() {
             node.show(colour: index == 0 ? [255, 0, 0] : [0, 0, 255], frameTime: frameTimes[index])
-            nodes.append(node)
         }
-        let wall = try Wall(config: try WallConfig.fakes(nodes), waitLimit: MediaTime(value: 2, timescale: 1))
-        self.wall = wall
-        return wall
+        return try wall(waitLimit: MediaTime(value: 2, timescale: 1))
     }
 
     private func pixel(_ image: PNGImage, _ x: Int, _ y: Int) -> [UInt8] {

@@ -14,6 +14,10 @@ RELEASE_BINARIES = $(RELEASE_BIN)/wallctl $(RELEASE_BIN)/wallnode
 RELEASE_INPUTS := $(shell find Sources -type f -o -type d) $(wildcard Package*.swift Package.resolved)
 PREFIX ?= /usr/local
 DESTDIR ?=
+# Under CI every recipe line says how long it took ("ci-time:" lines on stderr).
+ifdef CI
+SHELL := $(CURDIR)/scripts/timed-shell
+endif
 
 .PHONY: setup build test fuzz bench-fuzz sanitize release check-release check-boot check-package check-runtime-list install deb demo clean format bench-clock bench-wall bench-timeline bench-failover bench-memory bench-chaos bench-content bench-console
 

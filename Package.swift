@@ -229,19 +229,11 @@ let package = Package(
         .executableTarget(
             name: "wallctl",
             dependencies: [
-                "LockstepLocks",
                 "LockstepCLI", "LockstepGuard", "LockstepNet", "LockstepTime", "NetImpair", "SyncClock", "WallProtocol",
-                "WallTimeline",
-                "WallControl", "WallAnalysis", "WallContent", "WallConsole", "WallDaemon", "ShowControl",
-                "GroundTruth", "WallCalibration",
-                .product(name: "Hummingbird", package: "hummingbird"),
+                "WallTimeline", "WallControl", "WallAnalysis", "WallDaemon", "ShowControl", "WallCalibration",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),

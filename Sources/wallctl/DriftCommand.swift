@@ -1,7 +1,5 @@
 import ArgumentParser
 import Foundation
-import GroundTruth
-import LockstepLocks
 import LockstepNet
 import LockstepTime
 import WallAnalysis

@@ -147,14 +147,29 @@ static gboolean lockstep_stamp_sink_event(GstPad *pad, GstObject *parent, GstEve
     return gst_pad_event_default(pad, parent, event);
 }
 
-/* Leaving PLAYING lets a held frame go on (the sink prerolls it); entering it arms the gate. */
+/* Leaving PLAYING lets a held frame go on (the sink prerolls it); entering it arms the gate. Going
+ * to or from READY starts over: the pads are deactivated there without a FLUSH_STOP, so a flush begun
+ * before it (a seek cut short by a reload) must not leave the element refusing every buffer after. */
 static GstStateChangeReturn lockstep_stamp_change_state(GstElement *element, GstStateChange transition) {
     LockstepStamp *self = (LockstepStamp *)element;
-    if (transition == GST_STATE_CHANGE_PLAYING_TO_PAUSED) {
+    switch (transition) {
+    case GST_STATE_CHANGE_PLAYING_TO_PAUSED:
         pthread_mutex_lock(&self->lock);
         self->playing = FALSE;
         pthread_cond_broadcast(&self->changed);
         pthread_mutex_unlock(&self->lock);
+        break;
+    case GST_STATE_CHANGE_READY_TO_PAUSED:
+    case GST_STATE_CHANGE_PAUSED_TO_READY:
+        pthread_mutex_lock(&self->lock);
+        self->playing = FALSE;
+        self->flushing = FALSE;
+        self->gate = GST_CLOCK_TIME_NONE;
+        pthread_cond_broadcast(&self->changed);
+        pthread_mutex_unlock(&self->lock);
+        break;
+    default:
+        break;
     }
     GstStateChangeReturn result = GST_ELEMENT_CLASS(lockstep_stamp_parent_class)->change_state(element, transition);
     if (transition == GST_STATE_CHANGE_PAUSED_TO_PLAYING) {

@@ -27,16 +27,23 @@ final class AsymmetricPathWallTests: XCTestCase {
 
     /// b's requests take 2 ms longer than its replies, a's path is even: b's screen is 1 ms off.
     func testAnAsymmetricPath_isNeverPassed_onBoundsThatAssumeItSymmetric() async throws {
-        let run = try await runWall(paths: [["--delay", "0.2"], Self.slowUplink])
-        XCTAssertGreaterThan(run.truthP99, 0.0008, "the asymmetry moves b's screen by half of it\n\(run.summary)")
+        // A threshold the nodes' own clocks keep even through a render spike (a CI run saw their own
+        // skew at 0.68 ms p99, 0.75 ms with the estimated bounds, against 0.5 ms), yet one the 1 ms
+        // the asymmetry moves b's screen by exceeds, as ground truth shows.
+        let threshold = 0.0008
+        let run = try await runWall(paths: [["--delay", "0.2"], Self.slowUplink], threshold: threshold)
+        XCTAssertGreaterThan(
+            run.truthP99, threshold + Self.truthTolerance,
+            "the asymmetry moves b's screen by half of it\n\(run.summary)")
         let pair = try XCTUnwrap(run.drift.pairs.first)
         // The estimated bounds alone would have passed the wall: b cannot see its own error.
         let estimated = try XCTUnwrap(pair.skewWithClockUncertainty?.upper.p99)
-        XCTAssertLessThanOrEqual(estimated.seconds, Self.threshold, "estimated bounds within the threshold\n\(run.summary)")
+        XCTAssertLessThanOrEqual(estimated.seconds, threshold, "estimated bounds within the threshold\n\(run.summary)")
         XCTAssertNotEqual(run.drift.verdict.outcome, .pass, "no PASS that ground truth contradicts\n\(run.summary)")
         XCTAssertTrue(run.drift.verdict.sentence.contains("asymmetr"), run.drift.verdict.sentence)
         let guaranteed = try XCTUnwrap(run.drift.nodes.first { $0.node == "b" }?.guaranteedClockErrorBound?.maximum)
-        XCTAssertGreaterThanOrEqual(guaranteed.seconds, 0.001, "b's guaranteed bound covers half the asymmetry\n\(run.summary)")
+        XCTAssertGreaterThanOrEqual(
+            guaranteed.seconds, 0.001, "b's guaranteed bound covers half the asymmetry\n\(run.summary)")
         XCTAssertTrue(run.drift.verdict.sentence.contains("let the screens measure each other's clocks"))
     }
 
@@ -61,7 +68,8 @@ final class AsymmetricPathWallTests: XCTestCase {
         let fromMaster = try ["a", "b"].map { id in
             try XCTUnwrap(run.drift.nodes.first { $0.node == id }?.guaranteedClockErrorBound?.maximum).seconds
         }
-        XCTAssertGreaterThan(fromMaster.reduce(0, +), Self.threshold, "the master's bounds alone cannot vouch\n\(run.summary)")
+        XCTAssertGreaterThan(
+            fromMaster.reduce(0, +), Self.threshold, "the master's bounds alone cannot vouch\n\(run.summary)")
         XCTAssertEqual(pair.guaranteedClockUncertainty?.measuredBetween, true, run.summary)
         XCTAssertEqual(run.drift.verdict.outcome, .pass, run.summary)
         XCTAssertLessThanOrEqual(run.truthP99, Self.threshold + Self.truthTolerance, run.summary)
@@ -91,7 +99,11 @@ final class AsymmetricPathWallTests: XCTestCase {
 
     /// Plays a two-node wall whose nodes reach the master through a proxy each, impaired by
     /// `paths[i]`, and measures it for 8 s against ground truth.
-    private func runWall(paths: [[String]], measureEachOther: Bool = false) async throws -> Run {
+    private func runWall(
+        paths: [[String]], measureEachOther: Bool = false, threshold: Double = AsymmetricPathWallTests.threshold
+    )
+        async throws -> Run
+    {
         let wallctl = ChildProcess.product("wallctl")
         let wallnode = ChildProcess.product("wallnode")
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("lockstep-asym-\(getpid())")
@@ -142,7 +154,7 @@ final class AsymmetricPathWallTests: XCTestCase {
         }
         let reports = try GroundTruthDrift.measure(
             config: config, seconds: 8, truth: ids.indices.map { (ids[$0], truthPorts[$0]) },
-            report: folder.appendingPathComponent("drift.json"), extra: ["--threshold", "\(Self.threshold * 1000)"])
+            report: folder.appendingPathComponent("drift.json"), extra: ["--threshold", "\(threshold * 1000)"])
         let summary = reports.summary
         let truthP99 = try XCTUnwrap(try reports.truth().pairs.first?.truthSkew.p99, summary).seconds
         print(

@@ -82,13 +82,13 @@ struct DriftCommand: AsyncParsableCommand {
     }
 
     /// `--ground-truth` as node id → UDP port.
-    private func groundTruthPorts() throws -> [(node: String, port: UInt16)] {
+    private func groundTruthPorts() throws -> [DriftMeasurement.TruthPort] {
         try groundTruth.map { entry in
             let parts = entry.split(separator: "=", maxSplits: 1).map(String.init)
             guard parts.count == 2, !parts[0].isEmpty, let port = UInt16(parts[1]), port > 0 else {
                 throw ValidationError("--ground-truth takes ID=PORT (like top-left=6101), got \"\(entry)\"")
             }
-            return (parts[0], port)
+            return DriftMeasurement.TruthPort(node: parts[0], port: port)
         }
     }
 
@@ -97,7 +97,7 @@ struct DriftCommand: AsyncParsableCommand {
             let measurement = try DriftMeasurement(
                 wall: wall, threshold: MediaTime(seconds: threshold / 1000, preferredTimescale: 1_000_000),
                 poll: .milliseconds(Int(poll * 1000)),
-                truthPorts: try groundTruthPorts().map { DriftMeasurement.TruthPort(node: $0.node, port: $0.port) },
+                truthPorts: try groundTruthPorts(),
                 truthAddress: try groundTruthAddress())
             let outcome = try await measurement.run(for: MediaTime(seconds: duration, preferredTimescale: 1000))
 

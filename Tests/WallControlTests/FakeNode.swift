@@ -48,7 +48,7 @@ final class FakeNode: Sendable {
         /// The content it holds, verified, and every fetch it was asked for.
         var held: Set<ContentID> = []
         var fetches: [ContentFetchRequest] = []
-        /// Every file it downloaded, in order.
+        /// Every file the origin sent it whole (200), in order.
         var downloaded: [ContentID] = []
         /// What its screen shows: one colour, and the frame's time in its item.
         var colour: [UInt8] = [0, 0, 0]
@@ -206,6 +206,22 @@ final class FakeNode: Sendable {
         }
     }
 
+    /// A command as the node takes it: refused (HTTP 409) as its behaviour says, else its body.
+    private enum Command<Body> {
+        case refused(Response)
+        case taken(Body)
+    }
+
+    private static func command<Body: Decodable>(_ type: Body.Type, _ request: Request, _ state: Shared) async throws
+        -> Command<Body>
+    {
+        let body = try await request.body.collect(upTo: 1 << 20)
+        if let reason = try await behave(state) {
+            return .refused(try json(ControlReply(ok: false, error: reason, status: nil), status: .conflict))
+        }
+        return .taken(try JSONDecoder().decode(type, from: Data(body.readableBytesView)))
+    }
+
     private static func router(id: String, state: Shared) -> Router<BasicRequestContext> {
         let router = Router()
         router.get(RouterPath(ControlPath.status)) { _, _ -> Response in
@@ -218,11 +234,11 @@ final class FakeNode: Sendable {
             return try json(timeline)
         }
         router.put(RouterPath(ControlPath.timeline)) { request, _ -> Response in
-            let body = try await request.body.collect(upTo: 1 << 20)
-            if let reason = try await behave(state) {
-                return try json(ControlReply(ok: false, error: reason, status: nil), status: .conflict)
+            let timeline: Timeline
+            switch try await command(Timeline.self, request, state) {
+            case .refused(let refusal): return refusal
+            case .taken(let body): timeline = body
             }
-            let timeline = try JSONDecoder().decode(Timeline.self, from: Data(body.readableBytesView))
             let now = state.withLock { state in
                 state.timeline = timeline
                 state.received.append(timeline)
@@ -245,11 +261,11 @@ final class FakeNode: Sendable {
         // A fetch: each file it lacks downloaded from the first origin and kept once its digest
         // matches, before the answer (a node answers at once and fetches on; the report is the same).
         router.post(RouterPath(ControlPath.contentFetch)) { request, _ -> Response in
-            let body = try await request.body.collect(upTo: 1 << 20)
-            if let reason = try await behave(state) {
-                return try json(ControlReply(ok: false, error: reason, status: nil), status: .conflict)
+            let fetch: ContentFetchRequest
+            switch try await command(ContentFetchRequest.self, request, state) {
+            case .refused(let refusal): return refusal
+            case .taken(let body): fetch = body
             }
-            let fetch = try JSONDecoder().decode(ContentFetchRequest.self, from: Data(body.readableBytesView))
             let lacking = state.withLock { state in
                 state.fetches.append(fetch)
                 return fetch.content.map(\.id).filter { !state.held.contains($0) }
@@ -259,6 +275,8 @@ final class FakeNode: Sendable {
                 let reply = try await HTTPClient.shared.execute(
                     HTTPClientRequest(url: "\(origin)/content/\(id.sha256)"), timeout: .seconds(10))
                 let bytes = try await reply.body.collect(upTo: 1 << 24)
+                // The origin serves so many transfers at once (503 past them): a node tries again later.
+                guard reply.status == .ok else { continue }
                 let file = FileManager.default.temporaryDirectory.appendingPathComponent("fake-\(id.sha256)-\(UUID())")
                 defer { try? FileManager.default.removeItem(at: file) }
                 try Data(bytes.readableBytesView).write(to: file)
@@ -292,11 +310,11 @@ final class FakeNode: Sendable {
             return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: pixels)))
         }
         router.post(RouterPath(ControlPath.mediaDurations)) { request, _ -> Response in
-            let body = try await request.body.collect(upTo: 1 << 20)
-            if let reason = try await behave(state) {
-                return try json(ControlReply(ok: false, error: reason, status: nil), status: .conflict)
+            let asked: MediaDurationsRequest
+            switch try await command(MediaDurationsRequest.self, request, state) {
+            case .refused(let refusal): return refusal
+            case .taken(let body): asked = body
             }
-            let asked = try JSONDecoder().decode(MediaDurationsRequest.self, from: Data(body.readableBytesView))
             let lengths = state.withLock { $0.lengths }
             guard let missing = asked.media.first(where: { lengths[$0] == nil }) else {
                 return try json(MediaDurationsReply(node: id, durations: asked.media.map { lengths[$0]! }))

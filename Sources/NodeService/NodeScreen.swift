@@ -109,6 +109,9 @@ public final class NodeScreen: FollowerPlayer, Sendable {
         var show: TimelineShow?
         /// Why what was asked could not be shown, if it could not.
         var problem: String?
+        /// How long the last pictures shown on a one-pipeline screen took to prepare, from the
+        /// player letting go of the sink (`showInPlace`).
+        var inPlacePreparations: [MediaTime] = []
     }
 
     /// - Parameter players: one player, or two where the sink allows two pipelines at once
@@ -494,8 +497,8 @@ public final class NodeScreen: FollowerPlayer, Sendable {
     /// Where the screen may hold more than one pipeline, the picture is prepared now, as a clip is
     /// in standby, and its sink draws it at its time: the player on the screen pauses just before,
     /// and lets go of its media once the picture is on the glass. Elsewhere (a KMS plane, a
-    /// Wayland surface), the player lets go of the sink first, at the show's time, and the picture
-    /// follows as soon as it can.
+    /// Wayland surface), the player lets go of the sink first, as shortly before the show's time as
+    /// the picture's preparation allows, and the picture is drawn at its time (`showInPlace`).
     public func show(_ show: TimelineShow, presentAt: MediaTime) async {
         guard show != .playlist, players.count > 1, let clock = player.masterClock else {
             await showInPlace(show, presentAt: presentAt)
@@ -517,16 +520,27 @@ public final class NodeScreen: FollowerPlayer, Sendable {
         // Once the picture is on the glass the status says what the screen shows; then the
         // players let go of their media (but the cues held) and the picture it replaced is closed;
         // unless another change came since.
-        afterChange(change, presentAt: presentAt, clock: clock) { screen, latest in
-            guard latest else { return }
-            screen.state.withLock {
-                $0.show = show
-                $0.problem = problem
-            }
-        } settled: { screen, latest in
+        said(show, problem: problem, change: change, presentAt: presentAt, clock: clock) { screen, latest in
             replaced?.close()
             if latest { screen.stopPlayer() }
         }
+    }
+
+    /// Once change `change` is on the glass, the status says the screen shows `show` (unless
+    /// another change came since); `settled` follows (`afterChange`).
+    private func said(
+        _ show: TimelineShow, problem: String?, change: Int, presentAt: MediaTime, clock: MasterClock,
+        settled: @escaping @Sendable (NodeScreen, _ latest: Bool) -> Void = { _, _ in }
+    ) {
+        afterChange(
+            change, presentAt: presentAt, clock: clock,
+            onGlass: { screen, latest in
+                guard latest else { return }
+                screen.state.withLock {
+                    $0.show = show
+                    $0.problem = problem
+                }
+            }, settled: settled)
     }
 
     /// Whether no change of what the screen shows came since change `number`.
@@ -546,29 +560,74 @@ public final class NodeScreen: FollowerPlayer, Sendable {
         return try player.copyCurrentVideoFrame(format: format, size: size)
     }
 
-    /// The show on a screen that holds one pipeline: at its time, the player lets go of the sink,
-    /// and the picture is shown as soon as it is ready.
+    /// How long before its time a picture on a screen that holds one pipeline begins to be
+    /// prepared, until this node has measured its own preparations: within the follower's
+    /// `showAhead` (300 ms), which is when the show is handed over.
+    static let inPlaceAhead = MediaTime(value: 250, timescale: 1000)
+
+    /// How long before its time a picture on a one-pipeline screen begins to be prepared: the
+    /// slowest of this node's last preparations, a quarter more and 20 ms.
+    private var inPlaceLead: MediaTime {
+        let slowest: MediaTime? = state.withLock { $0.inPlacePreparations.max() }
+        guard let slowest, let nanoseconds = slowest.nanoseconds else { return Self.inPlaceAhead }
+        let margin: Int64 = nanoseconds / 4 + 20_000_000
+        return MediaTime(nanoseconds: nanoseconds + margin)
+    }
+
+    /// The show on a screen that holds one pipeline. The player must let go of the sink before
+    /// the picture can take it, so it does as late as the picture's preparation allows
+    /// (`inPlaceLead` before `presentAt`; the glass keeps the last frame meanwhile, as it does
+    /// while a clip is prepared on such a screen); the picture, prepared on the master clock, is
+    /// then drawn at its time, as on any screen, and is late only when its preparation took
+    /// longer than this node's recent ones. Without a time (or a master clock), at once; the
+    /// playlist's show only takes the picture down, at its time.
     private func showInPlace(_ show: TimelineShow, presentAt: MediaTime?) async {
-        if let presentAt, let clock = player.masterClock {
-            let wait = presentAt - clock.now()
-            if wait > .zero { try? await Task.sleep(for: .nanoseconds(wait.nanoseconds ?? 0)) }
+        let change = roles.withLock { roles -> Int in
+            roles.swaps += 1
+            return roles.swaps
         }
-        roles.withLock { $0.swaps += 1 }
+        let clock = presentAt == nil ? nil : player.masterClock
+        if let presentAt, let clock {
+            let ahead: MediaTime = show == .playlist ? .zero : inPlaceLead
+            let wait: MediaTime = presentAt - ahead - clock.now()
+            if wait > .zero { try? await Task.sleep(for: .nanoseconds(wait.nanoseconds ?? 0)) }
+            // A change since (a newer show, a cut prepared) has the screen now.
+            guard isLatest(change) else { return }
+        }
+        let began = LocalClock.monotonic.now()
         stopPlayer()
         // The sink keeps its last frame drawn until the player has let go of it.
         for player in players { await player.settle() }
         takeDownPicture()
         guard show != .playlist else { return }
-        let (picture, problem) = makePicture(for: show, clock: nil)
-        picture?.present()
+        let (picture, problem) = makePicture(for: show, clock: clock)
+        let took = LocalClock.monotonic.now() - began
+        guard let presentAt, let clock else {
+            picture?.present()
+            state.withLock {
+                $0.picture = picture
+                $0.pictureAt = nil
+                $0.show = show
+                $0.problem = problem
+            }
+            logger.info("screen shows \(show)", metadata: problem.map { ["screen.problem": "\($0)"] } ?? [:])
+            return
+        }
+        picture?.present(at: presentAt)
         state.withLock {
             $0.picture = picture
-            $0.pictureAt = nil
-            $0.show = show
-            $0.problem = problem
+            $0.pictureAt = picture == nil ? nil : presentAt
+            $0.inPlacePreparations.append(took)
+            if $0.inPlacePreparations.count > 8 { $0.inPlacePreparations.removeFirst() }
         }
-        logger.info(
-            "screen shows \(show)", metadata: problem.map { ["screen.problem": "\($0)"] } ?? [:])
+        var metadata: Logger.Metadata = [
+            "screen.present_at_ns": .nanoseconds(presentAt), "screen.prepared_in_ns": .nanoseconds(took),
+        ]
+        if let problem { metadata["screen.problem"] = "\(problem)" }
+        let late: MediaTime = clock.now() - presentAt
+        if late > .zero { metadata["screen.late_ns"] = .nanoseconds(late) }
+        logger.info("screen shows \(show) at its time, in the player's place", metadata: metadata)
+        said(show, problem: problem, change: change, presentAt: presentAt, clock: clock)
     }
 
     /// Makes `picture` the one on the screen from `presentAt`, and gives back the one it replaces,

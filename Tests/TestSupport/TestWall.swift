@@ -31,11 +31,15 @@ public struct TestWall: Sendable {
             self.extra = extra
         }
 
-        /// A row of ground-truth nodes side by side, 160x90 each, node `i` sending to `ports[i]`.
-        public static func groundTruthRow(_ ids: [String], firstControlPort: Int, ports: [UInt16]) -> [Node] {
+        /// A row of ground-truth nodes side by side, 160x90 each, node `i` sending to `ports[i]`, each
+        /// entry with the lines `extra`.
+        public static func groundTruthRow(
+            _ ids: [String], firstControlPort: Int, ports: [UInt16], extra: [String] = []
+        ) -> [Node] {
             ids.enumerated().map { index, id in
                 .groundTruth(
-                    id: id, controlPort: firstControlPort + index, tile: (index * 160, 0, 160, 90), port: ports[index])
+                    id: id, controlPort: firstControlPort + index, tile: (index * 160, 0, 160, 90), port: ports[index],
+                    extra: extra)
             }
         }
 

@@ -14,8 +14,6 @@ import XCTest
 /// command gave it.
 final class GlassChangeWallTests: XCTestCase {
     private let ids = ["a", "b", "c", "d"]
-    private let masterPort = 15701
-    private let firstControlPort = 17931
     /// One frame of the 30 fps clip: the most a change may land from its time.
     private let framePeriod = 1.0 / 30
 
@@ -30,6 +28,18 @@ final class GlassChangeWallTests: XCTestCase {
     }
 
     func testEveryChange_stillBlackCardCueAndVerbs_landsOnEveryScreenAtItsMasterTime_asAClipDoes() async throws {
+        try await walk(standby: true, masterPort: 15701, firstControlPort: 17931)
+    }
+
+    /// The pictures of the same walk (clip → still → black → test card → black) where each screen
+    /// holds one pipeline (a KMS plane, a Wayland surface; here `standby: false`): the player lets
+    /// go of the sink a little before each picture's time, and the picture, prepared then, is
+    /// drawn at its time as on any screen (before, 17 to 56 ms late, the screens up to 27 ms apart).
+    func testOnScreensHoldingOnePipeline_everyChangeLandsAtItsMasterTime_too() async throws {
+        try await walk(standby: false, masterPort: 15711, firstControlPort: 17941)
+    }
+
+    private func walk(standby: Bool, masterPort: Int, firstControlPort: Int) async throws {
         let wallctl = ChildProcess.product("wallctl")
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("lockstep-glass-\(getpid())")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -55,7 +65,9 @@ final class GlassChangeWallTests: XCTestCase {
                 "clock-lock-timeout: 20s", "loop: true", "media-roots: [\(folder.path)]",
                 "cues: {intro: {media: \(clip.path), in: 10s, out: 12s, then: return}}",
             ],
-            nodes: TestWall.Node.groundTruthRow(ids, firstControlPort: firstControlPort, ports: receiver.ports))
+            nodes: TestWall.Node.groundTruthRow(
+                ids, firstControlPort: firstControlPort, ports: receiver.ports,
+                extra: standby ? [] : ["standby: false"]))
         let config = try wall.write(to: folder.appendingPathComponent("wall.yaml"))
         let (master, nodes) = try wall.start(config: config, clockPort: masterPort)
         defer { for process in nodes + [master] { process.signal(SIGTERM) } }
@@ -112,52 +124,64 @@ final class GlassChangeWallTests: XCTestCase {
         let back = try XCTUnwrap(card.until, "identify says when the card ends")
         changes.append(Change(name: "test card → black", at: back) { picture, _ in picture?.isBlack == true })
         try await Task.sleep(for: .seconds(max(0, (back - LocalClock.monotonic.now()).seconds) + 1.5))
-        let again = try command(["play"])
-        changes.append(Change(name: "black → clip", at: again.from) { _, code in code == 0 })
-        try await Task.sleep(for: .seconds(max(0, (again.from - LocalClock.monotonic.now()).seconds) + 1))
-        // A cue every node holds in standby (its clip from 10 s: codes 300 on), and its return to
-        // the loop where it was, 2 s later.
-        for id in ids {
-            try await wall.client(id).waitForStatus(within: 10, "intro held in standby on \(id)") { status in
-                ((status["timeline"] as? [String: Any])?["cuesReady"] as? [String])?.contains("intro") == true
+        // Back to the clip, a cue and its return, a pause and a resume. Not on screens that hold
+        // one pipeline: there the clip's reload after a picture meets playbin3's stalled preroll
+        // (docs/GSTREAMER.md) in about one load in ten with four nodes loading at once, and the
+        // node joins 8 s late; that is the player's watchdog, not a picture, and is its own matter.
+        var verbs: (pause: MediaTime, resume: MediaTime)?
+        if standby {
+            let again = try command(["play"])
+            changes.append(Change(name: "black → clip", at: again.from) { _, code in code == 0 })
+            try await Task.sleep(for: .seconds(max(0, (again.from - LocalClock.monotonic.now()).seconds) + 1))
+            // A cue every node holds in standby (its clip from 10 s: codes 300 on), and its return to
+            // the loop where it was, 2 s later.
+            for id in ids {
+                try await wall.client(id).waitForStatus(within: 10, "intro held in standby on \(id)") { status in
+                    ((status["timeline"] as? [String: Any])?["cuesReady"] as? [String])?.contains("intro") == true
+                }
             }
+            let cue = try command(["cue", "intro"])
+            changes.append(Change(name: "clip → cue", at: cue.from) { _, code in (300..<360).contains(code ?? -1) })
+            let returned = cue.from + MediaTime(value: 2, timescale: 1)
+            changes.append(Change(name: "cue → loop", at: returned) { _, code in (0..<120).contains(code ?? -1) })
+            try await Task.sleep(for: .seconds(max(0, (returned - LocalClock.monotonic.now()).seconds) + 1))
+            // A verb: pause, then resume. Paused, a screen sends nothing more; resumed, the frame after
+            // the paused one comes within a frame of the resume's time.
+            let pause = try command(["pause"])
+            try await Task.sleep(for: .seconds(max(0, (pause.from - LocalClock.monotonic.now()).seconds) + 1.5))
+            let resume = try command(["resume"])
+            changes.append(
+                Change(
+                    name: "pause → resume", at: resume.from, isNew: { _, code in code != nil }, old: { _, _ in false }))
+            try await Task.sleep(for: .seconds(max(0, (resume.from - LocalClock.monotonic.now()).seconds) + 1))
+            verbs = (pause.from, resume.from)
         }
-        let cue = try command(["cue", "intro"])
-        changes.append(Change(name: "clip → cue", at: cue.from) { _, code in (300..<360).contains(code ?? -1) })
-        let returned = cue.from + MediaTime(value: 2, timescale: 1)
-        changes.append(Change(name: "cue → loop", at: returned) { _, code in (0..<120).contains(code ?? -1) })
-        try await Task.sleep(for: .seconds(max(0, (returned - LocalClock.monotonic.now()).seconds) + 1))
-        // A verb: pause, then resume. Paused, a screen sends nothing more; resumed, the frame after
-        // the paused one comes within a frame of the resume's time.
-        let pause = try command(["pause"])
-        try await Task.sleep(for: .seconds(max(0, (pause.from - LocalClock.monotonic.now()).seconds) + 1.5))
-        let resume = try command(["resume"])
-        changes.append(
-            Change(name: "pause → resume", at: resume.from, isNew: { _, code in code != nil }, old: { _, _ in false }))
-        try await Task.sleep(for: .seconds(max(0, (resume.from - LocalClock.monotonic.now()).seconds) + 1))
 
         let frames = receiver.seen
         let pictures = receiver.pictures
         var report: [String] = []
-        // The pause: every screen's last frame is the same one, presented within a frame before the
-        // pause's time, and nothing follows it until the resume.
-        let lastBeforePause = frames.map { screen in
-            screen.last { $0.at <= pause.from + MediaTime(value: 5, timescale: 1000) }
-        }
-        let pausedCodes = Set(lastBeforePause.map { $0?.code })
-        XCTAssertEqual(pausedCodes.count, 1, "every screen paused on one frame: \(lastBeforePause.map { $0?.code })")
-        for (index, last) in lastBeforePause.enumerated() {
-            guard let last else { continue }
-            XCTAssertLessThanOrEqual(
-                (pause.from - last.at).seconds, framePeriod + 0.002,
-                "pause: node \(ids[index])'s last frame is the one due")
-            let after = frames[index].filter {
-                $0.at > pause.from + MediaTime(value: 5, timescale: 1000)
-                    && $0.at < resume.from - MediaTime(value: 200, timescale: 1000)
+        if let verbs {
+            // The pause: every screen's last frame is the same one, presented within a frame before the
+            // pause's time, and nothing follows it until the resume.
+            let lastBeforePause = frames.map { screen in
+                screen.last { $0.at <= verbs.pause + MediaTime(value: 5, timescale: 1000) }
             }
-            XCTAssertTrue(after.isEmpty, "pause: node \(ids[index]) showed \(after.count) frames while paused")
+            let pausedCodes = Set(lastBeforePause.map { $0?.code })
+            XCTAssertEqual(
+                pausedCodes.count, 1, "every screen paused on one frame: \(lastBeforePause.map { $0?.code })")
+            for (index, last) in lastBeforePause.enumerated() {
+                guard let last else { continue }
+                XCTAssertLessThanOrEqual(
+                    (verbs.pause - last.at).seconds, framePeriod + 0.002,
+                    "pause: node \(ids[index])'s last frame is the one due")
+                let after = frames[index].filter {
+                    $0.at > verbs.pause + MediaTime(value: 5, timescale: 1000)
+                        && $0.at < verbs.resume - MediaTime(value: 200, timescale: 1000)
+                }
+                XCTAssertTrue(after.isEmpty, "pause: node \(ids[index]) showed \(after.count) frames while paused")
+            }
+            report.append("pause (every screen on code \(pausedCodes.first.flatMap { $0 }.map(String.init) ?? "-"))")
         }
-        report.append("pause (every screen on code \(pausedCodes.first.flatMap { $0 }.map(String.init) ?? "-"))")
         for (number, change) in changes.enumerated() {
             // What was on before: the loop, then each change's picture.
             let old: (FrameCodeCollector.Picture?, Int?) -> Bool =
@@ -203,6 +227,14 @@ final class GlassChangeWallTests: XCTestCase {
             // was (up to 2.25 ms), stills and black decided it.
             XCTAssertLessThanOrEqual(skew, 0.001, "\(change.name): the screens together")
         }
-        print("glass change test: " + report.joined(separator: "; "))
+        print("glass change test (\(standby ? "standby" : "one pipeline")): " + report.joined(separator: "; "))
+        // On a failure, what each node said (its clock's lines aside).
+        if (testRun?.failureCount ?? 0) > 0 {
+            for (id, node) in zip(ids, nodes) {
+                node.signal(SIGTERM)
+                let lines = node.finish().errors.split(separator: "\n").filter { !$0.contains("lockstep.clock") }
+                print("node \(id):\n" + lines.suffix(150).joined(separator: "\n"))
+            }
+        }
     }
 }

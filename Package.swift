@@ -164,7 +164,7 @@ let package = Package(
         .target(
             name: "WallProtocol",
             dependencies: [
-                "CCrypto", "LockstepNet", "LockstepTime", "WallTimeline", "ShowControl",
+                "CCrypto", "LockstepNet", "LockstepTime", "SyncClock", "WallTimeline", "ShowControl",
                 .product(name: "Yams", package: "Yams"),
             ]
         ),
@@ -179,9 +179,8 @@ let package = Package(
         .target(
             name: "WallConsole",
             dependencies: [
-                "LockstepGuard", "LockstepLocks", "LockstepTime", "ShowControl", "WallAnalysis", "WallContent",
-                "WallControl",
-                "WallProtocol", "WallTimeline",
+                "LockstepGuard", "LockstepLocks", "LockstepTime", "ShowControl", "SyncClock", "WallAnalysis",
+                "WallContent", "WallControl", "WallProtocol", "WallTimeline",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -110,7 +110,8 @@ public final class ClockFollower: Sendable {
         self.peers = peers.isEmpty ? nil : peers
         let ptp = settings.ptp.map { [LinuxPTPSource(config: $0, node: settings.id, logger: logger)] } ?? []
         sources = ClockSources(
-            preferring: ptp, sources: settings.followedSources, configuration: SyncClockClient.Configuration(key: settings.clockKey),
+            preferring: ptp, sources: settings.followedSources,
+            configuration: SyncClockClient.Configuration(key: settings.clockKey),
             ownRelay: relay == nil ? nil : server?.identity, feeding: relay, logger: logger,
             onStatus: Self.followingPlayer(players, current: current, nodeID: settings.id, logger: logger))
     }
@@ -157,7 +158,7 @@ public final class ClockFollower: Sendable {
     }
 
     /// The clock's state, for reports: unsynced, locking, locked or holdover.
-    public var state: String { sources?.status.state.rawValue ?? "locked" }
+    public var state: ClockState { sources?.status.state ?? .locked }
 
     /// The master's timeline (epoch) the node follows, when the master says (Lockstep format).
     public var masterEpoch: UInt64? { sources?.status.master?.epoch }
@@ -168,13 +169,13 @@ public final class ClockFollower: Sendable {
     public func report() -> ClockReport {
         guard let sources else {
             return ClockReport(
-                state: "locked", usable: true, server: "local clock", offset: .zero, errorBound: .zero, ratePPM: 0)
+                state: .locked, usable: true, server: "local clock", offset: .zero, errorBound: .zero, ratePPM: 0)
         }
         let status = sources.status
         let now = LocalClock.process.now()
         let followed = sources.selectedSourceName
         return ClockReport(
-            state: status.state.rawValue, usable: status.isUsable(atLocal: now),
+            state: status.state, usable: status.isUsable(atLocal: now),
             server: followed ?? (sources.names.count == 1 ? sources.names[0] : "none"),
             offset: status.offset.isNumeric ? status.offset : nil,
             errorBound: status.errorBound.isNumeric ? status.errorBound(atLocal: now) : nil,
@@ -182,10 +183,11 @@ public final class ClockFollower: Sendable {
                 ? status.guaranteedErrorBound(atLocal: now) : nil,
             roundTrip: status.roundTrip.count > 0 ? status.roundTrip.minimum : nil,
             ratePPM: status.state == .unsynced ? nil : status.ratePPM, serving: server != nil,
-            epoch: status.master?.epoch, realtime: status.master?.isRealtime, stratum: status.path?.stratum, relaying: relayAddress?.description,
+            epoch: status.master?.epoch, realtime: status.master?.isRealtime, stratum: status.path?.stratum,
+            relaying: relayAddress?.description,
             sources: sources.reports().map { report in
                 ClockSourceReport(
-                    source: report.source.description, state: report.status.state.rawValue, standing: report.standing,
+                    source: report.source.description, state: report.status.state, standing: report.standing,
                     errorBound: report.status.errorBound.isNumeric ? report.status.errorBound(atLocal: now) : nil)
             },
             // A source that does not say (a stock GStreamer master) is a master: it passes nothing on.

@@ -497,7 +497,7 @@ struct NodeClock: FollowerClock {
     init(_ clock: ClockFollower) { self.clock = clock }
 
     func reading() -> ClockReading {
-        guard clock.isUsable, let master = clock.masterClock else { return .unusable(state: clock.state) }
+        guard clock.isUsable, let master = clock.masterClock else { return .unusable(state: clock.state.rawValue) }
         return .usable(now: master.now(), epoch: clock.masterEpoch)
     }
 }

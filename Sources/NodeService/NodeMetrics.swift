@@ -220,7 +220,7 @@ public final class NodeMetrics: Sendable {
         realtimeGranted.set(to: status.player.renderThread.hasPrefix("SCHED_FIFO") ? 1 : 0)
         playerRate.set(to: Double(status.player.rate))
         pipelinesAbandoned.set(to: Double(status.player.pipelinesAbandoned ?? 0))
-        clockHoldover.set(to: status.clock.state == "holdover" ? 1 : 0)
+        clockHoldover.set(to: status.clock.state == .holdover ? 1 : 0)
         contentMissing.set(to: Double(status.timeline?.missingMedia?.count ?? 0))
         playing.set(to: status.player.timeControlStatus == "playing" ? 1 : 0)
         position.set(to: status.player.position.seconds)

@@ -1,5 +1,6 @@
 import Foundation
 import LockstepTime
+import SyncClock
 import WallControl
 import WallProtocol
 
@@ -16,7 +17,7 @@ public struct NodeView: Sendable, Hashable, Codable {
     public var inStepSinceUnixMs: Int64?
     public var outOfStepSinceUnixMs: Int64?
 
-    public var clockState: String?
+    public var clockState: ClockState?
     public var clockSource: String?
     public var clockUsable: Bool?
     public var errorBoundUs: Double?

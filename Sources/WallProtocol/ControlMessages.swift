@@ -1,4 +1,5 @@
 import LockstepTime
+import SyncClock
 import WallTimeline
 
 /// The node's control API over HTTP/JSON: paths, requests and replies shared by `wallnode` and
@@ -375,7 +376,7 @@ public struct ServiceProblem: Sendable, Hashable, Codable {
 /// How well a node follows the master clock.
 public struct ClockReport: Sendable, Hashable, Codable {
     /// unsynced, locking, locked or holdover.
-    public var state: String
+    public var state: ClockState
     /// Whether a wall can play and start on this clock now (`ClockStatus.isUsable`: locked, or in
     /// holdover within its usable error bound): the node's own verdict, which every reader takes.
     public var usable: Bool
@@ -416,7 +417,7 @@ public struct ClockReport: Sendable, Hashable, Codable {
     }
 
     public init(
-        state: String, usable: Bool, server: String, offset: MediaTime? = nil, errorBound: MediaTime? = nil,
+        state: ClockState, usable: Bool, server: String, offset: MediaTime? = nil, errorBound: MediaTime? = nil,
         guaranteedErrorBound: MediaTime? = nil, roundTrip: MediaTime? = nil, ratePPM: Double? = nil,
         serving: Bool = false, epoch: UInt64? = nil, realtime: Bool? = nil, stratum: Int? = nil,
         relaying: String? = nil, sources: [ClockSourceReport]? = nil, inheritedErrorBound: MediaTime? = nil,
@@ -443,7 +444,7 @@ public struct ClockReport: Sendable, Hashable, Codable {
     /// Where the node's clock error comes from, for a report that sets nodes against each other.
     public var lineage: ClockLineage {
         ClockLineage(
-            source: state == "locked" ? server : nil, relaying: relaying, inheritedErrorBound: inheritedErrorBound)
+            source: state == .locked ? server : nil, relaying: relaying, inheritedErrorBound: inheritedErrorBound)
     }
 }
 
@@ -475,7 +476,7 @@ public struct ClockLineage: Sendable, Hashable, Codable {
 public struct ClockSourceReport: Sendable, Hashable, Codable {
     public var source: String
     /// The node's client of it: unsynced, locking, locked or holdover.
-    public var state: String
+    public var state: ClockState
     /// followed, standby, or why it is not followed.
     public var standing: String
     @OptionalNanosecondsCoded public var errorBound: MediaTime?
@@ -485,7 +486,7 @@ public struct ClockSourceReport: Sendable, Hashable, Codable {
         case errorBound = "errorBoundNs"
     }
 
-    public init(source: String, state: String, standing: String, errorBound: MediaTime? = nil) {
+    public init(source: String, state: ClockState, standing: String, errorBound: MediaTime? = nil) {
         self.source = source
         self.state = state
         self.standing = standing

@@ -57,7 +57,7 @@ struct StatusCommand: AsyncParsableCommand {
     /// The source a node follows, with its distance from the master when it is a relay; in
     /// holdover it follows none, and the one it followed last is named as such.
     private func source(_ clock: ClockReport) -> String {
-        if clock.state == "holdover" { return "none (last \(clock.server))" }
+        if clock.state == .holdover { return "none (last \(clock.server))" }
         let stratum = clock.stratum.flatMap { $0 > 0 ? " (relay, stratum \($0))" : nil } ?? ""
         return clock.server + stratum + (clock.relaying.map { ", relays on \($0)" } ?? "")
     }
@@ -74,7 +74,7 @@ struct StatusCommand: AsyncParsableCommand {
                 let clock = status.clock
                 let player = status.player
                 rows.append([
-                    id, clock.state, source(clock), clock.errorBound?.milliseconds ?? "-",
+                    id, clock.state.rawValue, source(clock), clock.errorBound?.milliseconds ?? "-",
                     clock.offset.map { String(format: "%.6f s", $0.seconds) } ?? "-",
                     player.error == nil ? player.timeControlStatus : "failed",
                     String(format: "%.3f s", player.position.seconds),

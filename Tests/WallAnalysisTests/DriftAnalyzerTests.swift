@@ -204,7 +204,8 @@ final class DriftAnalyzerTests: XCTestCase {
         // The node restarted: its late counter counts on from zero (3 more), dropped rose by 1.
         try analyzer.record(
             NodeStatus(
-                id: "a", masterTime: nil, clock: ClockReport(state: "locked", usable: true, server: "m", errorBound: .ms(0.25)),
+                id: "a", masterTime: nil,
+                clock: ClockReport(state: .locked, usable: true, server: "m", errorBound: .ms(0.25)),
                 player: PlayerReport(
                     status: "readyToPlay", media: nil, itemStatus: nil, timeControlStatus: "playing",
                     waitingReason: nil, rate: 1, position: .zero, prerolled: true, framesPresented: 5,
@@ -253,7 +254,8 @@ final class DriftAnalyzerTests: XCTestCase {
         XCTAssertEqual(verdict.worstPairClockUncertainty, .ms(1))
         XCTAssertTrue(verdict.sentence.contains("if the paths to the master are symmetric"), verdict.sentence)
         XCTAssertTrue(verdict.sentence.contains("reaches 0.512 ms"), verdict.sentence)
-        XCTAssertTrue(verdict.sentence.contains("asymmetry (half each round trip) they reach 1.412 ms"), verdict.sentence)
+        XCTAssertTrue(
+            verdict.sentence.contains("asymmetry (half each round trip) they reach 1.412 ms"), verdict.sentence)
         XCTAssertTrue(verdict.sentence.contains("let the screens measure each other's clocks"), verdict.sentence)
         let report = analyzer.report()
         XCTAssertEqual(report.nodes[0].guaranteedClockErrorBound?.maximum, .ms(0.5))
@@ -539,7 +541,8 @@ final class DriftAnalyzerTests: XCTestCase {
 
     func testUncertainty_whenTheLineageChangedOrIsUnknown_isTheSumOfTheBounds() throws {
         let relay = ClockLineage(source: "10.0.0.9:6000", relaying: nil, inheritedErrorBound: .ms(0.5))
-        let holdover = ClockReport(state: "holdover", usable: true, server: "10.0.0.9:6000", errorBound: .ms(0.6)).lineage
+        let holdover = ClockReport(state: .holdover, usable: true, server: "10.0.0.9:6000", errorBound: .ms(0.6))
+            .lineage
         XCTAssertNil(holdover.source, "a node in holdover follows no source")
         let master = ClockLineage(source: "10.0.0.1:6000", relaying: nil, inheritedErrorBound: .zero)
         let cases: [(String, ClockLineage?)] = [

@@ -16,7 +16,7 @@ final class ConsoleEventTests: XCTestCase {
         view.inStep = true
         view.rejoins = 0
         view.clockSource = "127.0.0.1:7000"
-        view.clockState = "locked"
+        view.clockState = .locked
         view.contentHeld = 1
         view.polledAtUnixMs = 1
         return view
@@ -48,7 +48,7 @@ final class ConsoleEventTests: XCTestCase {
         var after = playing()
         after.rejoins = 1
         after.clockSource = "127.0.0.1:7001"
-        after.clockState = "holdover"
+        after.clockState = .holdover
         after.contentHeld = 2
         after.version = 4
         after.inStep = false

@@ -18,10 +18,10 @@ final class CheckJudgementTests: XCTestCase {
                 node: "a", version: "1.0", configSHA256: "c0ffee",
                 sinks: [SinkCheck(role: "video", description: "xvimagesink", problem: nil)]),
             clock: ClockReport(
-                state: "locked", usable: true, server: "10.0.0.1:5600",
+                state: .locked, usable: true, server: "10.0.0.1:5600",
                 sources: [
-                    ClockSourceReport(source: "10.0.0.1:5600", state: "locked", standing: "followed"),
-                    ClockSourceReport(source: "10.0.0.2:5600", state: "locked", standing: "standby"),
+                    ClockSourceReport(source: "10.0.0.1:5600", state: .locked, standing: "followed"),
+                    ClockSourceReport(source: "10.0.0.2:5600", state: .locked, standing: "standby"),
                 ]),
             media: [(name: "/m/a.mp4", outcome: .success(MediaTime(value: 10, timescale: 1)))])
     }
@@ -48,7 +48,7 @@ final class CheckJudgementTests: XCTestCase {
         findings.check.configSHA256 = "beef"
         findings.check.sinks = [SinkCheck(role: "video", description: "kmssink", problem: "no DRM device")]
         findings.clock.usable = false
-        findings.clock.state = "acquiring"
+        findings.clock.state = .locking
         findings.media = [
             (
                 name: "/m/b.mp4",
@@ -70,7 +70,7 @@ final class CheckJudgementTests: XCTestCase {
         XCTAssertEqual(problems.count, 6, "\(problems)")
         XCTAssertTrue(problems[0].hasPrefix("its config differs from wall.yaml (SHA-256 beef)"), problems[0])
         XCTAssertEqual(problems[1], "its video sink \"kmssink\" cannot be built: no DRM device")
-        XCTAssertEqual(problems[2], "its clock is acquiring (following 10.0.0.1:5600): it cannot start a show")
+        XCTAssertEqual(problems[2], "its clock is locking (following 10.0.0.1:5600): it cannot start a show")
         XCTAssertTrue(problems[3].hasPrefix("media /m/b.mp4: ") && problems[3].contains("no such file"), problems[3])
         XCTAssertEqual(problems[4], "timeline version 7 names files not here yet: /m/c.mp4")
         XCTAssertEqual(problems[5], "fetching c.mp4: 1.0/2.0 MB (no source holds it)")
@@ -79,9 +79,9 @@ final class CheckJudgementTests: XCTestCase {
     func testAClockSourceTheNodeCannotFollow_isAProblem_oneThatFollowsTheNodeIsNot() {
         var findings = healthy()
         findings.clock.sources = [
-            ClockSourceReport(source: "10.0.0.1:5600", state: "locked", standing: "followed"),
-            ClockSourceReport(source: "10.0.0.3:5600", state: "unreachable", standing: "unreachable"),
-            ClockSourceReport(source: "10.0.0.4:5600", state: "locked", standing: "follows this node"),
+            ClockSourceReport(source: "10.0.0.1:5600", state: .locked, standing: "followed"),
+            ClockSourceReport(source: "10.0.0.3:5600", state: .unsynced, standing: "unreachable"),
+            ClockSourceReport(source: "10.0.0.4:5600", state: .locked, standing: "follows this node"),
         ]
         let judgement = WallCheck.judge("a", findings, config: config, version: "1.0")
         XCTAssertEqual(

@@ -162,7 +162,7 @@ final class FakeNode: Sendable {
     /// settled and in step.
     private static func status(id: String, state: State) -> NodeStatus {
         let clock = ClockReport(
-            state: "locked", usable: true, server: "127.0.0.1:18590", offset: .zero,
+            state: .locked, usable: true, server: "127.0.0.1:18590", offset: .zero,
             errorBound: state.errorBound, guaranteedErrorBound: state.guaranteedErrorBound, epoch: state.epoch,
             realtime: true)
         let player = PlayerReport(

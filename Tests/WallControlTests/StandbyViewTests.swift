@@ -37,7 +37,7 @@ final class StandbyViewTests: XCTestCase {
     private func sample(_ id: String, version: UInt64) -> StatusSample {
         let status = NodeStatus(
             id: id, masterTime: seconds(9),
-            clock: ClockReport(state: "locked", usable: true, server: "m", errorBound: nil),
+            clock: ClockReport(state: .locked, usable: true, server: "m", errorBound: nil),
             player: PlayerReport(
                 status: "readyToPlay", media: nil, itemStatus: nil, timeControlStatus: "paused", waitingReason: nil,
                 rate: 0, position: .zero, prerolled: true, framesPresented: 0, framesLate: 0, framesDropped: 0,

@@ -22,7 +22,7 @@ final class ControlMessagesTests: XCTestCase {
     func testStatus_timesArePlainNanosecondsUnderNsKeys() throws {
         let status = NodeStatus(
             id: "a", masterTime: MediaTime(nanoseconds: 5),
-            clock: ClockReport(state: "locked", usable: true, server: "x", offset: MediaTime(value: -3, timescale: 2)),
+            clock: ClockReport(state: .locked, usable: true, server: "x", offset: MediaTime(value: -3, timescale: 2)),
             player: PlayerReport(
                 status: "readyToPlay", media: nil, itemStatus: nil, timeControlStatus: "paused", waitingReason: nil,
                 rate: 0, position: .indefinite, prerolled: false, framesPresented: 0, framesLate: 0, framesDropped: 0,

@@ -187,7 +187,8 @@ public final class ClockFollower: Sendable {
             relaying: relayAddress?.description,
             sources: sources.reports().map { report in
                 ClockSourceReport(
-                    source: report.source.description, state: report.status.state, standing: report.standing,
+                    source: report.source.description, state: report.status.state, kind: report.kind,
+                    standing: report.standing,
                     errorBound: report.status.errorBound.isNumeric ? report.status.errorBound(atLocal: now) : nil)
             },
             // A source that does not say (a stock GStreamer master) is a master: it passes nothing on.

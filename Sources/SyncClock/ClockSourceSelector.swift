@@ -242,3 +242,37 @@ struct ClockSourceSelector: Sendable {
         }
     }
 }
+
+/// How a clock source stands with a node, as a reader compares it (in `/status` beside the
+/// sentence that says why).
+public enum SourceStanding: String, Sendable, Hashable, Codable, CaseIterable {
+    /// The source the node follows.
+    case followed
+    /// Qualified: the node would follow it if the followed one failed.
+    case standby
+    /// Its client is not locked (yet, or any more).
+    case notLocked
+    /// It serves another master's timeline (epoch).
+    case otherEpoch
+    /// It follows this node: following it would make a loop.
+    case loop
+    /// It is too many relays from the master: a loop of relays, or too long a chain.
+    case tooManyRelays
+    /// Its error bound is too large to follow.
+    case errorBoundTooLarge
+}
+
+extension ClockSourceSelector.Standing {
+    /// The standing without its particulars.
+    var kind: SourceStanding {
+        switch self {
+        case .followed: return .followed
+        case .qualified: return .standby
+        case .notLocked: return .notLocked
+        case .otherEpoch: return .otherEpoch
+        case .loop: return .loop
+        case .tooManyRelays: return .tooManyRelays
+        case .errorBoundTooLarge: return .errorBoundTooLarge
+        }
+    }
+}

@@ -46,7 +46,9 @@ public final class ClockSources: Sendable {
         /// The server's address, or the other source's name.
         public var source: String
         public var status: ClockStatus
-        /// "followed", "standby", or why it is not followed.
+        /// Whether it is followed, on standby, or which reason keeps it from being followed.
+        public var kind: SourceStanding
+        /// The same as a sentence: "followed", "standby", or why it is not followed.
         public var standing: String
     }
 
@@ -72,7 +74,8 @@ public final class ClockSources: Sendable {
         self.relay = relay
         self.onStatus = onStatus
         let selector = ClockSourceSelector(
-            sources: others.count + sources.count, servo: (try? configuration.servoConfiguration()) ?? ClockServo.Configuration(),
+            sources: others.count + sources.count,
+            servo: (try? configuration.servoConfiguration()) ?? ClockServo.Configuration(),
             ownRelay: ownRelay)
         selection = Mutex(Selection(selector: selector))
         var clients: [SyncClockClient] = []
@@ -116,7 +119,9 @@ public final class ClockSources: Sendable {
         }
         let statuses = others.map(\.status) + clients.map(\.status)
         return names.indices.map { index in
-            SourceReport(source: names[index], status: statuses[index], standing: Self.describe(standings[index]))
+            SourceReport(
+                source: names[index], status: statuses[index], kind: standings[index].kind,
+                standing: Self.describe(standings[index]))
         }
     }
 
@@ -149,7 +154,8 @@ public final class ClockSources: Sendable {
                         // Cancelled with the rest at shutdown; anything else leaves the servers to follow.
                         guard !Task.isCancelled else { return }
                         logger.error(
-                            "clock source unusable", metadata: ["clock.source": "\(other.name)", "clock.error": "\(error)"])
+                            "clock source unusable",
+                            metadata: ["clock.source": "\(other.name)", "clock.error": "\(error)"])
                     }
                 }
             }

@@ -153,9 +153,9 @@ public enum WallCheck {
             judgement.lines.append(
                 "  clock: locked to \(clock.server)\(clock.relaying.map { ", relaying on \($0)" } ?? "")")
         }
-        for source in clock.sources ?? [] where source.standing != "followed" && source.standing != "standby" {
+        for source in clock.sources ?? [] where source.kind != .followed && source.kind != .standby {
             let why = "clock source \(source.source): \(source.standing)"
-            if source.standing.hasPrefix("follows this node") {
+            if source.kind == .loop {
                 judgement.lines.append("  \(why)")
             } else {
                 judgement.problems.append("\(why): the node could not fall back on it")

@@ -477,20 +477,35 @@ public struct ClockSourceReport: Sendable, Hashable, Codable {
     public var source: String
     /// The node's client of it: unsynced, locking, locked or holdover.
     public var state: ClockState
-    /// followed, standby, or why it is not followed.
+    /// Whether the node follows it, has it on standby, or what keeps it from following it. Nil
+    /// from a node too old to say, unless its sentence was "followed" or "standby".
+    public var kind: SourceStanding?
+    /// The same as a sentence: followed, standby, or why it is not followed.
     public var standing: String
     @OptionalNanosecondsCoded public var errorBound: MediaTime?
 
     enum CodingKeys: String, CodingKey {
-        case source, state, standing
+        case source, state, kind, standing
         case errorBound = "errorBoundNs"
     }
 
-    public init(source: String, state: ClockState, standing: String, errorBound: MediaTime? = nil) {
+    public init(
+        source: String, state: ClockState, kind: SourceStanding?, standing: String, errorBound: MediaTime? = nil
+    ) {
         self.source = source
         self.state = state
+        self.kind = kind
         self.standing = standing
         self.errorBound = errorBound
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        source = try container.decode(String.self, forKey: .source)
+        state = try container.decode(ClockState.self, forKey: .state)
+        standing = try container.decode(String.self, forKey: .standing)
+        kind = try container.decodeIfPresent(SourceStanding.self, forKey: .kind) ?? SourceStanding(rawValue: standing)
+        _errorBound = try container.decode(OptionalNanosecondsCoded.self, forKey: .errorBound)
     }
 }
 

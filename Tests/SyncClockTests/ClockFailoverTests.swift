@@ -134,10 +134,10 @@ final class ClockFailoverTests: XCTestCase {
         XCTAssertEqual(client.selectedSource, masterEndpoint)
         // Both locked, the relay on standby.
         let deadline = Date().addingTimeInterval(10)
-        while client.reports().last?.standing != "standby", Date() < deadline {
+        while client.reports().last?.kind != .standby, Date() < deadline {
             try await Task.sleep(for: .milliseconds(50))
         }
-        XCTAssertEqual(client.reports().map(\.standing), ["followed", "standby"])
+        XCTAssertEqual(client.reports().map(\.kind), [.followed, .standby])
 
         // Watch the published master time through the kill: every 10 ms, the time the client's
         // mapping gives now, and its true error.
@@ -216,12 +216,12 @@ final class ClockFailoverTests: XCTestCase {
             }
         }
         try await waitFor("every node on the master, its neighbour on standby", seconds: 15) {
-            nodes.allSatisfy { $0.reports().map(\.standing) == ["followed", "standby"] }
+            nodes.allSatisfy { $0.reports().map(\.kind) == [.followed, .standby] }
         }
         master.stop()
         try await waitFor("every node holding the timeline, following no one", seconds: 30) {
             nodes.allSatisfy { node in
-                node.selectedSource == nil && node.reports()[1].standing.contains("relays from the master")
+                node.selectedSource == nil && node.reports()[1].kind == .tooManyRelays
             }
         }
         // And they stay so: no node takes another up again.

@@ -20,8 +20,8 @@ final class CheckJudgementTests: XCTestCase {
             clock: ClockReport(
                 state: .locked, usable: true, server: "10.0.0.1:5600",
                 sources: [
-                    ClockSourceReport(source: "10.0.0.1:5600", state: .locked, standing: "followed"),
-                    ClockSourceReport(source: "10.0.0.2:5600", state: .locked, standing: "standby"),
+                    ClockSourceReport(source: "10.0.0.1:5600", state: .locked, kind: .followed, standing: "followed"),
+                    ClockSourceReport(source: "10.0.0.2:5600", state: .locked, kind: .standby, standing: "standby"),
                 ]),
             media: [(name: "/m/a.mp4", outcome: .success(MediaTime(value: 10, timescale: 1)))])
     }
@@ -79,14 +79,34 @@ final class CheckJudgementTests: XCTestCase {
     func testAClockSourceTheNodeCannotFollow_isAProblem_oneThatFollowsTheNodeIsNot() {
         var findings = healthy()
         findings.clock.sources = [
-            ClockSourceReport(source: "10.0.0.1:5600", state: .locked, standing: "followed"),
-            ClockSourceReport(source: "10.0.0.3:5600", state: .unsynced, standing: "unreachable"),
-            ClockSourceReport(source: "10.0.0.4:5600", state: .locked, standing: "follows this node"),
+            ClockSourceReport(source: "10.0.0.1:5600", state: .locked, kind: .followed, standing: "followed"),
+            ClockSourceReport(
+                source: "10.0.0.3:5600", state: .unsynced, kind: .notLocked, standing: "not locked (unsynced)"),
+            ClockSourceReport(
+                source: "10.0.0.4:5600", state: .locked, kind: .loop, standing: "follows this node (a loop)"),
         ]
         let judgement = WallCheck.judge("a", findings, config: config, version: "1.0")
         XCTAssertEqual(
-            judgement.problems, ["clock source 10.0.0.3:5600: unreachable: the node could not fall back on it"])
-        XCTAssertTrue(judgement.lines.contains("  clock source 10.0.0.4:5600: follows this node"), "\(judgement.lines)")
+            judgement.problems,
+            ["clock source 10.0.0.3:5600: not locked (unsynced): the node could not fall back on it"])
+        XCTAssertTrue(
+            judgement.lines.contains("  clock source 10.0.0.4:5600: follows this node (a loop)"), "\(judgement.lines)")
+    }
+
+    func testASourceReport_fromANodeTooOldToGiveItsKind_isReadFromItsSentence_whereThatIsAKind() throws {
+        func decoded(_ standing: String) throws -> ClockSourceReport {
+            try JSONDecoder().decode(
+                ClockSourceReport.self,
+                from: Data(#"{"source": "10.0.0.1:5600", "state": "locked", "standing": "\#(standing)"}"#.utf8))
+        }
+        XCTAssertEqual(try decoded("followed").kind, .followed)
+        XCTAssertEqual(try decoded("standby").kind, .standby)
+        XCTAssertNil(try decoded("follows this node (a loop)").kind)
+        let report = ClockSourceReport(
+            source: "10.0.0.1:5600", state: .locked, kind: .tooManyRelays, standing: "8 relays from the master",
+            errorBound: MediaTime(nanoseconds: 1500))
+        let again = try JSONDecoder().decode(ClockSourceReport.self, from: JSONEncoder().encode(report))
+        XCTAssertEqual(again, report)
     }
 
     func testTheLayout_warnsOfOverlapsAndUncoveredPixels() throws {

@@ -130,7 +130,7 @@ struct ClockProbeCommand: AsyncParsableCommand {
 
     /// An estimate as one JSON object.
     private static func json(_ status: ClockStatus, start: Int64, kind: String = "estimate") -> String {
-        let record = ProbeRecord(status: status, start: start, kind: kind)
+        let record = ClockStatusRecord(status: status, start: start, kind: kind)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         guard let data = try? encoder.encode(record) else { return "{}" }
@@ -165,62 +165,6 @@ struct ClockProbeCommand: AsyncParsableCommand {
     private static func microseconds(_ time: MediaTime) -> String {
         guard let nanoseconds = time.nanoseconds else { return time.description }
         return String(format: "%.1f µs", Double(nanoseconds) / 1e3)
-    }
-}
-
-/// One line of `wallctl clock probe --json`.
-struct ProbeRecord: Encodable {
-    /// "estimate" for a new estimate, "sample" for a periodic reading of the current mapping.
-    var kind: String
-    var localNs: Int64
-    var masterNs: Int64
-    var errorBoundNs: Int64?
-    /// The bound that holds whatever the path's asymmetry (`ClockStatus.guaranteedErrorBound`).
-    var guaranteedErrorBoundNs: Int64?
-    var errorBoundGrowthPPM: Double
-    var roundTripNs: Int64?
-    var ratePPM: Double
-    var state: ClockState
-    var offsetNs: Int64
-    var elapsedNs: Int64
-    /// Counts the mapping's steps (`ClockStatus.generation`).
-    var generation: Int
-    var pollIntervalNs: Int64?
-    var samplesUsed: Int
-    var samplesRejected: Int
-    var serverIdentity: String?
-    var epoch: String?
-
-    init(status: ClockStatus, start: Int64, kind: String) {
-        self.kind = kind
-        localNs = status.localTime.nanoseconds ?? 0
-        masterNs = status.masterTime.nanoseconds ?? 0
-        errorBoundNs = status.errorBound.nanoseconds
-        guaranteedErrorBoundNs = status.guaranteedErrorBound.nanoseconds
-        errorBoundGrowthPPM = status.errorBoundGrowthPPM
-        roundTripNs = status.roundTrip.last.nanoseconds
-        ratePPM = status.ratePPM
-        state = status.state
-        offsetNs = status.offset.nanoseconds ?? 0
-        elapsedNs = localNs - start
-        generation = status.generation
-        pollIntervalNs = status.pollInterval.nanoseconds
-        samplesUsed = status.counters.samplesUsed
-        samplesRejected = status.counters.samplesRejected
-        serverIdentity = status.master.map { String($0.identity, radix: 16) }
-        epoch = status.master.map { String($0.epoch, radix: 16) }
-    }
-}
-
-extension ClockStatus {
-    /// This status read at a later local time: the same mapping and estimate, the bound grown.
-    fileprivate func extrapolated(to local: Int64) -> ClockStatus {
-        var later = self
-        let time = MediaTime(nanoseconds: local)
-        later.errorBound = errorBound(atLocal: time)
-        later.offset = mapping.masterTime(atLocal: time) - time
-        later.localTime = time
-        return later
     }
 }
 

@@ -1,43 +1,33 @@
 import Foundation
 import LockstepTime
 import WallCalibration
-import WallControl
 import WallProtocol
 
 /// What `wallctl calibrate --video` says: each node's light against the wall's, and the
-/// display-latency that cancels it.
+/// display-latency that cancels it (`GlassCorrection`).
 struct GlassReport {
     var lines: [String] = []
     /// Node id → its new display-latency, in seconds.
     var latencies: [String: Double] = [:]
 
     init(result: GlassTiming.Result, config: WallConfig, rate: Int) throws {
-        let nodes = config.nodes
-        if let stray = result.screens.first(where: { $0.screen >= nodes.count }) {
-            throw ControlError.config(
-                "the film shows screen number \(stray.screen + 1), but the config has \(nodes.count) nodes: "
-                    + "was the pattern shown from another config?")
-        }
-        let earliest = result.screens.map(\.offset).min() ?? 0
+        let correction = try GlassCorrection(
+            result, nodes: config.nodes.map { (id: $0.id, latency: $0.displayLatency.seconds) })
+        latencies = correction.latencies
         lines.append(
             String(
                 format: "calibrate: %d of %d screens read; the camera read its picture top to bottom in %.2f ms",
-                result.screens.count, nodes.count, result.readout * 1e3))
+                result.screens.count, config.nodes.count, result.readout * 1e3))
         lines.append("  node                 on the glass    uncertainty   display-latency now -> new")
-        for screen in result.screens {
-            let node = nodes[screen.screen]
-            let now = node.displayLatency.seconds
-            let new = now + screen.offset - earliest
-            latencies[node.id] = new
+        for screen in correction.screens {
             lines.append(
                 String(
-                    format: "  %@ %+9.3f ms  ±%7.3f ms   %8.3f ms -> %.3f ms", node.id.padding(toLength: 20, withPad: " ", startingAt: 0),
-                    screen.offset * 1e3, screen.uncertainty * 1e3, now * 1e3, new * 1e3))
+                    format: "  %@ %+9.3f ms  ±%7.3f ms   %8.3f ms -> %.3f ms",
+                    screen.node.padding(toLength: 20, withPad: " ", startingAt: 0), screen.offset * 1e3,
+                    screen.uncertainty * 1e3, screen.latency * 1e3, screen.corrected * 1e3))
         }
-        let seen = Set(result.screens.map(\.screen))
-        let unseen = nodes.indices.filter { !seen.contains($0) }.map { nodes[$0].id }
-        if !unseen.isEmpty {
-            lines.append("  not in the film (no change made): \(unseen.joined(separator: ", "))")
+        if !correction.unseen.isEmpty {
+            lines.append("  not in the film (no change made): \(correction.unseen.joined(separator: ", "))")
         }
         lines.append(
             "  On the glass: when the screen's light changes, less the mean of the screens read (+ is later). "
@@ -46,8 +36,10 @@ struct GlassReport {
         case .none:
             lines.append(
                 String(
-                    format: "  Nothing assumed: the films taken both ways up tell the camera's readout from the screens' "
-                        + "own scan-out (%.2f ms between the pattern's upper and lower bands).", (result.scanOut ?? 0) * 1e3))
+                    format:
+                        "  Nothing assumed: the films taken both ways up tell the camera's readout from the screens' "
+                        + "own scan-out (%.2f ms between the pattern's upper and lower bands).",
+                    (result.scanOut ?? 0) * 1e3))
         case .screensShowRowsAtOnce:
             lines.append(
                 "  Assumed: each screen shows all its rows at once. Where screens sit at different heights in the film and "

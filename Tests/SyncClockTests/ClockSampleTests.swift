@@ -4,7 +4,8 @@ import XCTest
 
 final class ClockSampleTests: XCTestCase {
     func testChecked_refusesWhatNoExchangeCanGive() {
-        XCTAssertNotNil(ClockSample.checked(clientSend: 100, serverReceive: 5_000, serverSend: 5_010, clientReceive: 200))
+        XCTAssertNotNil(
+            ClockSample.checked(clientSend: 100, serverReceive: 5_000, serverSend: 5_010, clientReceive: 200))
         XCTAssertNil(
             ClockSample.checked(clientSend: 200, serverReceive: 5_000, serverSend: 5_010, clientReceive: 100),
             "received before it was sent")

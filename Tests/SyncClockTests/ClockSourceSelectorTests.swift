@@ -17,20 +17,14 @@ final class ClockSourceSelectorTests: XCTestCase {
         _ state: ClockState = .locked, offset: Int64, ratePPM: Double = 0, at local: Int64, bound: Int64 = 20_000,
         epoch: UInt64? = nil, stratum: Int = 0, relay: UInt64 = 1, upstream: UInt64 = 0, rootBound: Int64 = 0
     ) -> ClockStatus {
-        ClockStatus(
-            state: state,
-            mapping: ClockMapping(
-                localTime: MediaTime(nanoseconds: local), masterTime: MediaTime(nanoseconds: local + offset),
-                rate: 1 + ratePPM / 1e6),
-            localTime: MediaTime(nanoseconds: local), errorBound: MediaTime(nanoseconds: bound),
-            errorBoundGrowthPPM: 0.1, guaranteedErrorBound: MediaTime(nanoseconds: bound * 2),
-            guaranteedErrorBoundGrowthPPM: 0.1, ratePPM: ratePPM, offset: MediaTime(nanoseconds: offset),
-            roundTrip: RoundTripTracker().statistics, counters: ClockCounters(),
+        .fixture(
+            state, offset: offset, ratePPM: ratePPM, at: local, bound: bound, guaranteedBound: bound * 2,
+            growthPPM: 0.1,
             master: MasterIdentity(
                 identity: masterIdentity, epoch: epoch ?? wallEpoch, isRealtime: false, isSimulated: true),
             path: ClockPath(
                 stratum: stratum, relay: relay, upstream: upstream, rootErrorBound: MediaTime(nanoseconds: rootBound)),
-            generation: 1, format: .lockstep, pollInterval: MediaTime(nanoseconds: 100 * Self.ms))
+            pollInterval: 100 * Self.ms)
     }
 
     private func master(_ selector: ClockSourceSelector, at local: Int64) -> Int64 {

@@ -10,17 +10,10 @@ final class ClockStatusRecordTests: XCTestCase {
     private let local: Int64 = 5_000_000_000
 
     private func status(offset: Int64, bound: Int64, ratePPM: Double) -> ClockStatus {
-        ClockStatus(
-            state: .locked,
-            mapping: ClockMapping(
-                localTime: MediaTime(nanoseconds: local), masterTime: MediaTime(nanoseconds: local + offset),
-                rate: 1 + ratePPM / 1e6),
-            localTime: MediaTime(nanoseconds: local), errorBound: MediaTime(nanoseconds: bound),
-            errorBoundGrowthPPM: 10, guaranteedErrorBound: MediaTime(nanoseconds: bound * 3),
-            guaranteedErrorBoundGrowthPPM: 10, ratePPM: ratePPM, offset: MediaTime(nanoseconds: offset),
-            roundTrip: RoundTripTracker().statistics, counters: ClockCounters(),
-            master: MasterIdentity(identity: 0xABC, epoch: 0x1F, isRealtime: false, isSimulated: true),
-            path: nil, generation: 2, format: .lockstep, pollInterval: MediaTime(nanoseconds: 250_000_000))
+        .fixture(
+            offset: offset, ratePPM: ratePPM, at: local, bound: bound, guaranteedBound: bound * 3, growthPPM: 10,
+            master: MasterIdentity(identity: 0xABC, epoch: 0x1F, isRealtime: false, isSimulated: true), path: nil,
+            generation: 2, pollInterval: 250_000_000)
     }
 
     func testARecord_saysTheStatusInNanosecondsAndHex_andReadsBackTheSame() throws {

@@ -1,40 +1,41 @@
 import LockstepTime
-@testable import SyncClock
 import XCTest
+
+@testable import SyncClock
 
 /// Following the system clock as linuxptp disciplines it: pmc's answers as ptp4l 3.1 gives them
 /// (captured from ptp4l in software-timestamping mode across a veth pair), and the bounds they make.
 final class LinuxPTPTests: XCTestCase {
     /// `pmc -u -b 0 'GET CURRENT_DATA_SET' 'GET PORT_DATA_SET' 'GET TIME_STATUS_NP'`.
     static let answer = """
-sending: GET CURRENT_DATA_SET
-sending: GET PORT_DATA_SET
-sending: GET TIME_STATUS_NP
-	6232f2.fffe.12e379-0 seq 0 RESPONSE MANAGEMENT CURRENT_DATA_SET 
-		stepsRemoved     1
-		offsetFromMaster -169.0
-		meanPathDelay    2393.0
-	6232f2.fffe.12e379-1 seq 1 RESPONSE MANAGEMENT PORT_DATA_SET 
-		portIdentity            6232f2.fffe.12e379-1
-		portState               UNCALIBRATED
-		logMinDelayReqInterval  0
-		peerMeanPathDelay       0
-		logAnnounceInterval     -2
-		announceReceiptTimeout  3
-		logSyncInterval         -3
-		delayMechanism          1
-		logMinPdelayReqInterval 0
-		versionNumber           2
-	6232f2.fffe.12e379-0 seq 2 RESPONSE MANAGEMENT TIME_STATUS_NP 
-		master_offset              -169
-		ingress_time               1795758225602979081
-		cumulativeScaledRateOffset +0.000000000
-		scaledLastGmPhaseChange    0
-		gmTimeBaseIndicator        0
-		lastGmPhaseChange          0x0000'0000000000000000.0000
-		gmPresent                  true
-		gmIdentity                 9e218c.fffe.e9392c
-"""
+        sending: GET CURRENT_DATA_SET
+        sending: GET PORT_DATA_SET
+        sending: GET TIME_STATUS_NP
+        	6232f2.fffe.12e379-0 seq 0 RESPONSE MANAGEMENT CURRENT_DATA_SET 
+        		stepsRemoved     1
+        		offsetFromMaster -169.0
+        		meanPathDelay    2393.0
+        	6232f2.fffe.12e379-1 seq 1 RESPONSE MANAGEMENT PORT_DATA_SET 
+        		portIdentity            6232f2.fffe.12e379-1
+        		portState               UNCALIBRATED
+        		logMinDelayReqInterval  0
+        		peerMeanPathDelay       0
+        		logAnnounceInterval     -2
+        		announceReceiptTimeout  3
+        		logSyncInterval         -3
+        		delayMechanism          1
+        		logMinPdelayReqInterval 0
+        		versionNumber           2
+        	6232f2.fffe.12e379-0 seq 2 RESPONSE MANAGEMENT TIME_STATUS_NP 
+        		master_offset              -169
+        		ingress_time               1795758225602979081
+        		cumulativeScaledRateOffset +0.000000000
+        		scaledLastGmPhaseChange    0
+        		gmTimeBaseIndicator        0
+        		lastGmPhaseChange          0x0000'0000000000000000.0000
+        		gmPresent                  true
+        		gmIdentity                 9e218c.fffe.e9392c
+        """
 
     static let ingress: Int64 = 1_795_758_225_602_979_081
 
@@ -72,7 +73,8 @@ sending: GET TIME_STATUS_NP
         XCTAssertEqual(status.guaranteedErrorBound, MediaTime(nanoseconds: 420 + 10_000 + 1_000 + 2_393))
         XCTAssertEqual(status.master?.epoch, MasterIdentity.realtimeEpoch, "the epoch of a --realtime master")
         XCTAssertEqual(MasterClock(timescale: .realtime, local: .process).epoch, MasterIdentity.realtimeEpoch)
-        XCTAssertEqual(status.mapping.masterNanoseconds(atLocalNanoseconds: 12_000_000_000), 12_000_000_000 + difference)
+        XCTAssertEqual(
+            status.mapping.masterNanoseconds(atLocalNanoseconds: 12_000_000_000), 12_000_000_000 + difference)
         XCTAssertNil(tracker.problem)
 
         // SLAVE: the servo holds the clock, 10 ppm.
@@ -101,7 +103,8 @@ sending: GET TIME_STATUS_NP
         XCTAssertEqual(tracker.problem, "ptp4l's last sync is older than 3.0 s")
         XCTAssertEqual(stale.errorBound, bound + MediaTime(nanoseconds: 35_000), "3.5 s at 10 ppm more")
         // ptp4l stops answering; its port leaves SLAVE; the grandmaster goes.
-        tracker.take(nil, failure: "pmc gave no answer", realtimeLessLocal: difference, readError: 0, local: 15_500_000_000)
+        tracker.take(
+            nil, failure: "pmc gave no answer", realtimeLessLocal: difference, readError: 0, local: 15_500_000_000)
         XCTAssertEqual(tracker.problem, "pmc gave no answer")
         var listening = state
         listening.portStates = ["LISTENING"]

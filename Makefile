@@ -30,7 +30,7 @@ build: setup
 test: build
 	scripts/check-links.sh
 	scripts/check-alerts.sh
-	$(SWIFT) test $(BUILD_FLAGS)
+	SWIFT=$(SWIFT) scripts/swift-test.sh $(BUILD_FLAGS)
 	FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/fuzz.sh
 	bench/chaos --quick --keep --bin "$$($(SWIFT) build $(BUILD_FLAGS) --show-bin-path)"
 

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# `swift test` with its whole output, then, when a test failed, the failures again at the end: a CI
+# log is often read from its tail, and XCTest's summary there says how many failed, not which.
+# Usage: scripts/swift-test.sh [swift test arguments...]   (SWIFT: the swift to run)
+set -uo pipefail
+log=$(mktemp -t swift-test.XXXXXX)
+trap 'rm -f "$log"' EXIT
+"${SWIFT:-swift}" test "$@" 2>&1 | tee "$log"
+status=${PIPESTATUS[0]}
+if [ "$status" -ne 0 ]; then
+    echo
+    echo "=== swift test failed (exit $status); what failed:"
+    grep -E "error: |: error|Test Case '.*' failed|Fatal error|Crash|signal [0-9]+|exited with" "$log" | tail -n 60
+fi
+exit "$status"

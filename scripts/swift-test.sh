@@ -10,6 +10,6 @@ status=${PIPESTATUS[0]}
 if [ "$status" -ne 0 ]; then
     echo
     echo "=== swift test failed (exit $status); what failed:"
-    grep -E "error: |: error|Test Case '.*' failed|Fatal error|Crash|signal [0-9]+|exited with" "$log" | tail -n 60
+    grep -E "^[^ ]+:[0-9]+: error: |^error: |Test Case '.*' failed|Fatal error|fatal error|exited with signal|Exited with" "$log" | awk '!seen[$0]++' | tail -n 60
 fi
 exit "$status"

@@ -53,6 +53,13 @@ public struct ScheduleConfig: Sendable, Hashable {
             timeZone: timeZone, playlists: resolved, dayParts: dayParts, exceptions: exceptions, outside: outside)
     }
 
+    /// The schedule as a calendar: when its day parts begin and end does not depend on its files'
+    /// lengths, so listings and warnings take each as a second long and ask no node.
+    public var calendar: Schedule {
+        // Every entry's file is in `media`: each has a length.
+        schedule(lengths: Dictionary(uniqueKeysWithValues: media.map { ($0, MediaTime(value: 1, timescale: 1)) }))!
+    }
+
     public static func == (a: ScheduleConfig, b: ScheduleConfig) -> Bool {
         a.timeZone == b.timeZone && a.dayParts == b.dayParts && a.exceptions == b.exceptions && a.outside == b.outside
             && a.playlists.keys.sorted() == b.playlists.keys.sorted()
@@ -85,17 +92,15 @@ extension ConfigReader {
         try checkKeys(map, allowed: Self.scheduleKeys, path: "schedule.")
         let zoneNode = try required(map, "time-zone", in: node, path: "schedule")
         let zone = try string(zoneNode, key: "schedule.time-zone")
-        guard CivilClock(identifier: zone) != nil else {
-            throw invalid(
-                zoneNode, "schedule.time-zone",
-                "\"\(zone)\" is not a time zone of the tz database (such as Europe/Paris or America/New_York)")
-        }
+        if let problem = CivilClock.nameProblem(zone) { throw invalid(zoneNode, "schedule.time-zone", problem) }
         let playlistsNode = try required(map, "playlists", in: node, path: "schedule")
         var playlists: [String: (items: [PlaylistItemConfig], loops: Bool)] = [:]
         for (nameNode, value) in try mapping(playlistsNode, key: "schedule.playlists") {
             let name = try string(nameNode, key: "schedule.playlists")
             let key = "schedule.playlists.\(name)"
-            guard !name.isEmpty, name.utf8.count <= 256 else { throw invalid(nameNode, key, "a name of 1 to 256 bytes") }
+            guard !name.isEmpty, name.utf8.count <= 256 else {
+                throw invalid(nameNode, key, "a name of 1 to 256 bytes")
+            }
             if case .mapping(let playlist) = value {
                 try checkKeys(playlist, allowed: ["entries", "loop"], path: key + ".")
                 let items = try self.playlist(
@@ -251,7 +256,8 @@ extension ConfigReader {
         case "stopped": return .stopped
         case let other:
             throw invalid(
-                node, "schedule.outside", "must be black, stopped (each node's still) or {still: FILE}, got \"\(other)\"")
+                node, "schedule.outside",
+                "must be black, stopped (each node's still) or {still: FILE}, got \"\(other)\"")
         }
     }
 }

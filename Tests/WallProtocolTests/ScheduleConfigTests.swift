@@ -43,7 +43,8 @@ final class ScheduleConfigTests: XCTestCase {
         XCTAssertEqual(schedule.dayParts.count, 2)
         XCTAssertEqual(schedule.dayParts[0].days, [.monday, .tuesday, .wednesday, .thursday, .friday])
         XCTAssertEqual(schedule.dayParts[1].days, [.saturday, .sunday])
-        XCTAssertEqual(schedule.dayParts[1].dates, DateRange(first: CivilDate("2026-12-01")!, last: CivilDate("2026-12-31")!))
+        XCTAssertEqual(
+            schedule.dayParts[1].dates, DateRange(first: CivilDate("2026-12-01")!, last: CivilDate("2026-12-31")!))
         XCTAssertEqual(schedule.exceptions.map(\.name), ["Christmas", "New Year's Eve"])
         XCTAssertEqual(schedule.exceptions[0].dayParts, [])
         XCTAssertEqual(schedule.exceptions[1].dayParts.first?.to, CivilTime("00:30"))
@@ -72,6 +73,16 @@ final class ScheduleConfigTests: XCTestCase {
         }
     }
 
+    func testTimeZones_areTzNames_includingTheEtcOffsets() throws {
+        for zone in [
+            "Europe/Berlin", "America/New_York", "UTC", "Etc/UTC", "Etc/GMT-2", "Etc/GMT+5", "CET", "US/Eastern",
+        ] {
+            let wall = try WallConfig.parse(
+                config(museum.replacingOccurrences(of: "Europe/Paris", with: zone)), file: "wall.yaml")
+            XCTAssertEqual(wall.schedule?.timeZone, zone)
+        }
+    }
+
     func testMistakes_areNamedWithTheirKeyAndLine() {
         let cases: [(String, String, String)] = [
             ("Europe/Paris", "Mars/Olympus", "schedule.time-zone"),
@@ -83,6 +94,10 @@ final class ScheduleConfigTests: XCTestCase {
             ("to: 2026-12-31}", "to: 2026-11-30}", "ends (2026-11-30) before it begins"),
             ("outside: {still: closed.png}", "outside: grey", "schedule.outside"),
             ("time-zone: Europe/Paris", "time-zone: Europe/Paris\nholidays: []", "schedule.holidays"),
+            // Fixed offsets Foundation takes: a place's winter offset so written loses its summer.
+            ("Europe/Paris", "GMT+1", "\"GMT+1\" is a fixed offset, not a place"),
+            ("Europe/Paris", "UTC+2", "a fixed offset of UTC+02:00 is Etc/GMT-2"),
+            ("Europe/Paris", "UTC-5", "a fixed offset of UTC-05:00 is Etc/GMT+5"),
         ]
         for (from, to, expected) in cases {
             let text = config(museum.replacingOccurrences(of: from, with: to))

@@ -199,3 +199,33 @@ public struct CivilClock: Sendable, Hashable {
     public static func == (a: CivilClock, b: CivilClock) -> Bool { a.zone.identifier == b.zone.identifier }
     public func hash(into hasher: inout Hasher) { hasher.combine(zone.identifier) }
 }
+
+extension CivilClock {
+    /// Why `identifier` cannot name a place's clocks in a config, nil when it can: it must be a name
+    /// of the tz database (`Europe/Berlin`, `UTC`, or `Etc/GMT-2` for a fixed offset). Foundation
+    /// also takes `GMT+2` or `UTC+1` as fixed offsets; a site that writes its winter offset so
+    /// loses daylight saving time without a word, and tz's own `Etc/GMT+2` means UTC-02:00, so
+    /// the sign is explained rather than guessed.
+    public static func nameProblem(_ identifier: String) -> String? {
+        let example = "such as Europe/Paris or America/New_York"
+        guard let clock = CivilClock(identifier: identifier) else {
+            return "\"\(identifier)\" is not a time zone of the tz database (\(example))"
+        }
+        // Fixed offsets as Foundation reads them: `GMT+2`, `UTC-05:30`.
+        let upper = identifier.uppercased()
+        let isOffset = ["GMT", "UTC", "UT"].contains { prefix in
+            upper.hasPrefix(prefix) && ["+", "-"].contains(upper.dropFirst(prefix.count).first)
+        }
+        guard isOffset else { return nil }
+        let offset = clock.zone.secondsFromGMT()
+        var advice = "write the place's tz name (\(example)), whose clocks follow its daylight saving time"
+        if offset % 3600 == 0, abs(offset) <= 14 * 3600 {
+            let hours = offset / 3600
+            let etc = hours == 0 ? "Etc/UTC" : "Etc/GMT\(hours > 0 ? "-" : "+")\(abs(hours))"
+            advice +=
+                "; a fixed offset of \(clock.offsetName(0)) is \(etc) (the tz database's Etc names count "
+                + "hours the other way: Etc/GMT-2 is two hours ahead of UTC)"
+        }
+        return "\"\(identifier)\" is a fixed offset, not a place: \(advice)"
+    }
+}

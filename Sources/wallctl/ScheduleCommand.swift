@@ -14,7 +14,9 @@ struct ScheduleCommand: ParsableCommand {
             Lists every change of the config's schedule: on the place's clocks (its time-zone, daylight saving \
             time included) and in UTC, from --from (an instant such as 2026-12-24T12:00:00Z; default now, by this \
             machine's clock) for --days days. Nodes are not asked: every node computes the same changes from the \
-            schedule and the master's UTC, which `wallctl play` sends them.
+            schedule and the master's UTC, which `wallctl play` sends them. Then a warning for each day part that \
+            does not play as written in those days: dates that fall on none of its days, dates that are over, the \
+            hour the clocks skip, or another day part on over it throughout.
             """)
 
     @Option(help: "The wall's config file (YAML).")
@@ -35,9 +37,7 @@ struct ScheduleCommand: ParsableCommand {
         guard let config = wall.schedule else {
             throw ControlError.config("\(self.config) has no schedule: section")
         }
-        // Lengths do not change when the day parts begin: any will do for listing.
-        let lengths = Dictionary(uniqueKeysWithValues: config.media.map { ($0, MediaTime(value: 1, timescale: 1)) })
-        guard let schedule = config.schedule(lengths: lengths) else { return }
+        let schedule = config.calendar
         let start: Date
         if let from {
             guard let parsed = ISO8601DateFormatter().date(from: from) else {
@@ -48,14 +48,17 @@ struct ScheduleCommand: ParsableCommand {
             start = Date()
         }
         let now = MediaTime(nanoseconds: Int64(start.timeIntervalSince1970) * 1_000_000_000)
-        Output.line("\(wall.name): schedule on \(config.timeZone), \(days) days from \(ISO8601DateFormatter().string(from: start))")
+        Output.line(
+            "\(wall.name): schedule on \(config.timeZone), \(days) days from \(ISO8601DateFormatter().string(from: start))"
+        )
         let changes = schedule.changes(from: now, days: days)
-        guard !changes.isEmpty else {
+        if changes.isEmpty {
             Output.line("  no day part within a year either way: the screens show \(schedule.outside)")
-            return
         }
         for (index, change) in changes.enumerated() {
-            Output.line((index == 0 && change.instant <= now.nanoseconds! ? "  since " : "  ") + ScheduleListing.line(change))
+            Output.line(
+                (index == 0 && change.instant <= now.nanoseconds! ? "  since " : "  ") + ScheduleListing.line(change))
         }
+        for warning in schedule.warnings(from: now, days: days) { Output.line("warning: \(warning)") }
     }
 }

@@ -21,7 +21,9 @@ final class ScheduleTests: XCTestCase {
     private func seconds(_ value: Double) -> MediaTime { MediaTime(nanoseconds: Int64(value * 1e9)) }
 
     private func playlist(_ media: String, seconds length: Int, loops: Bool = true) -> Playlist {
-        Playlist(entries: [TimelineEntry(media: media, outPoint: MediaTime(value: Int64(length), timescale: 1))], loops: loops)
+        Playlist(
+            entries: [TimelineEntry(media: media, outPoint: MediaTime(value: Int64(length), timescale: 1))],
+            loops: loops)
     }
 
     /// A museum: the loop (10 s) 09:00-17:00 on weekdays, the event reel (7 s) on Saturdays 10:00-18:00,
@@ -37,7 +39,8 @@ final class ScheduleTests: XCTestCase {
                 DayPart(playlist: "reel", days: [.saturday], from: time("10:00"), to: time("18:00")),
             ],
             exceptions: [
-                ScheduleException(name: "Christmas", dates: DateRange(first: date("2026-12-25"), last: date("2026-12-25"))),
+                ScheduleException(
+                    name: "Christmas", dates: DateRange(first: date("2026-12-25"), last: date("2026-12-25"))),
                 ScheduleException(
                     name: "New Year's Eve", dates: DateRange(first: date("2026-12-31"), last: date("2026-12-31")),
                     dayParts: [.init(playlist: "reel", from: time("20:00"), to: time("00:30"))]),
@@ -171,6 +174,75 @@ final class ScheduleTests: XCTestCase {
         let autumn = schedule.changes(from: utc("2026-10-24T12:00:00Z"), days: 1)
         XCTAssertEqual(autumn.map(\.instant).dropFirst().first, utc("2026-10-25T00:30:00Z").nanoseconds)
         XCTAssertEqual(autumn.map(\.instant).dropFirst(2).first, utc("2026-10-25T03:00:00Z").nanoseconds)
+    }
+
+    // MARK: Warnings
+
+    func testAWellWrittenSchedule_warnsOfNothing() {
+        XCTAssertEqual(museum.warnings(from: utc("2026-11-29T00:00:00Z"), days: 366), [])
+    }
+
+    func testADayPartInTheSkippedHour_isNamedWithItsDate_andTheOffsets() {
+        let schedule = Schedule(
+            timeZone: "Europe/Paris", playlists: ["night": playlist("n.mp4", seconds: 60)],
+            dayParts: [DayPart(playlist: "night", days: [.sunday], from: time("02:15"), to: time("02:45"))])
+        let warnings = schedule.warnings(from: utc("2027-03-20T00:00:00Z"), days: 14)
+        XCTAssertEqual(
+            warnings.map(\.description),
+            [
+                "day part 1 (night, 02:15-02:45) lasts no time on 2027-03-28: it lies in the hour the clocks skip "
+                    + "(from UTC+01:00 to UTC+02:00)"
+            ])
+        // The autumn's repeated hour plays it (its first 02:15): nothing to say.
+        XCTAssertEqual(schedule.warnings(from: utc("2026-10-20T00:00:00Z"), days: 14), [])
+    }
+
+    func testAnExceptionsPart_inTheSkippedHour_isNamedByItsException() {
+        var schedule = museum
+        schedule.exceptions.append(
+            ScheduleException(
+                name: "Night of museums", dates: DateRange(first: date("2027-03-28"), last: date("2027-03-28")),
+                dayParts: [.init(playlist: "reel", from: time("02:00"), to: time("03:00"))]))
+        XCTAssertEqual(
+            schedule.warnings(from: utc("2027-03-01T00:00:00Z"), days: 60).map(\.part),
+            ["exception 3 (Night of museums), its day part 1 (reel, 02:00-03:00)"])
+    }
+
+    func testADayPartCoveredThroughout_isNeverSeen_andTheOneOverItIsNamed() {
+        let schedule = Schedule(
+            timeZone: "Europe/Paris",
+            playlists: ["news": playlist("news.mp4", seconds: 10), "ads": playlist("ads.mp4", seconds: 10)],
+            dayParts: [
+                DayPart(playlist: "news", days: [.monday], from: time("09:00"), to: time("12:00")),
+                DayPart(playlist: "ads", days: [.monday], from: time("09:00"), to: time("17:00")),
+                // Begins inside "ads" and ends after it: seen from 10:00.
+                DayPart(playlist: "news", days: [.monday], from: time("10:00"), to: time("18:00")),
+            ])
+        let warnings = schedule.warnings(from: utc("2026-11-29T00:00:00Z"), days: 14)
+        XCTAssertEqual(warnings.count, 1, "\(warnings)")
+        XCTAssertEqual(warnings.first?.part, "day part 1 (news, 09:00-12:00)")
+        XCTAssertTrue(
+            warnings.first?.why.hasPrefix("is never seen on 2026-11-30 and 2026-12-07: the day part of \"ads\"")
+                == true,
+            "\(warnings)")
+    }
+
+    func testDatesOnNoneOfItsDays_neverPlay_andDatesOver_playNoMore() {
+        var schedule = museum
+        schedule.dayParts.append(
+            DayPart(
+                playlist: "reel", days: [.saturday], from: time("10:00"), to: time("11:00"),
+                dates: DateRange(first: date("2026-12-01"), last: date("2026-12-04"))))
+        schedule.dayParts.append(
+            DayPart(
+                playlist: "reel", days: [.sunday], from: time("10:00"), to: time("11:00"),
+                dates: DateRange(first: date("2026-06-01"), last: date("2026-06-30"))))
+        XCTAssertEqual(
+            schedule.warnings(from: utc("2026-11-29T00:00:00Z"), days: 30).map(\.description),
+            [
+                "day part 3 (reel, 10:00-11:00) never plays: none of its dates (2026-12-01 to 2026-12-04) falls on its days (sat)",
+                "day part 4 (reel, 10:00-11:00) plays no more: its dates ended on 2026-06-30",
+            ])
     }
 
     func testAnOperatorsEdit_holdsUntilTheScheduleChangesNext() throws {

@@ -31,30 +31,53 @@ struct ScheduleCalendar {
     /// Midnight starting `date` on the place's clocks, UTC nanoseconds.
     func midnight(_ date: CivilDate) -> Int64 { Self.nanoseconds(clock.utc(date, CivilTime(seconds: 0)!)) }
 
-    /// The day parts of `date`: an exception's if one covers it (the first listed), else the
-    /// regular ones for its weekday and dates.
+    /// The day parts of `date` as instants (`spans(on:)`), those that last some time.
     mutating func parts(on date: CivilDate) -> [ScheduledPart] {
         if let known = days[date] { return known }
         // Beyond the timeline's host times nothing is scheduled (and no date arithmetic overflows).
         guard (-Self.reach / 86_400 + 2...Self.reach / 86_400 - 2).contains(date.day) else { return [] }
-        let spans: [(playlist: String, from: CivilTime, to: CivilTime)]
-        if let exception = schedule.exceptions.first(where: { $0.dates.contains(date) }) {
-            spans = exception.dayParts.map { ($0.playlist, $0.from, $0.to) }
-        } else {
-            spans = schedule.dayParts
-                .filter { $0.days.contains(date.weekday) && ($0.dates?.contains(date) ?? true) }
-                .map { ($0.playlist, $0.from, $0.to) }
-        }
-        let parts = spans.enumerated().map { rank, span in
-            let end = span.to > span.from ? clock.utc(date, span.to) : clock.utc(date.adding(days: 1), span.to)
-            return ScheduledPart(
-                playlist: span.playlist, start: Self.nanoseconds(clock.utc(date, span.from)),
-                end: Self.nanoseconds(end), rank: rank)
-        }
-        .filter { $0.end > $0.start }  // a part inside a skipped hour lasts no time
+        let parts = spans(on: date).enumerated().map { rank, span in part(span, on: date, rank: rank) }
+            .filter { $0.end > $0.start }  // a part inside a skipped hour lasts no time
         if days.count > 64 { days.removeAll() }
         days[date] = parts
         return parts
+    }
+
+    /// Where a day part of a date comes from: the schedule's regular day part at `index`, or an
+    /// exception's (`exception`, `index` within it).
+    struct Span: Hashable {
+        var exception: Int?
+        var index: Int
+        var playlist: String
+        var from: CivilTime
+        var to: CivilTime
+    }
+
+    /// The day parts written for `date`, in their order: an exception's if one covers it (the first
+    /// listed), else the regular ones for its weekday and dates.
+    func spans(on date: CivilDate) -> [Span] {
+        if let number = schedule.exceptions.firstIndex(where: { $0.dates.contains(date) }) {
+            return schedule.exceptions[number].dayParts.enumerated().map {
+                Span(
+                    exception: number, index: $0.offset, playlist: $0.element.playlist, from: $0.element.from,
+                    to: $0.element.to)
+            }
+        }
+        return schedule.dayParts.enumerated()
+            .filter { $0.element.days.contains(date.weekday) && ($0.element.dates?.contains(date) ?? true) }
+            .map {
+                Span(
+                    exception: nil, index: $0.offset, playlist: $0.element.playlist, from: $0.element.from,
+                    to: $0.element.to)
+            }
+    }
+
+    /// `span` on `date` as instants: one that ends at or before it begins ends the next day.
+    func part(_ span: Span, on date: CivilDate, rank: Int) -> ScheduledPart {
+        let end = span.to > span.from ? clock.utc(date, span.to) : clock.utc(date.adding(days: 1), span.to)
+        return ScheduledPart(
+            playlist: span.playlist, start: Self.nanoseconds(clock.utc(date, span.from)), end: Self.nanoseconds(end),
+            rank: rank)
     }
 
     /// The day part on at `instant` (UTC ns), nil outside every one: of those in force, the one that
@@ -166,7 +189,8 @@ extension Schedule {
         let days = min(max(days, 0), 3660)
         guard var calendar = ScheduleCalendar(self), var instant = TimelineLimits.clampedHostTime(hostTime).nanoseconds
         else { return [] }
-        let end = min(instant, TimelineLimits.largestHostTime - Int64(days) * 86_400 * 1_000_000_000)
+        let end =
+            min(instant, TimelineLimits.largestHostTime - Int64(days) * 86_400 * 1_000_000_000)
             + Int64(days) * 86_400 * 1_000_000_000
         var changes: [ScheduleChange] = []
         if let first = calendar.lastChange(atOrBefore: instant) {

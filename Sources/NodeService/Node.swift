@@ -443,9 +443,12 @@ public final class Node: Sendable {
             renderThread: player.renderThreadPriority.description,
             error: (player.error ?? item?.error).map { "\($0)" },
             pipelinesAbandoned: screen.players.map(\.abandonedPipelines).reduce(0, +))
-        let problems = serviceProblems.withLock { $0 }.sorted { $0.key < $1.key }.map {
-            ServiceProblem(service: $0.key, problem: $0.value)
+        var problems = serviceProblems.withLock { $0 }.map { ServiceProblem(service: $0.key, problem: $0.value) }
+        if settings.wall.schedule != nil, clock.isUsable, clock.masterIsRealtime != true {
+            // The config's show cannot play: said here, where the operator and `wallctl check` look.
+            problems.append(ServiceProblem(service: "schedule", problem: "\(TimelineError.scheduleNeedsRealTime)"))
         }
+        problems.sort { $0.service < $1.service }
         // The master's time is read last, when the rest is built: a controller takes it as the
         // time about half a round trip before the answer arrives (`Wall.masterNow`), and time spent
         // building the status before the reading would count as round trip, half of it lost.

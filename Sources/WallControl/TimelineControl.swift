@@ -119,13 +119,7 @@ public struct TimelineControl: Sendable {
         _ what: String, schedule config: ScheduleConfig, lead: MediaTime,
         distributed: [String: [String: ContentID]] = [:]
     ) async throws -> Timeline {
-        let statuses = try await wall.waitForClocks()
-        let notRealtime = statuses.filter { $0.value.clock.realtime != true }.keys.sorted()
-        guard notRealtime.isEmpty else {
-            throw ControlError.timeline(
-                "\(TimelineError.scheduleNeedsRealTime) (nodes \(notRealtime.joined(separator: ", ")) follow one that "
-                    + "does not)")
-        }
+        let statuses = try await realTimeClocks()
         let lengths = try await lengths(of: config.media, distributed: distributed)
         guard let schedule = config.schedule(lengths: lengths, distributed: distributed) else {
             throw ControlError.timeline(
@@ -141,6 +135,19 @@ public struct TimelineControl: Sendable {
             }
             return timeline
         }
+    }
+
+    /// Every node's status once each answers with its clock, if every one follows a master serving
+    /// real time, as a schedule needs; else why not.
+    func realTimeClocks() async throws -> [String: NodeStatus] {
+        let statuses = try await wall.waitForClocks()
+        let notRealtime = statuses.filter { $0.value.clock.realtime != true }.keys.sorted()
+        guard notRealtime.isEmpty else {
+            throw ControlError.timeline(
+                "\(TimelineError.scheduleNeedsRealTime) (nodes \(notRealtime.joined(separator: ", ")) follow one that "
+                    + "does not)")
+        }
+        return statuses
     }
 
     /// A new timeline: `playlist` from `origin` at `rate`, on every screen from one master time
@@ -172,6 +179,8 @@ public struct TimelineControl: Sendable {
         distribute: ([String]) async throws -> [String: [String: ContentID]] = { _ in [:] }
     ) async throws -> Timeline {
         if let schedule = wall.config.schedule {
+            // Refused before a file is sent, not after.
+            _ = try await realTimeClocks()
             return try await play(
                 what, schedule: schedule, lead: lead, distributed: try await distribute(schedule.media))
         }

@@ -17,16 +17,19 @@ public enum WallCheck {
         public var timeline: TimelineReport?
         /// The content the node holds and fetches.
         public var content: ContentReport?
+        /// What the node says it cannot do (`NodeStatus.problems`).
+        public var problems: [ServiceProblem]
 
         public init(
             check: NodeCheck, clock: ClockReport, media: [(name: String, outcome: Result<MediaTime, ControlError>)],
-            timeline: TimelineReport? = nil, content: ContentReport? = nil
+            timeline: TimelineReport? = nil, content: ContentReport? = nil, problems: [ServiceProblem] = []
         ) {
             self.check = check
             self.clock = clock
             self.media = media
             self.timeline = timeline
             self.content = content
+            self.problems = problems
         }
     }
 
@@ -56,7 +59,8 @@ public enum WallCheck {
                 }
             }
             return NodeFindings(
-                check: check, clock: status.clock, media: media, timeline: status.timeline, content: content)
+                check: check, clock: status.clock, media: media, timeline: status.timeline, content: content,
+                problems: status.problems ?? [])
         }
     }
 
@@ -141,6 +145,7 @@ public enum WallCheck {
             }
         }
         if let content = findings.content { judge(content, into: &judgement) }
+        for problem in findings.problems { judgement.problems.append("its \(problem.service): \(problem.problem)") }
         return judgement
     }
 

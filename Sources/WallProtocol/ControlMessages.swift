@@ -363,7 +363,7 @@ public struct NodeStatus: Sendable, Hashable, Codable {
 
 /// A service of a node that cannot work, and why.
 public struct ServiceProblem: Sendable, Hashable, Codable {
-    /// `content` or `show-control`.
+    /// `content`, `schedule` (the config's schedule cannot play on this master) or `show-control`.
     public var service: String
     public var problem: String
 

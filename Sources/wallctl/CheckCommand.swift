@@ -16,7 +16,9 @@ struct CheckCommand: AsyncParsableCommand {
             node at once: is it reachable, which Lockstep version does it run, is its config the same \
             file (SHA-256), can GStreamer build its sinks, and does it have every media file the \
             playlist names (each probed, with its duration), is its clock locked and can it follow every \
-            clock source the config lists for it. Exits 0 when nothing stands in the way \
+            clock source the config lists for it, and can it play the config's show (a schedule needs a master \
+            serving real time). Day parts of the schedule that will not play as written in the coming year are \
+            warned of (see wallctl schedule). Exits 0 when nothing stands in the way \
             of a show, 1 when something does (named per node).
             """)
 
@@ -27,6 +29,12 @@ struct CheckCommand: AsyncParsableCommand {
             let config = wall.config
             Output.line("config \(options.config): \(config.nodes.count) nodes, SHA-256 \(config.digest ?? "-")")
             for warning in WallCheck.warnings(TileLayout(config: config)) { Output.line(warning) }
+            if let schedule = config.schedule {
+                let now = MediaTime(nanoseconds: Int64(Date().timeIntervalSince1970 * 1e9))
+                for warning in schedule.calendar.warnings(from: now, days: 366) {
+                    Output.line("warning: schedule: \(warning)")
+                }
+            }
             let results = await WallCheck.gather(wall)
             var problems = 0
             for id in wall.clients.map(\.id) {

@@ -112,6 +112,20 @@ final class ControlServerTests: XCTestCase {
         }
     }
 
+    func testAScheduleOnAMasterWithNoRealTime_isAProblemTheStatusNames() async throws {
+        let plain = try await node().0
+        let (node, _) = try await node(extra: [
+            "schedule:", "  time-zone: Europe/Paris", "  playlists: {p: [{media: \(clip.path)}]}",
+            "  day-parts: [{playlist: p, days: daily, from: \"09:00\", to: \"17:00\"}]",
+        ])
+        // This machine's own clock serves no UTC a schedule's hours could be read on.
+        let problems = await node.status().problems ?? []
+        XCTAssertEqual(problems.map(\.service), ["schedule"])
+        XCTAssertTrue(problems.first?.problem.contains("a schedule needs a master serving") == true, "\(problems)")
+        let plainProblems = await plain.status().problems
+        XCTAssertNil(plainProblems, "a playlist needs no real time")
+    }
+
     func testATimeline_isKept_andOnlyANewerOneOfThisWallReplacesIt() async throws {
         let (node, router) = try await node()
         let r = requests

@@ -65,15 +65,19 @@ final class CheckJudgementTests: XCTestCase {
             node: "a", held: [],
             transfers: [ContentTransfer(id: id, name: "c.mp4", have: 1_000_000, problem: "no source holds it")],
             freeBytes: nil)
+        findings.problems = [
+            ServiceProblem(service: "schedule", problem: "a schedule needs a master serving real time")
+        ]
 
         let problems = WallCheck.judge("a", findings, config: config, version: "1.0").problems
-        XCTAssertEqual(problems.count, 6, "\(problems)")
+        XCTAssertEqual(problems.count, 7, "\(problems)")
         XCTAssertTrue(problems[0].hasPrefix("its config differs from wall.yaml (SHA-256 beef)"), problems[0])
         XCTAssertEqual(problems[1], "its video sink \"kmssink\" cannot be built: no DRM device")
         XCTAssertEqual(problems[2], "its clock is locking (following 10.0.0.1:5600): it cannot start a show")
         XCTAssertTrue(problems[3].hasPrefix("media /m/b.mp4: ") && problems[3].contains("no such file"), problems[3])
         XCTAssertEqual(problems[4], "timeline version 7 names files not here yet: /m/c.mp4")
         XCTAssertEqual(problems[5], "fetching c.mp4: 1.0/2.0 MB (no source holds it)")
+        XCTAssertEqual(problems[6], "its schedule: a schedule needs a master serving real time")
     }
 
     func testAClockSourceTheNodeCannotFollow_isAProblem_oneThatFollowsTheNodeIsNot() {

@@ -139,6 +139,35 @@ final class WallCheckTests: XCTestCase {
         XCTAssertEqual(result.output.components(separatedBy: "clock: locked to 127.0.0.1:15671").count - 1, 2)
     }
 
+    func testASchedule_onAMasterServingNoRealTime_failsTheCheck_andPlayRefusesBeforeItPushes() async throws {
+        let clip = try TestMedia.frameCode(seconds: 1).path
+        // Node a serves its process clock: no UTC, so no schedule can play. Its second day part lies in
+        // the hour Paris skips each spring (on the last Sunday of March, within the coming year).
+        let schedule = [
+            "schedule:", "  time-zone: Europe/Paris", "  playlists: {p: [{media: \"\(clip)\"}]}", "  day-parts:",
+            "    - {playlist: p, days: daily, from: \"09:00\", to: \"17:00\"}",
+            "    - {playlist: p, days: [sun], from: \"02:15\", to: \"02:45\"}",
+        ].joined(separator: "\n")
+        let config = try writeConfig("schedule.yaml", playlist: [clip], sinkB: "fakesink sync=true", extra: schedule)
+        let nodes = try startNodes(config)
+        defer { for node in nodes { node.signal(SIGTERM) } }
+        try await waitUntilAnswering(config)
+
+        let result = try check(config)
+        XCTAssertEqual(result.status, 1, result.output + result.errors)
+        XCTAssertTrue(
+            result.output.contains("warning: schedule: day part 2 (p, 02:15-02:45) lasts no time on "), result.output)
+        XCTAssertEqual(
+            result.output.components(separatedBy: "problem: its schedule: a schedule needs a master serving").count - 1,
+            2, result.output)
+
+        let play = try ChildProcess.run(
+            ChildProcess.product("wallctl"), ["play", "--config", config, "--timeout", "10"])
+        XCTAssertNotEqual(play.status, 0, play.output + play.errors)
+        XCTAssertTrue((play.output + play.errors).contains("a schedule needs a master serving"), play.errors)
+        XCTAssertFalse(play.output.contains("push:"), "refused before a file is sent: \(play.output)")
+    }
+
     /// `wallctl snapshot` asks every node for the frame on its screen at one master time: a wall in
     /// lockstep shows one frame time on every node, and the PNG says which.
     func testSnapshot_showsOneMomentOfTheWall() async throws {

@@ -22,8 +22,9 @@ import WallProtocol
 ///
 /// Memory stays flat however long the run: statistics live in histograms and bounded per-bucket
 /// aggregates, and only frames still waiting for a node are held (at most `maxPendingFrames`).
-/// One analyzer covers one uninterrupted playback: a node's running time and record sequence must
-/// only grow, and anything that goes backwards is ignored as a duplicate.
+/// One analyzer covers one playback: a node's running time and record sequence must only grow,
+/// and anything that goes backwards is ignored as a duplicate; a node that restarts says so
+/// (`restart(_:)`), its sequence starting over.
 public struct DriftAnalyzer: Sendable {
     /// Settings of an analysis; the defaults suit `wallctl drift`.
     public struct Configuration: Sendable, Hashable {
@@ -121,6 +122,13 @@ public struct DriftAnalyzer: Sendable {
         }
         settle()
         return aligned
+    }
+
+    /// Node `node` started over (a restart): its record sequence counts from 1 again while its
+    /// running time goes on, on the wall's timeline, so the analysis goes on with it. The frames it
+    /// did not present meanwhile count as missing; the verdict it earned stays its own.
+    public mutating func restart(_ node: String) throws(AnalysisError) {
+        nodeStates[try wall.index(of: node)].lastSequence = nil
     }
 
     /// Adds a node's `GET /frames` reply: its records, how many it could not deliver, and its clock
@@ -253,7 +261,8 @@ public struct DriftAnalyzer: Sendable {
                 skewWithClockUncertainty: pairStates[index].withEstimated.adjusted,
                 guaranteedClockUncertainty: pairStates[index].peers.tightening(
                     ClockLineageRecord.uncertainty(
-                        nodeStates[wall.pairs[index].first].guaranteed, nodeStates[wall.pairs[index].second].guaranteed)),
+                        nodeStates[wall.pairs[index].first].guaranteed, nodeStates[wall.pairs[index].second].guaranteed)
+                ),
                 skewWithGuaranteedClockUncertainty: pairStates[index].withGuaranteed.adjusted)
         }
         return DriftReport(
@@ -402,7 +411,8 @@ public struct DriftAnalyzer: Sendable {
             let between = pairStates[index].peers.recent
             pairStates[index].withEstimated.record(
                 difference,
-                clocks: ClockLineageRecord.currentUncertainty(nodeStates[pair.first].clock, nodeStates[pair.second].clock),
+                clocks: ClockLineageRecord.currentUncertainty(
+                    nodeStates[pair.first].clock, nodeStates[pair.second].clock),
                 between: between)
             pairStates[index].withGuaranteed.record(
                 difference,

@@ -4,7 +4,8 @@ import Foundation
 /// successive views (the nodes keep no event history the console could ask for).
 public struct ConsoleEvent: Sendable, Hashable, Codable {
     public enum Kind: String, Sendable, Hashable, Codable {
-        case unreachable, reachable, rejoin, clockSource, clockState, contentArrived, transition, outOfStep, inStep
+        case unreachable, reachable, restart, rejoin, clockSource, clockState, contentArrived, transition, outOfStep,
+            inStep
         case action
     }
 
@@ -32,6 +33,9 @@ public struct ConsoleEvent: Sendable, Hashable, Codable {
         guard after.reachable else { return events }
         if !before.reachable {
             add(.reachable, "\(after.id) answers" + (before.polledAtUnixMs == nil ? "" : " again"))
+        }
+        if after.restarts > before.restarts {
+            add(.restart, "\(after.id) restarted: its frame count began again")
         }
         if let rejoins = after.rejoins, let old = before.rejoins, rejoins > old {
             add(.rejoin, "\(after.id) rejoined the wall's timeline (\(rejoins) rejoin\(rejoins == 1 ? "" : "s"))")

@@ -6,8 +6,8 @@ import WallProtocol
 /// The console's drift view: the frames the nodes report presenting, aligned by the same analyzer
 /// as `wallctl drift`, kept as each pair's worst skew per second over the last minutes, with the
 /// analyzer's verdict and the clock uncertainty it rests on. The analysis starts over every
-/// `window` (and when a node starts its frame records over, after a restart), so the verdict is
-/// about the last minutes, not the whole day.
+/// `window` (a node's restart does not start it over), so the verdict is about the last minutes,
+/// not the whole day.
 public struct DriftWatch: Sendable {
     /// What the page draws.
     public struct View: Sendable, Hashable, Codable {
@@ -21,9 +21,17 @@ public struct DriftWatch: Sendable {
         public var worstPairUncertaintyUs: Double?
         public var thresholdUs: Double
         public var framesAligned: Int
+        /// Frames the running analysis has aligned, when it has too few for a verdict of its own.
+        public var framesSoFar: Int
+        /// How many an analysis needs before its verdict is given (`DriftWatch.framesForAVerdict`).
+        public var framesNeeded: Int
         /// Seconds the verdict's analysis covers.
         public var windowS: Double
     }
+
+    /// Frames an analysis aligns before its verdict is shown: three seconds at 30 frames a second.
+    /// A verdict on one frame said PASS for a wall it had not watched.
+    public static let framesForAVerdict = 90
 
     public struct Point: Sendable, Hashable, Codable {
         public var atUnixS: Int64
@@ -62,10 +70,9 @@ public struct DriftWatch: Sendable {
     /// Starts from what `node` presents after `sequence`: where its records stand now.
     public mutating func start(_ node: String, after sequence: UInt64) {
         if let known = after[node], sequence < known {
-            // The node started its records over (a restart): the analysis too, its verdict kept
-            // until the new one has frames.
-            keepReport()
-            analyzer = nil
+            // The node started its records over (a restart): the analysis goes on with it. Starting
+            // over put a FAIL out of sight behind a PASS on the frames since.
+            try? analyzer?.restart(node)
         }
         if after[node] == nil || sequence < after[node]! { after[node] = sequence }
     }
@@ -94,10 +101,10 @@ public struct DriftWatch: Sendable {
         buckets = buckets.filter { $0.key > now - history }
     }
 
-    /// Keeps the running analysis's report, if it aligned any frame, for the view until the next
-    /// analysis has one.
+    /// Keeps the running analysis's report, if it has a verdict (`framesForAVerdict`), for the
+    /// view until the next analysis has one.
     private mutating func keepReport() {
-        guard let report = analyzer?.report(), report.framesAligned > 0 else { return }
+        guard let report = analyzer?.report(), report.framesAligned >= Self.framesForAVerdict else { return }
         lastReport = report
     }
 
@@ -107,7 +114,8 @@ public struct DriftWatch: Sendable {
     }
 
     public func view() -> View {
-        let report = analyzer.map { $0.report() }.flatMap { $0.framesAligned > 0 ? $0 : nil } ?? lastReport
+        let current = analyzer?.report()
+        let report = current.flatMap { $0.framesAligned >= Self.framesForAVerdict ? $0 : nil } ?? lastReport
         let verdict = report?.verdict
         return View(
             pairs: pairIndex.map { "\(nodes[$0.0])–\(nodes[$0.1])" },
@@ -118,6 +126,6 @@ public struct DriftWatch: Sendable {
             worstPairP99Us: verdict?.worstPairP99.map { $0.seconds * 1e6 },
             worstPairUncertaintyUs: verdict?.worstPairClockUncertainty.map { $0.seconds * 1e6 },
             thresholdUs: threshold.seconds * 1e6, framesAligned: report?.framesAligned ?? 0,
-            windowS: window.seconds)
+            framesSoFar: current?.framesAligned ?? 0, framesNeeded: Self.framesForAVerdict, windowS: window.seconds)
     }
 }

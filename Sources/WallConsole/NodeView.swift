@@ -30,7 +30,11 @@ public struct NodeView: Sendable, Hashable, Codable {
     public var itemTimeS: Double?
     public var inStep: Bool?
     public var settled: Bool?
+    /// The node's rejoins, its restarts counted in: a restarted node counts its own from 0 again.
     public var rejoins: Int?
+    /// Restarts seen (its frame count went back), and the rejoins counted before the last one.
+    public var restarts = 0
+    public var rejoinsBefore = 0
     public var missingMedia: [String]?
 
     public var framesPresented: UInt64?
@@ -70,6 +74,12 @@ public struct NodeView: Sendable, Hashable, Codable {
     /// and the times of the last changes.
     public func updated(with status: NodeStatus, at now: Int64) -> NodeView {
         var next = self
+        // A node that restarted counts its frames from 0 again: the restart is counted, and is a
+        // rejoin of the wall (the node's own count starts over).
+        if let previous = framesPresented, status.player.framesPresented < previous {
+            next.restarts += 1
+            next.rejoinsBefore = (rejoins ?? rejoinsBefore) + 1
+        }
         next.reachable = true
         next.unreachableSinceUnixMs = nil
         next.masterTimeNs = status.masterTime?.nanoseconds
@@ -86,7 +96,7 @@ public struct NodeView: Sendable, Hashable, Codable {
         next.itemTimeS = timeline.map { $0.itemTime.seconds } ?? status.player.position.seconds
         next.inStep = timeline?.inStep
         next.settled = timeline?.settled
-        next.rejoins = timeline?.rejoins
+        next.rejoins = (timeline?.rejoins).map { $0 + next.rejoinsBefore }
         next.missingMedia = timeline?.missingMedia
         // Every problem the node reports, its timeline's and player's first: a service's (a
         // content store unusable, an input that cannot listen) is shown beside them, not hidden.

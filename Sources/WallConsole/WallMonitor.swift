@@ -46,6 +46,22 @@ public final class WallMonitor: Sendable {
         var timelineVersion: UInt64 = 0
         var timeline: Timeline?
         var playlist: PlaylistView?
+        /// Whether the loop watches the wall (a console is open, or was within `idleGrace`).
+        var watching = false
+
+        /// Watching begins, or again after a pause: what was seen before is no longer known to
+        /// hold. Each node's view starts over (its "since" times are since watching began, its
+        /// thumbnail gone: a console opened after an idle hour showed the frames of an hour ago),
+        /// and so does the drift analysis (frames from then would be a backlog the nodes no longer
+        /// keep).
+        mutating func startWatching(_ ids: [String]) {
+            guard !watching else { return }
+            watching = true
+            for id in ids where views[id]?.polledAtUnixMs != nil { views[id] = NodeView(id: id) }
+            thumbnails = [:]
+            drift = DriftWatch(nodes: ids)
+            driftView = nil
+        }
     }
 
     /// - Parameters:
@@ -75,6 +91,7 @@ public final class WallMonitor: Sendable {
         let (stream, continuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingNewest(2048))
         // Under the state lock, as every publication: nothing published after the hello is missed.
         state.withLock { state in
+            state.startWatching(wall.clients.map(\.id))
             let hello = Hello(
                 wall: wallInfo, nodes: wall.clients.map { state.views[$0.id]! }, events: state.events,
                 drift: state.driftView ?? state.drift.view(), actions: state.actions, push: state.push,
@@ -127,18 +144,7 @@ public final class WallMonitor: Sendable {
                     return
                 }
             }
-            // What was seen before the pause is no longer known to hold: each node's view starts
-            // over (its "since" times are since watching began), and frames from then would be a
-            // backlog the nodes no longer keep.
-            state.withLock { state in
-                for client in wall.clients where state.views[client.id]?.polledAtUnixMs != nil {
-                    var fresh = NodeView(id: client.id)
-                    fresh.thumbnail = state.views[client.id]!.thumbnail
-                    state.views[client.id] = fresh
-                }
-                state.drift = DriftWatch(nodes: wall.clients.map(\.id))
-                state.driftView = nil
-            }
+            state.withLock { $0.startWatching(wall.clients.map(\.id)) }
             await withTaskGroup(of: Void.self) { group in
                 for client in wall.clients {
                     group.addTask { await self.watchStatus(client) }
@@ -152,6 +158,7 @@ public final class WallMonitor: Sendable {
                 await group.next()
                 group.cancelAll()
             }
+            state.withLock { $0.watching = false }
         }
         for continuation in subscribers.withLock({ Array($0.values) }) { continuation.finish() }
     }
@@ -194,9 +201,10 @@ public final class WallMonitor: Sendable {
                 case .success(let status):
                     after = before.updated(with: status, at: now)
                     state.drift.record(status)
-                    if status.player.framesPresented < (state.drift.after[client.id] ?? 0) {
-                        state.drift.start(client.id, after: 0)
-                    }
+                    // By the node's own count going back, not by the frame records read since:
+                    // those may be newer than a status sent before them, which started the
+                    // analysis over on every poll.
+                    if after.restarts > before.restarts { state.drift.start(client.id, after: 0) }
                 case .failure(let error):
                     after = before.unreachable(error.description, at: now)
                 }

@@ -82,6 +82,20 @@ final class ConsoleEventTests: XCTestCase {
         XCTAssertEqual(service.problem, "show-control: cannot listen on 127.0.0.1:7000")
     }
 
+    func testARestart_isCounted_andIsARejoin_thoughTheNodeCountsFromZeroAgain() {
+        let before = NodeView(id: "a").updatedForTest(inStep: true, at: 1, framesPresented: 900, rejoins: 2)
+        let down = before.unreachable("connection refused", at: 2)
+        let back = down.updatedForTest(inStep: true, at: 3, framesPresented: 12, rejoins: 0)
+        XCTAssertEqual(back.restarts, 1)
+        XCTAssertEqual(back.rejoins, 3, "its two, and the restart")
+        XCTAssertEqual(
+            ConsoleEvent.changes(from: down, to: back, at: 3).map(\.kind), [.reachable, .restart, .rejoin, .inStep])
+        // Its own count goes on from there; a status with more frames is no restart.
+        let later = back.updatedForTest(inStep: true, at: 4, framesPresented: 40, rejoins: 1)
+        XCTAssertEqual(later.restarts, 1)
+        XCTAssertEqual(later.rejoins, 4)
+    }
+
     func testDiffers_ignoresThePollsOwnTimes() {
         var a = playing()
         var b = playing()
@@ -98,7 +112,8 @@ final class ConsoleEventTests: XCTestCase {
 extension NodeView {
     /// The view after a status saying `inStep`, playing, through the same path as a real status.
     fileprivate func updatedForTest(
-        inStep: Bool, at now: Int64, timelineProblem: String? = nil, services: [(String, String)] = []
+        inStep: Bool, at now: Int64, timelineProblem: String? = nil, services: [(String, String)] = [],
+        framesPresented: Int = 1, rejoins: Int = 0
     ) -> NodeView {
         func quoted(_ text: String) -> String {
             String(decoding: try! JSONEncoder().encode(text), as: UTF8.self)
@@ -108,8 +123,8 @@ extension NodeView {
         let json = """
             {"id":"a","clock":{"state":"locked","usable":true,"server":"m","serving":false},
              "player":{"status":"readyToPlay","timeControlStatus":"playing","rate":1,"positionNs":0,"prerolled":true,
-                       "framesPresented":1,"framesLate":0,"framesDropped":0,"renderThread":"x"},
-             "timeline":{"version":1,"state":"playing","entry":0,"pass":0,"itemTimeNs":0,"inStep":\(inStep),"rejoins":0\(problem)},
+                       "framesPresented":\(framesPresented),"framesLate":0,"framesDropped":0,"renderThread":"x"},
+             "timeline":{"version":1,"state":"playing","entry":0,"pass":0,"itemTimeNs":0,"inStep":\(inStep),"rejoins":\(rejoins)\(problem)},
              "problems":[\(problems.joined(separator: ","))]}
             """
         let status = try! JSONDecoder().decode(NodeStatus.self, from: Data(json.utf8))

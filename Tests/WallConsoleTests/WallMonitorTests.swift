@@ -49,6 +49,16 @@ final class WallMonitorTests: XCTestCase {
             try await Task.sleep(for: .seconds(1))
             XCTAssertEqual(count(), stopped, "no request once the grace after the last console is over")
 
+            // A console opened after the pause is greeted with nothing seen before it: the node is
+            // being asked, not shown as it was.
+            let (again, stream) = monitor.subscribe(wallInfo: info)
+            var iterator = stream.makeAsyncIterator()
+            let first = await iterator.next()
+            let hello = try XCTUnwrap(first)
+            XCTAssertTrue(hello.hasPrefix("event: hello\n"), hello)
+            XCTAssertFalse(hello.contains("polledAtUnixMs"), "the view before the pause: \(hello)")
+            monitor.unsubscribe(again)
+
             running.cancel()
             await running.value
             try await wall.shutdown()

@@ -168,6 +168,33 @@ def run(args):
         console.shot("wall")
         say("step four screens in step")
 
+        # The verdict's sentence changes every second; only its outcome is a live region, written when it
+        # changes, so a screen reader says "PASS" once.
+        if driver.find_element(By.ID, "verdict").get_attribute("role") is not None:
+            raise Failure("the verdict's changing sentence is a live region")
+        rewritten = driver.execute_async_script("""
+            const done = arguments[arguments.length - 1];
+            const target = document.getElementById("verdict-outcome");
+            const sentence = document.getElementById("verdict");
+            const outcomes = [target.textContent];
+            let sentences = 0;
+            new MutationObserver(() => outcomes.push(target.textContent)).observe(target, { childList: true, characterData: true, subtree: true });
+            new MutationObserver(() => { sentences += 1; }).observe(sentence, { childList: true, characterData: true, subtree: true });
+            setTimeout(() => done([outcomes, sentences, target.getAttribute("role")]), 4000);""")
+        outcomes, sentences, role = rewritten
+        repeated = [a for a, b in zip(outcomes, outcomes[1:]) if a == b]
+        if repeated or sentences == 0 or outcomes[-1] not in ("PASS", "UNCERTAIN") or role != "status":
+            raise Failure(f"the verdict over 4 s: outcomes written {outcomes}, the sentence changed {sentences} times, "
+                          f"the outcome's role {role}")
+        say(f"step the verdict's outcome {outcomes} written only when it changed; its sentence changed {sentences} times")
+
+        # Words for operators, times with their sign: the page's own functions.
+        words = driver.execute_script(
+            "return [signed(-0.32), signed(0.5), signed(-0.001), showWords('testCard'), showWords('still /srv/a/closed.png')]")
+        if words != ["−0.32 s", "+0.50 s", "+0.00 s", "test card", "still closed.png"]:
+            raise Failure(f"the page's words: {words}")
+        say("step signed times and operators' words")
+
         # Pause: every node paused on one version, the page saying when each took it.
         driver.find_element(By.ID, "pause").click()
         wait("every screen paused", lambda: console.every_tile(lambda t: t["state"] == "paused"), 10)
@@ -184,8 +211,11 @@ def run(args):
              lambda: console.taken_by_all("resume") and console.every_tile(lambda t: t["inStep"] == "true"), 20)
         say("step resumed")
 
-        # A seek with the scrub bar, by keyboard: Home, then Enter seeks every screen to 0 s.
+        # A seek with the scrub bar, by keyboard: Home, then Enter seeks every screen to the entry's in point
+        # (2 s: the bar starts there; a seek before it would be refused).
         scrub = driver.find_element(By.ID, "scrub")
+        if scrub.get_attribute("min") != "2":
+            raise Failure(f"the scrub bar starts at {scrub.get_attribute('min')} s, the entry at its in point, 2 s")
         scrub.send_keys(Keys.HOME)
         scrub.send_keys(Keys.ENTER)
         wait("the seek carried out by every node",
@@ -196,6 +226,17 @@ def run(args):
         driver.find_element(By.CSS_SELECTOR, f"button[data-cue='{args.cue}']").click()
         item = wait("the cue taken by every node", lambda: console.taken_by_all(f"cue {args.cue}"), 15)
         say(f"step cue: {item.text}")
+
+        # A new page lists the newest actions first, as the live one did.
+        listed = [li.get_attribute("data-version") for li in driver.find_elements(By.CSS_SELECTOR, "#actions li")]
+        cue_version = item.get_attribute("data-version")
+        driver.refresh()
+        wait("the page after a reload", lambda: driver.find_element(By.CSS_SELECTOR, "body[data-ready=true]"), 10)
+        reloaded = wait("the actions after a reload", lambda: [
+            li.get_attribute("data-version") for li in driver.find_elements(By.CSS_SELECTOR, "#actions li")], 5)
+        if reloaded[:len(listed)] != listed or reloaded[0] != cue_version:
+            raise Failure(f"actions by version before a reload {listed}, after {reloaded}")
+        say(f"step actions after a reload, newest first: versions {', '.join(reloaded)}")
 
         # A push: upload, then every node's progress to ready.
         driver.find_element(By.ID, "push-file").send_keys(args.upload)
@@ -224,13 +265,33 @@ def run(args):
         wait(f"{victim} marked unreachable", lambda: console.tiles()[victim]["reachable"] == "false", 5)
         console.shot("node-down")
         say(f"step {victim} marked: {console.tiles()[victim]['badge']}")
+        # The time it has been unreachable counts on with no update from the daemon, and what it said last
+        # is marked as such.
+        counted = wait(f"{victim} unreachable for 3 s or more", lambda: next(
+            (badge for badge in [console.tiles()[victim]["badge"]]
+             if badge.startswith("unreachable for ") and badge.split()[2].isdigit() and int(badge.split()[2]) >= 3), None), 8)
+        row = driver.find_element(By.CSS_SELECTOR, f"#screens tr[data-node='{victim}']")
+        cells = [cell.text for cell in row.find_elements(By.TAG_NAME, "td")]
+        if not all(cells[index].endswith("(last seen)") for index in (2, 3, 4)):
+            raise Failure(f"{victim}'s clock, bound and position while unreachable: {cells[2:5]}")
+        say(f"step {victim}: '{counted}'; its last clock, bound and position marked: {cells[2:5]}")
         ask(f"restart {victim}", "restarted")
         wait(f"{victim} back in step", lambda: console.tiles()[victim]["inStep"] == "true", 40)
         events = driver.find_element(By.ID, "events").text
-        for expected in [f"{victim} stopped answering", f"{victim} answers again"]:
+        for expected in [f"{victim} stopped answering", f"{victim} answers again", f"{victim} restarted"]:
             if expected not in events:
                 raise Failure(f"the event log lacks '{expected}':\n{events[:2000]}")
+        # The restart is a rejoin of the wall, though the node counts its own from 0 again.
+        rejoins = driver.find_element(By.CSS_SELECTOR, f"#screens tr[data-node='{victim}']").find_elements(
+            By.TAG_NAME, "td")[6].text
+        if not rejoins.isdigit() or int(rejoins) < 1:
+            raise Failure(f"{victim}'s rejoins after its restart: '{rejoins}'")
         say(f"step {victim} back in step")
+        # The events' numbers inside their box, where a number of two or three digits is not cut off.
+        inside = driver.execute_script(
+            "return [...document.querySelectorAll('#events, #actions')].map(l => getComputedStyle(l).listStylePosition)")
+        if inside != ["inside", "inside"]:
+            raise Failure(f"the event and action lists number their items {inside}, where the padding cuts them")
         console.shot("wall-after")
 
         # Bad input, outside the browser with its session: a clear refusal each time.

@@ -25,6 +25,10 @@ extension ConsolePage {
           return s < 60 ? `${s.toFixed(0)} s` : s < 3600 ? `${(s / 60).toFixed(0)} min` : `${(s / 3600).toFixed(1)} h`;
         };
         const megabytes = (bytes) => (bytes / 1e6).toFixed(1) + " MB";
+        // Seconds with their sign, as the action list gives times from when an edit was sent: "+0.32 s", "−0.32 s".
+        const signed = (s) => { const v = Math.abs(s).toFixed(2); return (s < 0 && Number(v) > 0 ? "−" : "+") + v + " s"; };
+        // What a screen shows, in an operator's words: "test card", "still closed.png" (not its path).
+        const showWords = (show) => show === "testCard" ? "test card" : show && show.startsWith("still ") ? "still " + show.slice(6).split("/").pop() : show;
 
         function condition(view) {
           if (!view.reachable && view.polledAtUnixMs == null) return ["warn", "asking…"];
@@ -35,7 +39,7 @@ extension ConsolePage {
             if (view.inStep === false) return ["warn", "out of step" + (view.outOfStepSinceUnixMs ? " for " + ago(view.outOfStepSinceUnixMs) : "")];
             return ["warn", "judging"];
           }
-          return [view.settled === false ? "warn" : "ok", view.show && view.show !== "playlist" ? view.show : (view.state || "–")];
+          return [view.settled === false ? "warn" : "ok", view.show && view.show !== "playlist" ? showWords(view.show) : (view.state || "–")];
         }
 
         function position(view) {
@@ -101,20 +105,35 @@ extension ConsolePage {
           summarize();
         }
 
-        function showNode(view) {
-          const previous = state.nodes.get(view.id);
-          state.nodes.set(view.id, view);
+        // A screen's condition on its tile and row: also every second, so "for 5 s" counts on between updates
+        // (the daemon sends only changes).
+        function showCondition(view) {
           const [kind, text] = condition(view);
           const tile = document.querySelector(`#canvas .tile[data-node="${CSS.escape(view.id)}"]`);
           if (tile) {
             tile.classList.remove("ok", "warn", "bad");
             tile.classList.add(kind);
+            tile.querySelector(".badge").textContent = text;
+            tile.setAttribute("aria-label", `${view.id}: ${text}, ${position(view)}`);
+          }
+          const row = document.querySelector(`#screens tr[data-node="${CSS.escape(view.id)}"]`);
+          if (row) {
+            row.cells[2].textContent = text;
+            row.cells[2].className = "badge " + kind;
+          }
+        }
+
+        function showNode(view) {
+          const previous = state.nodes.get(view.id);
+          state.nodes.set(view.id, view);
+          showCondition(view);
+          const tile = document.querySelector(`#canvas .tile[data-node="${CSS.escape(view.id)}"]`);
+          if (tile) {
             tile.dataset.reachable = view.reachable;
             tile.dataset.state = view.state || "";
             tile.dataset.inStep = view.inStep === true;
             tile.dataset.version = view.version ?? "";
-            tile.querySelector(".badge").textContent = text;
-            tile.setAttribute("aria-label", `${view.id}: ${text}, ${position(view)}`);
+            tile.classList.toggle("stale", !view.reachable);
             const img = tile.querySelector("img");
             if (view.thumbnail && (!previous || previous.thumbnail !== view.thumbnail || img.hidden)) {
               img.src = `/console/thumbnail/${encodeURIComponent(view.id)}?n=${view.thumbnail}`;
@@ -124,12 +143,14 @@ extension ConsolePage {
           const row = document.querySelector(`#screens tr[data-node="${CSS.escape(view.id)}"]`);
           if (row) {
             const cells = row.cells;
-            cells[1].textContent = view.reachable ? (view.show && view.show !== "playlist" ? view.show : view.state || "–") : "unreachable";
-            cells[2].textContent = text;
-            cells[2].className = "badge " + kind;
-            cells[3].textContent = view.clockState ? `${view.clockState} (${view.clockSource})` : "–";
-            cells[4].textContent = view.errorBoundUs != null ? `±${view.errorBoundUs} µs` : "–";
-            cells[5].textContent = position(view);
+            cells[1].textContent = view.reachable ? (view.show && view.show !== "playlist" ? showWords(view.show) : view.state || "–") : "unreachable";
+            // What an unreachable node said last is marked as such, not shown as now.
+            const stale = !view.reachable;
+            const last = (text) => stale && text !== "–" ? `${text} (last seen)` : text;
+            cells[3].textContent = last(view.clockState ? `${view.clockState} (${view.clockSource})` : "–");
+            cells[4].textContent = last(view.errorBoundUs != null ? `±${view.errorBoundUs} µs` : "–");
+            cells[5].textContent = last(position(view));
+            for (const cell of [cells[3], cells[4], cells[5]]) cell.classList.toggle("stale", stale);
             cells[6].textContent = view.version ?? "–";
             cells[7].textContent = view.rejoins ?? "–";
             cells[8].textContent = view.framesLate ?? "–";
@@ -157,6 +178,8 @@ extension ConsolePage {
             li.classList.toggle("current", Number(li.dataset.entry) === lead.entry && lead.show === "playlist"));
           const entry = (state.playlist || { entries: [] }).entries[lead.entry ?? 0];
           const scrub = $("scrub");
+          // The scrub bar spans the entry, from its in point: a seek before it is refused.
+          if (entry) scrub.min = entry.inS ?? 0;
           if (entry && entry.outS != null) scrub.max = entry.outS;
           $("scrub-entry").textContent = lead.entry ?? "–";
           if (!state.scrubbing) {
@@ -182,7 +205,7 @@ extension ConsolePage {
             if (a.error) text += `: failed: ${a.error}`;
             else if (a.version != null) {
               // Times from when the edit was sent: due is its master time, each node's when it was seen on it.
-              const since = (at) => `+${((at - a.sentUnixMs) / 1000).toFixed(2)} s`;
+              const since = (at) => signed((at - a.sentUnixMs) / 1000);
               const taken = Object.entries(a.takenUnixMs).sort().map(([node, at]) => `${node} ${since(at)}`);
               const all = state.wall ? state.wall.tiles.length : 0;
               text += `: version ${a.version}` + (a.dueUnixMs ? `, due ${since(a.dueUnixMs)}` : "") +
@@ -197,13 +220,20 @@ extension ConsolePage {
         function showDrift(drift) {
           state.drift = drift;
           const verdict = $("verdict");
+          // Only the outcome is a live region (hidden: the sentence begins with it), written when it changes:
+          // a screen reader says "PASS" once, not the sentence whose figures change every second.
+          const outcome = $("verdict-outcome");
+          const word = drift.verdict ? drift.outcome || "" : "";
+          if (outcome.textContent !== word) outcome.textContent = word;
           if (drift.verdict) {
             const p99 = drift.worstPairP99Us != null ? `worst pair p99 ${drift.worstPairP99Us.toFixed(0)} µs` : "";
             const unc = drift.worstPairUncertaintyUs != null ? ` ± ${drift.worstPairUncertaintyUs.toFixed(0)} µs of clock uncertainty` : "";
             verdict.textContent = `${drift.verdict} (${p99}${unc}; ${drift.framesAligned} frames over the last ${Math.round(drift.windowS / 60)} min)`;
             verdict.className = "badge " + (drift.outcome === "PASS" ? "ok" : drift.outcome === "FAIL" ? "bad" : "warn");
           } else {
-            verdict.textContent = "No frames aligned yet: the drift view needs the wall playing.";
+            verdict.textContent = drift.framesSoFar > 0
+              ? `Judging: ${drift.framesSoFar} frames aligned; a verdict needs ${drift.framesNeeded}.`
+              : "No frames aligned yet: the drift view needs the wall playing.";
             verdict.className = "";
           }
           const svg = $("drift-plot");
@@ -303,7 +333,8 @@ extension ConsolePage {
             $("events").replaceChildren();
             hello.events.forEach(showEvent);
             state.actions = [];
-            hello.actions.slice().reverse().forEach(showAction);
+            // Oldest first, as the daemon keeps them: each goes on top, so the newest ends there.
+            hello.actions.forEach(showAction);
             showDrift(hello.drift);
             if (hello.push) showPush(hello.push);
             if (hello.playlist) showPlaylist(hello.playlist);
@@ -344,6 +375,7 @@ extension ConsolePage {
             location.assign("/console");
           });
           connect();
+          setInterval(() => state.nodes.forEach(showCondition), 1000);
         });
         """#
 }

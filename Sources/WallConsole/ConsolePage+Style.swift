@@ -48,12 +48,14 @@ extension ConsolePage {
         .ok .badge, .badge.ok { color: var(--ok); }
         .warn .badge, .badge.warn { color: var(--warn); }
         .bad .badge, .badge.bad { color: var(--bad); }
+        .stale { opacity: 0.6; font-style: italic; }
         .scrub { margin: .75rem 0; }
         .scrub input { width: 100%; min-height: 44px; }
         progress { width: 100%; height: 1rem; }
         .bars { list-style: none; padding: 0; margin: .5rem 0; display: grid; gap: .25rem; }
         .bars li { display: grid; grid-template-columns: 4rem 1fr 6rem; gap: .5rem; align-items: center; font-size: .85rem; }
-        .actions, .events { padding-left: 1.2rem; margin: .25rem 0; font-size: .85rem; }
+        /* The numbers inside the list's box: outside it, "12." lost its first digit to the padding. */
+        .actions, .events { list-style-position: inside; padding-left: 0; margin: .25rem 0; font-size: .85rem; }
         .events { max-height: 18rem; overflow-y: auto; }
         .events time, .actions time { color: var(--muted); font-variant-numeric: tabular-nums; }
         #playlist li.current { font-weight: bold; color: var(--accent); }

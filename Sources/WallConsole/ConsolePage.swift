@@ -119,7 +119,7 @@ enum ConsolePage {
 
           <section aria-labelledby="drift-heading" class="wide">
             <h2 id="drift-heading">Drift</h2>
-            <p id="verdict" role="status"></p>
+            <p><span id="verdict-outcome" class="visually-hidden" role="status" aria-atomic="true"></span><span id="verdict"></span></p>
             <figure>
               <svg id="drift-plot" role="img" aria-labelledby="drift-caption" viewBox="0 0 600 200" preserveAspectRatio="none"></svg>
               <figcaption id="drift-caption">Each pair's worst skew per second over the last minutes (µs).</figcaption>

@@ -44,7 +44,8 @@ final class ConsoleWallTests: XCTestCase {
         defer { receiver.stop() }
         let wall = TestWall(
             name: "console-test", clockPort: masterPort, media: clip, canvas: (640, 90),
-            playlist: ["{media: \(clip), out: 8s}"], stateDirectory: scratch.path("state"),
+            // An in point: the scrub bar must start there (a seek before it is refused).
+            playlist: ["{media: \(clip), in: 2s, out: 8s}"], stateDirectory: scratch.path("state"),
             extra: [
                 "clock-lock-timeout: 20s", "loop: true", "control-token-file: \(token)",
                 "content-bandwidth: 3000000B/s",

@@ -115,6 +115,45 @@ int lockstep_x11_monitors(const char *name, lockstep_x11_monitor *monitors, int 
     return written;
 }
 
+int lockstep_x11_mode_at(const char *name, int x, int y, lockstep_x11_mode *mode, char *error, size_t error_size) {
+    Display *display = open_display(name, error, error_size);
+    if (display == NULL) return -1;
+    int found = 0;
+    XRRScreenResources *resources = XRRGetScreenResourcesCurrent(display, DefaultRootWindow(display));
+    for (int i = 0; resources != NULL && i < resources->ncrtc && !found; i++) {
+        XRRCrtcInfo *crtc = XRRGetCrtcInfo(display, resources, resources->crtcs[i]);
+        if (crtc == NULL) continue;
+        int inside = crtc->mode != None && x >= crtc->x && x < crtc->x + (int)crtc->width && y >= crtc->y &&
+                     y < crtc->y + (int)crtc->height;
+        for (int m = 0; inside && m < resources->nmode; m++) {
+            const XRRModeInfo *info = &resources->modes[m];
+            if (info->id != crtc->mode) continue;
+            double lines = info->vTotal;
+            if (info->modeFlags & RR_DoubleScan) lines *= 2;
+            if (info->modeFlags & RR_Interlace) lines /= 2;
+            mode->width = (int)info->width;
+            mode->height = (int)info->height;
+            mode->refresh_mhz = info->hTotal > 0 && lines > 0
+                ? (long)((double)info->dotClock * 1000.0 / ((double)info->hTotal * lines) + 0.5) : 0;
+            mode->output[0] = 0;
+            if (crtc->noutput > 0) {
+                XRROutputInfo *output = XRRGetOutputInfo(display, resources, crtc->outputs[0]);
+                if (output != NULL) {
+                    snprintf(mode->output, sizeof mode->output, "%s", output->name);
+                    XRRFreeOutputInfo(output);
+                }
+            }
+            found = 1;
+            break;
+        }
+        XRRFreeCrtcInfo(crtc);
+    }
+    if (resources != NULL) XRRFreeScreenResources(resources);
+    XCloseDisplay(display);
+    if (!found) snprintf(error, error_size, "no RandR output shows the point (%d, %d)", x, y);
+    return found ? 0 : -1;
+}
+
 static void set_atom_property(Display *display, Window window, const char *name, const char *value) {
     Atom atom = XInternAtom(display, value, False);
     XChangeProperty(display, window, XInternAtom(display, name, False), XA_ATOM, 32, PropModeReplace,

@@ -6,6 +6,7 @@ import Logging
 import SyncClock
 import WallContent
 import WallControl
+import WallDisplay
 import WallFollower
 import WallPlayer
 import WallProtocol
@@ -30,6 +31,8 @@ public final class Node: Sendable {
     /// What keeps one of the node's services from working, by service (`content`,
     /// `show-control`): the screen plays on, and the status, the metrics and the console say so.
     private let serviceProblems = Mutex<[String: String]>([:])
+    /// The machine's health, read as the status is answered.
+    private let machine = MachineSampler()
     /// Which timelines the node takes from controllers and peers (`TimelineAdmission`).
     private let admission = Mutex(TimelineAdmission())
     /// One frame cost measurement at a time (`frameCost()`).
@@ -448,6 +451,22 @@ public final class Node: Sendable {
             // The config's show cannot play: said here, where the operator and `wallctl check` look.
             problems.append(ServiceProblem(service: "schedule", problem: "\(TimelineError.scheduleNeedsRealTime)"))
         }
+        let window = screen.window
+        let health = machine.sample(
+            configSHA256: settings.wall.digest, store: screen.content,
+            displayMode: window.map { window in
+                {
+                    (try? window.mode()).map {
+                        DisplayMode(output: $0.output, width: $0.width, height: $0.height, refreshHz: $0.refreshHz)
+                    }
+                }
+            })
+        problems += health.problems.map { ServiceProblem(service: "machine", problem: $0) }
+        if let expected = settings.wall.node(settings.id)?.screen.mode, let display = health.display,
+            let mismatch = expected.mismatch(display)
+        {
+            problems.append(ServiceProblem(service: "display", problem: mismatch))
+        }
         problems.sort { $0.service < $1.service }
         // The master's time is read last, when the rest is built: a controller takes it as the
         // time about half a round trip before the answer arrives (`Wall.masterNow`), and time spent
@@ -456,7 +475,7 @@ public final class Node: Sendable {
         return NodeStatus(
             id: settings.id, wall: settings.wallName,
             masterTime: reading?.master, monotonicTime: reading.map { MediaTime(nanoseconds: $0.monotonicNanoseconds) },
-            clock: clock.report(), player: playerReport, timeline: timeline, problems: problems)
+            clock: clock.report(), player: playerReport, timeline: timeline, problems: problems, health: health)
     }
 
     func timelineReport() async -> TimelineReport? {

@@ -43,10 +43,12 @@ public final class NodeMetrics: Sendable {
     private let timelineOffset: Gauge
     private let rejoins: Counter
     private let buildInfo: Gauge
+    /// The machine's health (`MachineHealth`): NaN where the machine does not say.
+    private let machine: [(name: String, gauge: Gauge, value: @Sendable (MachineHealth) -> Double?)]
     /// 1 while a service of the node cannot work, per service (`ServiceProblem`).
     private let serviceProblems: [String: Gauge]
     /// The services a node reports problems of.
-    public static let services = ["content", "schedule", "show-control"]
+    public static let services = ["content", "display", "machine", "schedule", "show-control"]
     /// Per other node measured directly (`PeerClockReport`): its offset and how far apart the two
     /// clocks may be; made as the peers first appear.
     private let peerGauges = Mutex<[String: (offset: Gauge, bound: Gauge)]>([:])
@@ -160,6 +162,36 @@ public final class NodeMetrics: Sendable {
             descriptor: Self.metric("build_info", "Always 1; the labels say which Lockstep this node runs"),
             labels: labels + [("version", LockstepVersion.current)])
         buildInfo.set(to: 1)
+        let health: [(String, String, @Sendable (MachineHealth) -> Double?)] = [
+            (
+                "machine_cpu_busy_ratio", "Share of all the machine's CPU time busy over the last second or more",
+                { $0.cpuBusy }
+            ),
+            ("machine_cores", "The machine's CPU cores", { Double($0.cores) }),
+            ("machine_memory_total_bytes", "The machine's memory", { $0.memoryTotalBytes.map { Double($0) } }),
+            (
+                "machine_memory_available_bytes", "Memory the kernel can give without swapping (MemAvailable)",
+                { $0.memoryAvailableBytes.map { Double($0) } }
+            ),
+            (
+                "machine_temperature_celsius", "The hottest thermal zone the kernel reports (NaN: none)",
+                { $0.temperatureCelsius }
+            ),
+            ("machine_uptime_seconds", "Seconds since the machine booted", { $0.uptimeSeconds }),
+            (
+                "store_free_bytes", "Bytes free for the content store (its file system's, less its reserve)",
+                { $0.storeFreeBytes.map { Double($0) } }
+            ),
+            ("store_size_bytes", "Size of the content store's file system", { $0.storeSizeBytes.map { Double($0) } }),
+            (
+                "display_refresh_hertz",
+                "Refresh rate of the display the node's window is on (NaN: no window of its own)",
+                { $0.display?.refreshHz }
+            ),
+        ]
+        machine = health.map { name, help, value in
+            (name, registry.makeGauge(descriptor: Self.metric(name, help), labels: labels), value)
+        }
         rejoins = registry.makeCounter(
             descriptor: Self.metric(
                 "timeline_rejoins_total", "Times the node found itself off the timeline and started again in step"),
@@ -168,7 +200,7 @@ public final class NodeMetrics: Sendable {
 
     /// A metric in the `lockstep` namespace, its unit (seconds, ppm, total) split off its name.
     private static func metric(_ name: String, _ help: String) -> MetricNameDescriptor {
-        let unit = ["seconds", "ratio", "total"].first { name.hasSuffix("_\($0)") } ?? ""
+        let unit = ["seconds", "ratio", "total", "bytes", "celsius", "hertz"].first { name.hasSuffix("_\($0)") } ?? ""
         let base = unit.isEmpty ? name : String(name.dropLast(unit.count + 1))
         return MetricNameDescriptor(namespace: "lockstep", metricName: base, unitName: unit, helpText: help)
     }
@@ -208,6 +240,7 @@ public final class NodeMetrics: Sendable {
 
     public func render(status: NodeStatus, process: ProcessSample? = .current()) -> String {
         clockLocked.set(to: status.clock.usable ? 1 : 0)
+        for family in machine { family.gauge.set(to: status.health.flatMap(family.value) ?? .nan) }
         for (service, gauge) in serviceProblems {
             gauge.set(to: status.problems?.contains { $0.service == service } == true ? 1 : 0)
         }

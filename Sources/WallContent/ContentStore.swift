@@ -82,10 +82,27 @@ public final class ContentStore: Sendable {
 
     /// Bytes free for the store's files: what the file system has free, less the reserve.
     public func freeBytes() -> UInt64? {
-        var stats = statvfs()
-        guard statvfs(root, &stats) == 0 else { return nil }
+        guard let stats = fileSystem() else { return nil }
         let free = UInt64(stats.f_bavail) * UInt64(stats.f_frsize)
         return free > reserve ? free - reserve : 0
+    }
+
+    /// The size of the file system the store is on.
+    public func fileSystemBytes() -> UInt64? {
+        fileSystem().map { UInt64($0.f_blocks) * UInt64($0.f_frsize) }
+    }
+
+    /// The file system of the store's folder, or of the nearest folder above it that exists: before
+    /// its first file the store's folder may not (its files will land on that one).
+    private func fileSystem() -> statvfs? {
+        var path = root
+        while true {
+            var stats = statvfs()
+            if statvfs(path, &stats) == 0 { return stats }
+            let parent = (path as NSString).deletingLastPathComponent
+            guard !parent.isEmpty, parent != path else { return nil }
+            path = parent
+        }
     }
 
     /// Opens `id`'s partial file to append to, after checking that what is left of it fits.

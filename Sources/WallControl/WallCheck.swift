@@ -19,11 +19,15 @@ public enum WallCheck {
         public var content: ContentReport?
         /// What the node says it cannot do (`NodeStatus.problems`).
         public var problems: [ServiceProblem]
+        /// How its machine is (`NodeStatus.health`).
+        public var health: MachineHealth?
 
         public init(
             check: NodeCheck, clock: ClockReport, media: [(name: String, outcome: Result<MediaTime, ControlError>)],
-            timeline: TimelineReport? = nil, content: ContentReport? = nil, problems: [ServiceProblem] = []
+            timeline: TimelineReport? = nil, content: ContentReport? = nil, problems: [ServiceProblem] = [],
+            health: MachineHealth? = nil
         ) {
+            self.health = health
             self.check = check
             self.clock = clock
             self.media = media
@@ -60,7 +64,7 @@ public enum WallCheck {
             }
             return NodeFindings(
                 check: check, clock: status.clock, media: media, timeline: status.timeline, content: content,
-                problems: status.problems ?? [])
+                problems: status.problems ?? [], health: status.health)
         }
     }
 
@@ -127,6 +131,7 @@ public enum WallCheck {
             }
         }
         judge(findings.clock, into: &judgement)
+        if let display = findings.health?.display { judgement.lines.append("  display: \(display)") }
         for (name, outcome) in findings.media {
             switch outcome {
             case .success(let duration):

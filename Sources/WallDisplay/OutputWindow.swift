@@ -117,8 +117,9 @@ public final class OutputWindow: Sendable {
     private let state = Mutex(false)
     private let closed = Flag()
     private let events: DedicatedThread
-    /// Where the window was asked to be.
+    /// Where the window was asked to be, on which X display (nil: `$DISPLAY`).
     public let requested: DisplayRect
+    public let display: String?
 
     /// The monitors of `display` (nil: `$DISPLAY`).
     public static func monitors(display: String?) throws(DisplayError) -> [Monitor] {
@@ -151,6 +152,7 @@ public final class OutputWindow: Sendable {
         else { throw .cannotOpen(Self.message(error)) }
         self.window = UnsafeSendable(window)
         requested = rect
+        display = placement.display
         let closed = self.closed
         let pointer = UnsafeSendable(window)
         do {
@@ -176,6 +178,22 @@ public final class OutputWindow: Sendable {
             let rect = lockstep_x11_window_geometry(window.value, &viewable)
             return (DisplayRect(rect), viewable != 0)
         }
+    }
+
+    /// The mode of the display the window's middle is on (RandR): its resolution and refresh rate.
+    /// Opens a connection of its own: ask it seldom.
+    /// The refresh rate is nil when the mode has no timing (Xvfb's has no pixel clock).
+    public func mode() throws(DisplayError) -> (output: String, width: Int, height: Int, refreshHz: Double?) {
+        let rect = geometry.rect
+        var mode = lockstep_x11_mode()
+        var error = [CChar](repeating: 0, count: 256)
+        guard
+            lockstep_x11_mode_at(
+                display, Int32(rect.x + rect.width / 2), Int32(rect.y + rect.height / 2), &mode, &error, error.count)
+                == 0
+        else { throw .cannotOpen(Self.message(error)) }
+        let output = withUnsafeBytes(of: &mode.output) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
+        return (output, Int(mode.width), Int(mode.height), mode.refresh_mhz > 0 ? Double(mode.refresh_mhz) / 1000 : nil)
     }
 
     /// Paints the window black.

@@ -164,7 +164,7 @@ struct ConfigReader {
         "id", "control", "tile", "output", "gravity", "video-sink", "audio", "audio-sink", "display-latency",
         "screen", "serve-clock", "show-control", "standby",
     ]
-    static let screenKeys = ["display", "monitor", "window", "fullscreen", "title", "connector", "plane"]
+    static let screenKeys = ["display", "monitor", "window", "fullscreen", "title", "connector", "plane", "mode"]
 
     func wall(_ root: Node, baseDirectory: String?) throws(ConfigError) -> WallConfig {
         let map = try mapping(root, key: "the config")
@@ -465,6 +465,14 @@ struct ConfigReader {
             },
             plane: try value(map, "plane", or: nil) { node throws(ConfigError) in
                 try integer(node, key: "\(key).plane", minimum: 0)
+            },
+            mode: try value(map, "mode", or: nil) { node throws(ConfigError) in
+                let text = try string(node, key: "\(key).mode")
+                guard let mode = ScreenConfig.ExpectedMode(text) else {
+                    throw invalid(
+                        node, "\(key).mode", "\"\(text)\" is not a display mode such as 1920x1080 or 1920x1080@60")
+                }
+                return mode
             })
         if screen.fullscreen, screen.window != nil, let windowNode = map[Node("window")] {
             throw invalid(

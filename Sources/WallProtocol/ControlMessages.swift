@@ -339,17 +339,20 @@ public struct NodeStatus: Sendable, Hashable, Codable {
     /// The node's services that cannot work (its content store, its show-control input), each with
     /// why; absent when all work. The screen plays on without them.
     public var problems: [ServiceProblem]?
+    /// The machine's health (`MachineHealth`); absent from a node too old to give it.
+    public var health: MachineHealth?
 
     enum CodingKeys: String, CodingKey {
-        case id, wall, clock, player, timeline, problems
+        case id, wall, clock, player, timeline, problems, health
         case masterTime = "masterTimeNs", monotonicTime = "monotonicTimeNs"
     }
 
     public init(
         id: String, wall: String? = nil, masterTime: MediaTime?, monotonicTime: MediaTime? = nil, clock: ClockReport,
         player: PlayerReport,
-        timeline: TimelineReport? = nil, problems: [ServiceProblem] = []
+        timeline: TimelineReport? = nil, problems: [ServiceProblem] = [], health: MachineHealth? = nil
     ) {
+        self.health = health
         self.id = id
         self.wall = wall
         self.masterTime = masterTime
@@ -363,7 +366,8 @@ public struct NodeStatus: Sendable, Hashable, Codable {
 
 /// A service of a node that cannot work, and why.
 public struct ServiceProblem: Sendable, Hashable, Codable {
-    /// `content`, `schedule` (the config's schedule cannot play on this master) or `show-control`.
+    /// `content`, `machine` (`MachineHealth.problems`), `schedule` (the config's schedule cannot
+    /// play on this master) or `show-control`.
     public var service: String
     public var problem: String
 

@@ -1,7 +1,7 @@
 import Foundation
+import LockstepNet
 import LockstepTime
 import ShowControl
-import LockstepNet
 
 /// A whole wall, as a config file describes it: where the master clock is, what plays, the
 /// canvas the screens tile, and every node.
@@ -277,11 +277,14 @@ public struct ScreenConfig: Sendable, Hashable {
     /// kmssink's DRM connector (`connector-id`) and plane (`plane-id`).
     public var connector: Int?
     public var plane: Int?
+    /// The display mode the screen must be in (`1920x1080@60`): a node on another names a problem.
+    public var mode: ExpectedMode?
 
     public init(
         display: String? = nil, monitor: String? = nil, window: PixelRect? = nil, fullscreen: Bool = false,
-        title: String? = nil, connector: Int? = nil, plane: Int? = nil
+        title: String? = nil, connector: Int? = nil, plane: Int? = nil, mode: ExpectedMode? = nil
     ) {
+        self.mode = mode
         self.display = display
         self.monitor = monitor
         self.window = window
@@ -289,6 +292,45 @@ public struct ScreenConfig: Sendable, Hashable {
         self.title = title
         self.connector = connector
         self.plane = plane
+    }
+
+    /// A display mode a config expects: its resolution, and its refresh rate if given.
+    public struct ExpectedMode: Sendable, Hashable, CustomStringConvertible {
+        public var width: Int
+        public var height: Int
+        public var refreshHz: Double?
+        /// How far a refresh rate may be from the one asked: 59.94 Hz is a 60 Hz mode.
+        public static let refreshTolerance = 0.5
+
+        /// Parses `WIDTHxHEIGHT` or `WIDTHxHEIGHT@HZ`.
+        public init?(_ text: String) {
+            let parts = text.split(separator: "@", omittingEmptySubsequences: false)
+            let size = parts[0].split(separator: "x", omittingEmptySubsequences: false)
+            guard parts.count <= 2, size.count == 2, let width = Int(size[0]), let height = Int(size[1]),
+                (1...16384).contains(width), (1...16384).contains(height)
+            else { return nil }
+            self.width = width
+            self.height = height
+            if parts.count == 2 {
+                guard let hz = Double(parts[1]), hz > 0, hz <= 1000 else { return nil }
+                refreshHz = hz
+            }
+        }
+
+        public var description: String {
+            "\(width)x\(height)" + (refreshHz.map { " at \(DisplayMode.hertz($0)) Hz" } ?? "")
+        }
+
+        /// Why `display` is not this mode, nil when it is.
+        public func mismatch(_ display: DisplayMode) -> String? {
+            let sizeDiffers = display.width != width || display.height != height
+            // A display that gives no refresh rate is judged by its size alone.
+            let refreshDiffers =
+                refreshHz.flatMap { wanted in display.refreshHz.map { abs($0 - wanted) > Self.refreshTolerance } }
+                ?? false
+            guard sizeDiffers || refreshDiffers else { return nil }
+            return "the screen is in \(display); the config expects \(self)"
+        }
     }
 
     /// Whether any key asks for a window on an X display.

@@ -126,6 +126,20 @@ final class ControlServerTests: XCTestCase {
         XCTAssertNil(plainProblems, "a playlist needs no real time")
     }
 
+    func testTheStatus_saysHowTheMachineIs() async throws {
+        let (node, _) = try await node()
+        let status = await node.status()
+        let health = try XCTUnwrap(status.health)
+        XCTAssertFalse(health.version.isEmpty)
+        XCTAssertNotNil(health.configSHA256)
+        XCTAssertGreaterThanOrEqual(health.cores, 1)
+        XCTAssertGreaterThan(health.memoryTotalBytes ?? 0, health.memoryAvailableBytes ?? .max)
+        XCTAssertGreaterThan(health.storeSizeBytes ?? 0, 0, "the content store's file system")
+        XCTAssertGreaterThan(health.uptimeSeconds ?? 0, 0)
+        XCTAssertGreaterThan(health.processResidentBytes ?? 0, 0)
+        XCTAssertNil(health.display, "a fakesink has no window")
+    }
+
     func testATimeline_isKept_andOnlyANewerOneOfThisWallReplacesIt() async throws {
         let (node, router) = try await node()
         let r = requests

@@ -24,6 +24,28 @@ final class NodeMetricsTests: XCTestCase {
         XCTAssertTrue(later.contains(#"lockstep_clock_peer_bound_seconds{wall="lobby",node="a",peer="c"} nan"#), later)
     }
 
+    /// The machine's health as gauges in base units; what the machine does not say reads NaN.
+    func testMachineHealth_isGauges_NaNWhereTheMachineDoesNotSay() {
+        let metrics = NodeMetrics(wall: "lobby", node: "a")
+        var reported = status(peers: [])
+        var health = MachineHealth(version: "1.0", configSHA256: "c0ffee", cores: 4)
+        health.cpuBusy = 0.25
+        health.memoryTotalBytes = 8_000_000_000
+        health.storeFreeBytes = 500_000_000
+        reported.health = health
+        let text = metrics.render(status: reported, process: nil)
+        for line in [
+            #"lockstep_machine_cpu_busy_ratio{wall="lobby",node="a"} 0.25"#,
+            #"lockstep_machine_cores{wall="lobby",node="a"} 4.0"#,
+            #"lockstep_machine_memory_total_bytes{wall="lobby",node="a"} 8000000000.0"#,
+            #"lockstep_store_free_bytes{wall="lobby",node="a"} 500000000.0"#,
+            #"lockstep_machine_temperature_celsius{wall="lobby",node="a"} nan"#,
+            #"lockstep_display_refresh_hertz{wall="lobby",node="a"} nan"#,
+        ] {
+            XCTAssertTrue(text.contains(line), "\(line) in\n\(text)")
+        }
+    }
+
     private func status(peers: [PeerClockReport]) -> NodeStatus {
         NodeStatus(
             id: "a", masterTime: .zero,

@@ -190,10 +190,14 @@ final class ScreenTests: XCTestCase {
                 ])
         }
         let screens: [(id: String, x: Int, y: Int, screen: String)] = [
-            ("tl", 0, 0, "{window: {x: 0, y: 0, width: \(w), height: \(h)}}"),
+            // The display mode each expects: tl the one Xvfb has, br one it has not.
+            (
+                "tl", 0, 0,
+                "{window: {x: 0, y: 0, width: \(w), height: \(h)}, mode: \"\(Self.screen.width)x\(Self.screen.height)\"}"
+            ),
             ("tr", w, 0, "{monitor: TR, window: {x: 0, y: 0, width: \(w), height: \(h)}}"),
             ("bl", 0, h, "{monitor: BL, fullscreen: true}"),
-            ("br", w, h, "{monitor: BR, fullscreen: true, title: \"lobby, bottom right\"}"),
+            ("br", w, h, "{monitor: BR, fullscreen: true, title: \"lobby, bottom right\", mode: \"1920x1080@60\"}"),
         ]
         try TestWall(
             name: "screens", clockPort: 15681, media: clip, canvas: (Self.screen.width, Self.screen.height),
@@ -260,6 +264,16 @@ final class ScreenTests: XCTestCase {
         let checked = try ChildProcess.run(wallctl, ["check", "--config", config, "--timeout", "10"])
         XCTAssertTrue(checked.output.contains("still \(folder.path)/still-tl.png: ok"), checked.output)
         XCTAssertTrue(checked.output.contains("its still \(folder.path)/still-br.png cannot be shown"), checked.output)
+        // The screen not in the mode its config expects is a problem; the others show theirs.
+        XCTAssertEqual(
+            checked.output.components(
+                separatedBy:
+                    "problem: its display: the screen is in \(Self.screen.width)x\(Self.screen.height) on screen"
+            ).count - 1, 1,
+            checked.output)
+        XCTAssertTrue(checked.output.contains("the config expects 1920x1080 at 60 Hz"), checked.output)
+        XCTAssertEqual(
+            checked.output.components(separatedBy: "  display: \(Self.screen.width)x").count - 1, 4, checked.output)
 
         // Identify: each screen shows its own test card, lines running on across the joins.
         let identified = try ChildProcess.run(wallctl, ["identify", "--config", config, "--seconds", "3"])
@@ -283,6 +297,17 @@ final class ScreenTests: XCTestCase {
             }
         }
         try assertStills(in: try grabRGB(), "after the test card")
+
+        // Each node names the display its window is on, as RandR has it: Xvfb's one screen.
+        for port in 17951...17954 {
+            let health = try XCTUnwrap(try TestNode(port: port).status()["health"] as? [String: Any])
+            let display = try XCTUnwrap(health["display"] as? [String: Any], "\(health)")
+            XCTAssertEqual(display["width"] as? Int, Self.screen.width, "\(display)")
+            XCTAssertEqual(display["height"] as? Int, Self.screen.height, "\(display)")
+            // Xvfb's mode has no pixel clock: no refresh rate, rather than a made-up one.
+            XCTAssertNil(display["refreshHz"], "\(display)")
+            XCTAssertEqual(display["output"] as? String, "screen", "\(display)")
+        }
     }
 
     /// What is on the glass is what the nodes report, after every verb: the screen is captured after
@@ -342,7 +367,8 @@ final class ScreenTests: XCTestCase {
         let clients = ids.indices.map { TestNode(port: 17961 + $0, wall: "glass") }
         func run(_ arguments: String...) throws {
             let result = try ChildProcess.run(wallctl, arguments + ["--config", config, "--timeout", "30"])
-            XCTAssertEqual(result.status, 0, "wallctl \(arguments.joined(separator: " ")): \(result.output)\(result.errors)")
+            XCTAssertEqual(
+                result.status, 0, "wallctl \(arguments.joined(separator: " ")): \(result.output)\(result.errors)")
         }
         var step = 0
         /// The frame on each tile of one screenshot (nil: not a frame code there).
@@ -371,7 +397,9 @@ final class ScreenTests: XCTestCase {
                         && (expected == nil || shown[0] == expected)
                 }
             } catch {
-                XCTFail("\(label): the tiles show \(last.0), the nodes report \(last.1), expected \(expected.map(String.init) ?? "one frame")")
+                XCTFail(
+                    "\(label): the tiles show \(last.0), the nodes report \(last.1), expected \(expected.map(String.init) ?? "one frame")"
+                )
             }
         }
         func assertPlaying(_ label: String, below limit: Int = 4096) async throws {
@@ -388,7 +416,9 @@ final class ScreenTests: XCTestCase {
             // Moving: a second later every tile shows a later frame.
             try await Task.sleep(for: .milliseconds(500))
             let later = try tiles(label + "-later")
-            XCTAssertTrue(zip(later, last).allSatisfy { ($0 ?? -1) > ($1 ?? 4096) || ($0 ?? 4096) < 30 }, "\(label): \(last) then \(later)")
+            XCTAssertTrue(
+                zip(later, last).allSatisfy { ($0 ?? -1) > ($1 ?? 4096) || ($0 ?? 4096) < 30 },
+                "\(label): \(last) then \(later)")
         }
 
         try run("play")
@@ -470,7 +500,9 @@ final class ScreenTests: XCTestCase {
             let result = node.finish()
             let log = result.output + result.errors
             try? log.write(to: Self.shots.appendingPathComponent("\(id).log"), atomically: true, encoding: .utf8)
-            XCTAssertFalse(log.contains("X errors ignored"), "\(id): \(log.split(separator: "\n").filter { $0.contains("X error") })")
+            XCTAssertFalse(
+                log.contains("X errors ignored"),
+                "\(id): \(log.split(separator: "\n").filter { $0.contains("X error") })")
         }
         nodes = [:]
     }
@@ -541,7 +573,8 @@ final class ScreenTests: XCTestCase {
             let path = shots.appendingPathComponent(shot).path
             try FileManager.default.createDirectory(at: Self.shots, withIntermediateDirectories: true)
             try? FileManager.default.removeItem(at: Self.shots.appendingPathComponent("\(name).png"))
-            try FileManager.default.copyItem(atPath: path, toPath: Self.shots.appendingPathComponent("\(name).png").path)
+            try FileManager.default.copyItem(
+                atPath: path, toPath: Self.shots.appendingPathComponent("\(name).png").path)
             return path
         }
         let path = try screenshot("wayland")

@@ -104,6 +104,20 @@ final class ConfigLoaderTests: XCTestCase {
         let parsed = try WallConfig.parse(kms, file: "wall.yaml")
         XCTAssertEqual(parsed.nodes[0].screen.connector, 32)
         XCTAssertEqual(parsed.nodes[0].screen.plane, 31)
+        let moded = try WallConfig.parse(
+            valid.replacingOccurrences(
+                of: "    display-latency: 16.5ms\n",
+                with: "    display-latency: 16.5ms\n    screen: {mode: 1920x1080@60}\n"),
+            file: "wall.yaml")
+        let mode = try XCTUnwrap(moded.nodes[0].screen.mode)
+        XCTAssertEqual(mode.description, "1920x1080 at 60 Hz")
+        XCTAssertNil(mode.mismatch(DisplayMode(output: "HDMI-1", width: 1920, height: 1080, refreshHz: 59.94)))
+        XCTAssertEqual(
+            mode.mismatch(DisplayMode(output: "HDMI-1", width: 1920, height: 1080, refreshHz: 50)),
+            "the screen is in 1920x1080 at 50 Hz on HDMI-1; the config expects 1920x1080 at 60 Hz")
+        XCTAssertNotNil(
+            ScreenConfig.ExpectedMode("3840x2160")?.mismatch(
+                DisplayMode(output: "DP-1", width: 1920, height: 1080, refreshHz: 60)))
     }
 
     func testParse_whenScreenKeysConflictOrAreWrong_namesThem() {
@@ -119,6 +133,9 @@ final class ConfigLoaderTests: XCTestCase {
             withScreen("{fullscren: true}"),
             "wall.yaml:11: unknown key nodes[0].screen.fullscren (did you mean nodes[0].screen.fullscreen?)")
         assertError(withScreen("{connector: -1}"), prefix: "wall.yaml:11: nodes[0].screen.connector:")
+        assertError(
+            withScreen("{mode: 1920p}"),
+            "wall.yaml:11: nodes[0].screen.mode: \"1920p\" is not a display mode such as 1920x1080 or 1920x1080@60")
         assertError(
             withScreen("{fullscreen: maybe}"), prefix: "wall.yaml:11: nodes[0].screen.fullscreen: must be true or false"
         )

@@ -14,6 +14,17 @@ typedef struct {
     int primary;
 } lockstep_x11_monitor;
 
+/// A RandR mode: the output showing it, its size and refresh rate (millihertz).
+typedef struct {
+    char output[64];
+    int width, height;
+    long refresh_mhz;
+} lockstep_x11_mode;
+
+/// The mode of the CRTC that shows the point (`x`, `y`) of `display`'s screen (NULL: $DISPLAY).
+/// 0, or -1 with a message in `error` when the display cannot be opened or no CRTC shows it.
+int lockstep_x11_mode_at(const char *display, int x, int y, lockstep_x11_mode *mode, char *error, size_t error_size);
+
 /// A window the node owns on an X display, handed to a GStreamer video-overlay sink.
 typedef struct lockstep_x11_window lockstep_x11_window;
 

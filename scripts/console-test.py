@@ -168,6 +168,12 @@ def run(args):
         console.shot("wall")
         say("step four screens in step")
 
+        # Each machine's health in its row: CPU, memory, the store, its Lockstep and config.
+        machines = wait("every machine's health", lambda: (lambda cells: cells if all(
+            "CPU " in c and "memory " in c and "store " in c and "Lockstep " in c for c in cells) else None)(
+            [row.find_elements(By.TAG_NAME, "td")[9].text for row in driver.find_elements(By.CSS_SELECTOR, "#screens tbody tr")]), 10)
+        say(f"step machines: {machines[0]}")
+
         # The verdict's sentence changes every second; only its outcome is a live region, written when it
         # changes, so a screen reader says "PASS" once.
         if driver.find_element(By.ID, "verdict").get_attribute("role") is not None:
@@ -328,6 +334,17 @@ def run(args):
         if token in driver.page_source:
             raise Failure("the token in the page")
         say(f"step no token in {len(console.urls)} request URLs")
+
+        # A laptop's 1366x768: the wall at most half the window high, the transport's buttons in sight with it.
+        driver.set_window_size(1366, 768)
+        time.sleep(0.5)
+        driver.execute_script("window.scrollTo(0, 0)")
+        sizes = driver.execute_script("""return [document.getElementById("canvas").getBoundingClientRect().height,
+            document.getElementById("pause").getBoundingClientRect().bottom, window.innerHeight]""")
+        if sizes[0] > 0.5 * sizes[2] + 1 or sizes[1] > sizes[2]:
+            raise Failure(f"at 1366x768: the wall {sizes[0]:.0f} px high, Pause's bottom at {sizes[1]:.0f} of {sizes[2]} px")
+        console.shot("laptop")
+        say(f"step at 1366x768 the wall is {sizes[0]:.0f} px high and Pause in sight")
 
         # A phone's width: one column, the controls at least 44 px (touch targets), no sideways scroll.
         driver.set_window_size(390, 1800)

@@ -58,10 +58,30 @@ extension ConsolePage {
           return view.contentHeld != null ? `${view.contentHeld} in the content store` : "–";
         }
 
+        // The node's machine: what a site checks from afar (`MachineHealth`).
+        function machine(view) {
+          const h = view.health;
+          if (!h) return "–";
+          const gb = (bytes) => (bytes / 1e9).toFixed(1) + " GB";
+          const span = (s) => s < 3600 ? `${Math.round(s / 60)} min` : s < 86400 ? `${(s / 3600).toFixed(1)} h` : `${(s / 86400).toFixed(1)} d`;
+          const parts = [];
+          if (h.cpuBusy != null) parts.push(`CPU ${Math.round(100 * h.cpuBusy)} % of ${h.cores}`);
+          if (h.memoryTotalBytes != null && h.memoryAvailableBytes != null)
+            parts.push(`memory ${gb(h.memoryTotalBytes - h.memoryAvailableBytes)} of ${gb(h.memoryTotalBytes)}`);
+          if (h.temperatureCelsius != null) parts.push(`${Math.round(h.temperatureCelsius)} °C`);
+          if (h.storeFreeBytes != null) parts.push(`store ${gb(h.storeFreeBytes)} free`);
+          if (h.display) parts.push(`${h.display.width}x${h.display.height}` + (h.display.refreshHz != null ? ` ${h.display.refreshHz.toFixed(2)} Hz` : ""));
+          if (h.uptimeSeconds != null) parts.push(`up ${span(h.uptimeSeconds)}`);
+          parts.push(`Lockstep ${h.version}` + (h.configSHA256 ? `, config ${h.configSHA256.slice(0, 8)}` : ""));
+          return parts.join(", ");
+        }
+
         function layout(wall) {
           const canvas = $("canvas");
           canvas.replaceChildren();
           canvas.style.aspectRatio = `${wall.canvasWidth} / ${wall.canvasHeight}`;
+          // At most half the window high, so the controls show beside the wall on a laptop's 768 rows.
+          canvas.style.maxWidth = `calc(50vh * ${wall.canvasWidth} / ${wall.canvasHeight})`;
           for (const tile of wall.tiles) {
             const img = el("img", { alt: `What ${tile.id} shows`, hidden: true });
             const label = el("div", { className: "label" }, el("span", { textContent: tile.id }), el("span", { className: "badge" }));
@@ -73,7 +93,7 @@ extension ConsolePage {
             canvas.append(box);
             const row = el("tr", { dataset: { node: tile.id } });
             row.append(el("th", { scope: "row", textContent: tile.id }));
-            for (let i = 0; i < 9; i++) row.append(el("td"));
+            for (let i = 0; i < 10; i++) row.append(el("td"));
             $("screens").tBodies[0].append(row);
           }
           $("wall-name").textContent = wall.name;
@@ -155,6 +175,7 @@ extension ConsolePage {
             cells[7].textContent = view.rejoins ?? "–";
             cells[8].textContent = view.framesLate ?? "–";
             cells[9].textContent = content(view);
+            cells[10].textContent = machine(view);
           }
           // A status answer counts once: a new thumbnail sends the same answer again.
           if (view.polledAtUnixMs && (!previous || previous.polledAtUnixMs !== view.polledAtUnixMs)) {

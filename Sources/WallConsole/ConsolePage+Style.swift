@@ -34,7 +34,7 @@ extension ConsolePage {
         #connection { margin: 0; font-size: .9rem; }
         #connection.live::before { content: "● "; color: var(--ok); }
         #connection.down::before { content: "● "; color: var(--bad); }
-        #canvas { position: relative; width: 100%; background: #000; border-radius: 4px; overflow: hidden; }
+        #canvas { position: relative; width: 100%; margin: 0 auto; background: #000; border-radius: 4px; overflow: hidden; }
         .tile { position: absolute; border: 2px solid #444c56; overflow: hidden; background: #0d1117; }
         .tile img { width: 100%; height: 100%; object-fit: fill; display: block; image-rendering: auto; }
         .tile .label { position: absolute; left: 0; right: 0; bottom: 0; padding: 2px 4px; font-size: .75rem;

@@ -135,7 +135,7 @@ enum ConsolePage {
               <thead><tr><th scope="col">Node</th><th scope="col">State</th><th scope="col">Step</th>
               <th scope="col">Clock</th><th scope="col">Error bound</th><th scope="col">Position</th>
               <th scope="col">Version</th><th scope="col">Rejoins</th><th scope="col">Late frames</th>
-              <th scope="col">Content</th></tr></thead>
+              <th scope="col">Content</th><th scope="col">Machine</th></tr></thead>
               <tbody></tbody>
             </table>
             </div>

@@ -38,6 +38,8 @@ public struct NodeView: Sendable, Hashable, Codable {
     public var missingMedia: [String]?
 
     public var framesPresented: UInt64?
+    /// The node's machine (`MachineHealth`).
+    public var health: MachineHealth?
     public var framesLate: UInt64?
     public var framesDropped: UInt64?
     public var media: String?
@@ -108,6 +110,7 @@ public struct NodeView: Sendable, Hashable, Codable {
         next.framesLate = status.player.framesLate
         next.framesDropped = status.player.framesDropped
         next.media = status.player.media
+        next.health = status.health
         if next.inStep == true, self.inStep != true || !self.reachable {
             next.inStepSinceUnixMs = now
             next.outOfStepSinceUnixMs = nil

@@ -43,7 +43,7 @@ final class ConsoleWallTests: XCTestCase {
         let receiver = try FrameCodeCollector(count: ids.count)
         defer { receiver.stop() }
         let wall = TestWall(
-            name: "console-test", clockPort: masterPort, media: clip, canvas: (640, 90),
+            name: "console-test", clockPort: masterPort, media: clip, canvas: (320, 180),
             // An in point: the scrub bar must start there (a seek before it is refused).
             playlist: ["{media: \(clip), in: 2s, out: 8s}"], stateDirectory: scratch.path("state"),
             extra: [
@@ -55,7 +55,8 @@ final class ConsoleWallTests: XCTestCase {
             ],
             nodes: ids.enumerated().map { index, id in
                 .groundTruth(
-                    id: id, controlPort: firstControlPort + index, tile: (index * 160, 0, 160, 90),
+                    // Two by two: a 16:9 wall, which the page must keep from filling a laptop's window.
+                    id: id, controlPort: firstControlPort + index, tile: (index % 2 * 160, index / 2 * 90, 160, 90),
                     port: receiver.ports[index])
             })
         let config = try wall.write(to: scratch.url.appendingPathComponent("wall.yaml"))

@@ -11,7 +11,8 @@ import WallProtocol
 
 /// Reads the machine's health (`MachineHealth`) from /proc and /sys as a node answers its status.
 /// CPU shares are over the time since the last reading at least a second old, so a console asking
-/// every 150 ms sees the same figure for a second, not the noise of 150 ms; the display's mode is
+/// every 150 ms sees the same figure for a second, not the noise of 150 ms, and over the last minute
+/// for the limit (`MachineHealth.cpuBusyMinute`); the display's mode is
 /// asked of the X server at most every 10 s (it opens a connection of its own).
 public final class MachineSampler: Sendable {
     struct CPUReading: Sendable {
@@ -23,7 +24,10 @@ public final class MachineSampler: Sendable {
 
     private let proc: String
     private let thermal: String
-    private let state = Mutex<(last: CPUReading?, busy: Double?, cores: Double?)>((nil, nil, nil))
+    /// The readings at least a second apart over the last minute and more, oldest first.
+    private let readings = Mutex<[CPUReading]>([])
+    /// The span the CPU limit is judged over: a build or a push busies a machine for seconds.
+    static let judgedOver = 60.0
     private let display = Mutex<(at: Double, mode: DisplayMode?)?>(nil)
 
     /// - Parameters: the folders read, other than /proc and /sys/class/thermal in tests.
@@ -55,16 +59,22 @@ public final class MachineSampler: Sendable {
         if let text = read("\(proc)/stat"), let times = Self.cpuTimes(text) {
             let reading = CPUReading(
                 at: now, busy: times.busy, total: times.total, processSeconds: process?.cpuSeconds ?? 0)
-            (health.cpuBusy, health.processCPUCores) = state.withLock { state in
-                if let last = state.last {
-                    guard reading.at - last.at >= 1 else { return (state.busy, state.cores) }
-                    if reading.total > last.total {
-                        state.busy = Double(reading.busy &- last.busy) / Double(reading.total - last.total)
-                    }
-                    state.cores = max(0, reading.processSeconds - last.processSeconds) / (reading.at - last.at)
+            let kept = readings.withLock { kept in
+                if let last = kept.last, reading.at - last.at < 1 { return kept }
+                kept.append(reading)
+                // Keep the newest reading a minute old or older, and all after it.
+                if let start = kept.lastIndex(where: { reading.at - $0.at >= Self.judgedOver }) {
+                    kept.removeFirst(start)
                 }
-                state.last = reading
-                return (state.busy, state.cores)
+                return kept
+            }
+            if kept.count >= 2 {
+                let (last, newest) = (kept[kept.count - 2], kept[kept.count - 1])
+                health.cpuBusy = Self.busy(from: last, to: newest)
+                health.processCPUCores = max(0, newest.processSeconds - last.processSeconds) / (newest.at - last.at)
+            }
+            if let first = kept.first, let newest = kept.last, newest.at - first.at >= Self.judgedOver {
+                health.cpuBusyMinute = Self.busy(from: first, to: newest)
             }
         }
         if let text = read("\(proc)/meminfo") {
@@ -90,6 +100,11 @@ public final class MachineSampler: Sendable {
     }
 
     private func read(_ path: String) -> String? { try? String(contentsOfFile: path, encoding: .utf8) }
+
+    static func busy(from first: CPUReading, to last: CPUReading) -> Double? {
+        guard last.total > first.total else { return nil }
+        return Double(last.busy &- first.busy) / Double(last.total - first.total)
+    }
 
     /// The jiffies all CPUs spent busy, and in all, since boot: /proc/stat's first line (`cpu`),
     /// idle and waiting on I/O counted as not busy, guests already in user time.

@@ -13,6 +13,9 @@ public struct MachineHealth: Sendable, Hashable, Codable {
     /// Cores the machine has, and the share of all of them busy over the last sample (0 to 1).
     public var cores: Int
     public var cpuBusy: Double?
+    /// The same over the last minute, once the node has watched a minute: what the limit judges
+    /// (a build, a push or a decode busies a machine for seconds, and frames stay on time).
+    public var cpuBusyMinute: Double?
     /// The node's own CPU use over the last sample, in cores (1.0: one core all the time).
     public var processCPUCores: Double?
     public var memoryTotalBytes: UInt64?
@@ -52,9 +55,10 @@ public struct MachineHealth: Sendable, Hashable, Codable {
     /// What is past its limit, each in a sentence; empty when nothing is.
     public var problems: [String] {
         var problems: [String] = []
-        if let busy = cpuBusy, busy >= Limits.cpuBusy {
+        if let busy = cpuBusyMinute, busy >= Limits.cpuBusy {
             problems.append(
-                "the CPU is \(Self.percent(busy)) busy (over \(Self.percent(Limits.cpuBusy))): frames may be late")
+                "the CPU has been \(Self.percent(busy)) busy over the last minute (limit "
+                    + "\(Self.percent(Limits.cpuBusy))): frames may be late")
         }
         if let total = memoryTotalBytes, let available = memoryAvailableBytes, total > 0,
             Double(available) / Double(total) < Limits.memoryAvailable

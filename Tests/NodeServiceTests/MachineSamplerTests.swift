@@ -49,7 +49,9 @@ final class MachineSamplerTests: XCTestCase {
         health.temperatureCelsius = 60
         health.storeFreeBytes = 50_000_000_000
         XCTAssertEqual(health.problems, [])
-        health.cpuBusy = 0.97
+        health.cpuBusy = 1
+        XCTAssertEqual(health.problems, [], "a second busy is no problem")
+        health.cpuBusyMinute = 0.97
         health.memoryAvailableBytes = 200_000_000
         health.temperatureCelsius = 92
         health.temperatureZone = "x86_pkg_temp"
@@ -57,7 +59,7 @@ final class MachineSamplerTests: XCTestCase {
         XCTAssertEqual(
             health.problems,
             [
-                "the CPU is 97 % busy (over 95 %): frames may be late",
+                "the CPU has been 97 % busy over the last minute (limit 95 %): frames may be late",
                 "memory is short: 0.2 GB of 8.0 GB available",
                 "the machine is hot: 92 °C in x86_pkg_temp (limit 85 °C): it may slow down",
                 "the content store has 0.3 GB free (under 1.0 GB): the next push may not fit",

@@ -367,6 +367,25 @@ def run(args):
         if got != 401:
             raise Failure(f"the session's cookie after logout: HTTP {got} {text[:200]}")
         say("step logged out: the old session refused")
+
+        # A viewer's token: the page and its events, every control disabled, every action refused.
+        driver.find_element(By.ID, "token").send_keys(open(args.viewer_token_file).read().strip())
+        driver.find_element(By.ID, "login").click()
+        wait("the page for a viewer", lambda: driver.find_element(By.CSS_SELECTOR, "body[data-ready=true]"), 10)
+        role = driver.find_element(By.ID, "role").text
+        enabled = driver.execute_script(
+            "return [...document.querySelectorAll('#transport button, #cues button, #push-form button')].filter(b => !b.disabled).length")
+        if role != "viewer: watching only" or enabled:
+            raise Failure(f"a viewer's page says '{role}' with {enabled} controls enabled")
+        wait("every screen in step for the viewer", lambda: console.every_tile(lambda t: t["inStep"] == "true"), 20)
+        viewer = f"lockstep_console={console.cookie()['value']}"
+        viewer_csrf = driver.execute_script("return window.consoleStats.csrf")
+        got, text = console.http("POST", "/console/action", '{"verb":"pause"}',
+                                 {"Cookie": viewer, "Content-Type": "application/json", "X-Console-CSRF": viewer_csrf})
+        if got != 403 or "takes no action" not in text:
+            raise Failure(f"a viewer's pause: HTTP {got} {text[:200]}")
+        console.shot("viewer")
+        say("step a viewer watches the wall; its controls disabled, its action refused")
         if lags:
             ordered = sorted(lags)
             say("step update lag p50 %.0f ms, p99 %.0f ms over %d updates" % (
@@ -390,6 +409,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--url", required=True)
     parser.add_argument("--token-file", required=True)
+    parser.add_argument("--viewer-token-file", required=True)
     parser.add_argument("--nodes", required=True, type=lambda s: s.split(","))
     parser.add_argument("--cue", required=True)
     parser.add_argument("--upload", required=True)

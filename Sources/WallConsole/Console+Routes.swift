@@ -75,7 +75,7 @@ extension Console {
             } catch {
                 return Self.json(.unauthorized, ["error": "\(error)"])
             }
-            let (id, events) = self.monitor.subscribe(wallInfo: self.info(csrf: session.csrf))
+            let (id, events) = self.monitor.subscribe(wallInfo: self.info(session))
             var headers = HTTPFields()
             headers[.contentType] = "text/event-stream"
             headers[.cacheControl] = "no-store"
@@ -159,15 +159,16 @@ extension Console {
     /// How long a wrong token's refusal waits.
     static let refusalDelay = Duration.milliseconds(500)
 
-    /// The refusal of a state-changing request: from another site, or without a live session and
-    /// its CSRF header.
+    /// The refusal of an action: from another site, without a live session and its CSRF header,
+    /// or a viewer's.
     func refusal(_ request: Request) -> Response? {
         if let refused = Self.foreignOrigin(request) { return refused }
         do {
-            _ = try sessions.session(cookie: Self.cookie(request), csrf: request.headers[Self.csrfField])
+            _ = try sessions.operatorSession(cookie: Self.cookie(request), csrf: request.headers[Self.csrfField])
             return nil
         } catch {
-            return Self.json(error == .badCSRF ? .forbidden : .unauthorized, ["error": "\(error)"])
+            let status: HTTPResponse.Status = error == .badCSRF || error == .viewerOnly ? .forbidden : .unauthorized
+            return Self.json(status, ["error": "\(error)"])
         }
     }
 

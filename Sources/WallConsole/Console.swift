@@ -40,16 +40,18 @@ public final class Console: Sendable {
 
     /// - Parameters:
     ///   - token: the wall's control token, which a login must give; nil when the wall has none.
+    ///   - viewerToken: the viewers' token: a login with it watches and takes no action.
     ///   - library: the daemon's content library, which uploads go to; nil: no pushes.
     ///   - actionWaitLimit: how long an action waits for what it needs (every node answering with
     ///     a usable clock, media present) before it fails naming what it waited for.
     public init(
-        config: WallConfig, token: ControlToken?, secure: Bool, library: ContentStore?,
+        config: WallConfig, token: ControlToken?, viewerToken: ControlToken? = nil, secure: Bool,
+        library: ContentStore?,
         uploadLimit: UInt64 = 8 << 30, sessionLifetime: MediaTime = MediaTime(value: 12 * 3600, timescale: 1),
         actionWaitLimit: MediaTime = MediaTime(value: 10, timescale: 1)
     ) throws {
         self.config = config
-        sessions = ConsoleSessions(token: token, lifetime: sessionLifetime)
+        sessions = ConsoleSessions(token: token, viewerToken: viewerToken, lifetime: sessionLifetime)
         monitor = WallMonitor(wall: try Wall(config: config, waitLimit: MediaTime(value: 1, timescale: 1)))
         actionWall = try Wall(config: config, waitLimit: actionWaitLimit)
         self.secure = secure
@@ -84,8 +86,8 @@ public final class Console: Sendable {
         try? await actionWall.shutdown()
     }
 
-    /// What the page shows of the wall's config.
-    func info(csrf: String) -> WallInfo {
+    /// What the page shows of the wall's config, for `session`.
+    func info(_ session: ConsoleSessions.Session) -> WallInfo {
         let schedule: [String]
         if let config = config.schedule {
             let lengths = Dictionary(uniqueKeysWithValues: config.media.map { ($0, MediaTime(value: 1, timescale: 1)) })
@@ -105,8 +107,8 @@ public final class Console: Sendable {
             playlist: config.playlistItems.map {
                 WallInfo.Entry(media: $0.media, inS: $0.inPoint.seconds, outS: $0.outPoint?.seconds)
             },
-            loops: config.loop, cues: config.cues.mapValues { "\($0)" }, schedule: schedule, csrf: csrf,
-            uploadLimitBytes: library == nil ? 0 : uploadLimit)
+            loops: config.loop, cues: config.cues.mapValues { "\($0)" }, schedule: schedule, csrf: session.csrf,
+            uploadLimitBytes: library == nil ? 0 : uploadLimit, role: session.role.rawValue)
     }
 
     // MARK: Actions

@@ -114,6 +114,16 @@ extension ConsolePage {
           if (!wall.uploadLimitBytes) { $("push-button").disabled = true; $("push-status").textContent = "This daemon keeps no content library."; }
         }
 
+        // A viewer's login watches: every control is disabled, and the header says why (the daemon
+        // refuses a viewer's action anyway).
+        function showRole(role) {
+          document.body.dataset.role = role;
+          const viewer = role === "viewer";
+          $("role").textContent = viewer ? "viewer: watching only" : "operator console";
+          document.querySelectorAll("#transport button, #transport input, #cues button, #push-form input, #push-form button")
+            .forEach((control) => { if (viewer) { control.disabled = true; control.title = "A viewer's login takes no action"; } });
+        }
+
         // The config's playlist until a node's timeline says what the wall really plays.
         function showPlaylist(playlist) {
           state.playlist = playlist;
@@ -350,6 +360,7 @@ extension ConsolePage {
             state.nodes.clear();
             $("screens").tBodies[0].replaceChildren();
             layout(hello.wall);
+            showRole(hello.wall.role || "operator");
             hello.nodes.forEach(showNode);
             $("events").replaceChildren();
             hello.events.forEach(showEvent);

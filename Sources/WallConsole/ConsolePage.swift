@@ -55,7 +55,7 @@ enum ConsolePage {
         <body>
         <a class="skip" href="#transport">Skip to the controls</a>
         <header>
-          <h1><span id="wall-name">Lockstep</span> <span class="sub">operator console</span></h1>
+          <h1><span id="wall-name">Lockstep</span> <span class="sub" id="role">operator console</span></h1>
           <p id="connection" role="status" aria-live="polite">connecting…</p>
           <button type="button" id="logout">Log out</button>
         </header>

@@ -11,12 +11,19 @@ import WallProtocol
 /// browser may), never read the page's CSRF token. Sessions end on the server at `lifetime`
 /// whatever the cookie says, and at logout.
 public final class ConsoleSessions: Sendable {
+    /// What a login may do: an operator acts on the wall; a viewer (a lobby screen, a client)
+    /// watches it: the page, its events, thumbnails and reports, no action.
+    public enum Role: String, Sendable, Hashable, Codable {
+        case `operator`, viewer
+    }
+
     /// One logged-in browser.
     public struct Session: Sendable, Hashable {
         public var id: String
         public var csrf: String
         /// On the monotonic clock.
         public var expires: MediaTime
+        public var role: Role = .operator
     }
 
     /// Why a request is refused, as the page shows it.
@@ -25,6 +32,7 @@ public final class ConsoleSessions: Sendable {
         case noSession
         case expired
         case badCSRF
+        case viewerOnly
 
         public var description: String {
             switch self {
@@ -33,6 +41,9 @@ public final class ConsoleSessions: Sendable {
             case .noSession: "not logged in: open the console and give the wall's control token"
             case .expired: "the session has expired: log in again"
             case .badCSRF: "the request lacks this session's X-Console-CSRF header: reload the console"
+            case .viewerOnly:
+                "this login watches the wall and takes no action (a viewer's token): log in with the wall's control "
+                    + "token to act"
             }
         }
     }
@@ -45,19 +56,23 @@ public final class ConsoleSessions: Sendable {
     static let maximumSessions = 256
 
     private let token: ControlToken?
+    private let viewerToken: ControlToken?
     public let lifetime: MediaTime
     private let clock: @Sendable () -> MediaTime
     private let sessions = Mutex<[String: Session]>([:])
 
     /// - Parameters:
     ///   - token: the wall's control token; nil when the wall has none (then any login is taken).
+    ///   - viewerToken: the viewers' token (`viewer-token-file`): a login with it is read only.
     ///   - lifetime: how long a session lasts after its login.
     ///   - clock: monotonic now, injected for tests.
     public init(
-        token: ControlToken?, lifetime: MediaTime = MediaTime(value: 12 * 3600, timescale: 1),
+        token: ControlToken?, viewerToken: ControlToken? = nil,
+        lifetime: MediaTime = MediaTime(value: 12 * 3600, timescale: 1),
         clock: @escaping @Sendable () -> MediaTime = { LocalClock.monotonic.now() }
     ) {
         self.token = token
+        self.viewerToken = viewerToken
         self.lifetime = lifetime
         self.clock = clock
     }
@@ -65,14 +80,22 @@ public final class ConsoleSessions: Sendable {
     /// Whether the wall asks for a token at all.
     public var needsToken: Bool { token != nil }
 
-    /// A new session for `given` (the token as typed), or `.wrongToken`.
+    /// A new session for `given` (the token as typed): an operator's with the control token, a
+    /// viewer's with the viewers' token, or `.wrongToken`.
     public func login(token given: String) throws(Refusal) -> Session {
+        var role = Role.operator
         if let token {
-            let typed = given.trimmingCharacters(in: .whitespacesAndNewlines)
-            guard token.accepts(authorization: "Bearer " + typed) else { throw .wrongToken }
+            let typed = "Bearer " + given.trimmingCharacters(in: .whitespacesAndNewlines)
+            if token.accepts(authorization: typed) {
+                role = .operator
+            } else if viewerToken?.accepts(authorization: typed) == true {
+                role = .viewer
+            } else {
+                throw .wrongToken
+            }
         }
         let now = clock()
-        let session = Session(id: Self.randomHex(), csrf: Self.randomHex(), expires: now + lifetime)
+        let session = Session(id: Self.randomHex(), csrf: Self.randomHex(), expires: now + lifetime, role: role)
         sessions.withLock { all in
             all = all.filter { $0.value.expires > now }
             if all.count >= Self.maximumSessions, let oldest = all.values.min(by: { $0.expires < $1.expires }) {
@@ -104,6 +127,13 @@ public final class ConsoleSessions: Sendable {
     public func session(cookie value: String?, csrf: String?) throws(Refusal) -> Session {
         let session = try session(cookie: value)
         guard let csrf, Self.equal(Array(csrf.utf8), Array(session.csrf.utf8)) else { throw .badCSRF }
+        return session
+    }
+
+    /// The session of an action: alive, carrying its CSRF token, and an operator's.
+    public func operatorSession(cookie value: String?, csrf: String?) throws(Refusal) -> Session {
+        let session = try session(cookie: value, csrf: csrf)
+        guard session.role == .operator else { throw .viewerOnly }
         return session
     }
 

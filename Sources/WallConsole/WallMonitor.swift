@@ -489,6 +489,8 @@ public struct WallInfo: Sendable, Hashable, Codable {
     public var schedule: [String]
     public var csrf: String
     public var uploadLimitBytes: UInt64
+    /// The session's role: `operator`, or `viewer` (read only: the page shows no control it may use).
+    public var role: String?
 }
 
 /// The first event a console receives: the whole picture.

@@ -42,12 +42,19 @@ public final class ControlDaemon: Sendable {
             throw .config("controller.listen: \(error)")
         }
         let token: ControlToken?
+        let viewerToken: ControlToken?
         do {
             token = try config.security.tokenFile.map { path throws(ControlTokenError) in
                 try ControlToken(contentsOfFile: path)
             }
+            viewerToken = try config.security.viewerTokenFile.map { path throws(ControlTokenError) in
+                try ControlToken(contentsOfFile: path)
+            }
         } catch {
             throw .config("\(error)")
+        }
+        if let token, token == viewerToken {
+            throw .config("viewer-token-file holds the control token: a viewer's token must be another")
         }
         library = ContentStore(root: Self.libraryFolder(config))
         do {
@@ -66,7 +73,8 @@ public final class ControlDaemon: Sendable {
         origin = ContentOrigin(library: library, token: token)
         do {
             show = try ShowControlService(wall: config, say: say)
-            console = try Console(config: config, token: token, secure: tls != nil, library: library)
+            console = try Console(
+                config: config, token: token, viewerToken: viewerToken, secure: tls != nil, library: library)
         } catch let error as ControlError {
             throw error
         } catch {

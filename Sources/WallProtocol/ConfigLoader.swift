@@ -156,7 +156,8 @@ struct ConfigReader {
 
     static let wallKeys = [
         "name", "clock", "clock-lock-timeout", "media", "canvas", "latency", "start-margin", "loop",
-        "realtime-priority", "control-token-file", "metrics-open", "control-tls", "media-roots", "start-horizon",
+        "realtime-priority", "control-token-file", "viewer-token-file", "metrics-open", "control-tls", "media-roots",
+        "start-horizon",
         "clock-key-file", "playlist", "autoplay", "state-directory", "still", "audio-languages", "subtitles",
         "schedule", "content-bandwidth", "content-grace", "controller", "cues", "show-control", "ptp", "nodes",
     ]
@@ -211,6 +212,9 @@ struct ConfigReader {
                 },
                 tls: try value(map, "control-tls", or: nil) { node throws(ConfigError) in
                     try tls(node, baseDirectory: baseDirectory)
+                },
+                viewerTokenFile: try value(map, "viewer-token-file", or: nil) { node throws(ConfigError) in
+                    try path(node, key: "viewer-token-file", baseDirectory: baseDirectory)
                 }),
             mediaRoots: try value(map, "media-roots", or: nil) { node throws(ConfigError) in
                 let list = try sequence(node, key: "media-roots")
@@ -486,6 +490,18 @@ struct ConfigReader {
     /// Checks what no single value shows: unique ids and control addresses, tiles on the canvas, a
     /// playlist a wall can play by itself.
     func check(_ config: WallConfig, root: Node) throws(ConfigError) {
+        if let viewer = config.security.viewerTokenFile, let node = root["viewer-token-file"] {
+            if config.security.tokenFile == nil {
+                throw invalid(
+                    node, "viewer-token-file",
+                    "needs control-token-file: with no control token anyone logs in to act, and a viewer's token "
+                        + "would guard nothing")
+            }
+            if viewer == config.security.tokenFile {
+                throw invalid(
+                    node, "viewer-token-file", "names the control token's file: a viewer's token must be another")
+            }
+        }
         if config.autoplay, let node = root["autoplay"], let schedule = config.schedule {
             if schedule.playlists.values.contains(where: { $0.items.contains { $0.outPoint == nil } }) {
                 throw invalid(

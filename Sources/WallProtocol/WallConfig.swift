@@ -347,9 +347,15 @@ public struct ControlSecurity: Sendable, Hashable {
     public var metricsOpen: Bool
     /// The certificate and key the nodes serve the control API with over TLS.
     public var tls: ControlTLS?
+    /// A file holding the viewers' token: a console login with it watches the wall (the page, its
+    /// events, thumbnails, reports) and can take no action. The control API does not take it.
+    public var viewerTokenFile: String?
 
-    public init(tokenFile: String? = nil, metricsOpen: Bool = false, tls: ControlTLS? = nil) {
+    public init(
+        tokenFile: String? = nil, metricsOpen: Bool = false, tls: ControlTLS? = nil, viewerTokenFile: String? = nil
+    ) {
         self.tokenFile = tokenFile
+        self.viewerTokenFile = viewerTokenFile
         self.metricsOpen = metricsOpen
         self.tls = tls
     }

@@ -14,6 +14,7 @@ import XCTest
 /// fails on reaching the nodes, and says so).
 final class ConsoleRoutesTests: XCTestCase {
     private static let token = "routes-test-token-0123456789"
+    private static let viewerToken = "routes-test-viewer-0123456789"
 
     private func console() throws -> Console {
         let config = try WallConfig.consoleTest(
@@ -21,8 +22,8 @@ final class ConsoleRoutesTests: XCTestCase {
             extra: "cues:\n  intro: {media: /tmp/clip.mp4, in: 1s, out: 2s, then: return}")
 
         return try Console(
-            config: config, token: try ControlToken(Self.token), secure: false, library: nil,
-            actionWaitLimit: MediaTime(value: 1, timescale: 1))
+            config: config, token: try ControlToken(Self.token), viewerToken: try ControlToken(Self.viewerToken),
+            secure: false, library: nil, actionWaitLimit: MediaTime(value: 1, timescale: 1))
     }
 
     /// Runs `body` with a console, and closes its connections after, whether `body` threw or not.
@@ -77,6 +78,33 @@ final class ConsoleRoutesTests: XCTestCase {
                 let app = try await client.execute(uri: "/console", method: .get, headers: [.cookie: session])
                 XCTAssertTrue(String(buffer: app.body).contains("console.js"))
                 XCTAssertFalse(String(buffer: app.body).contains(Self.token))
+            }
+        }
+    }
+
+    func testAViewersLogin_watches_andEveryActionIsRefusedWithASentence() async throws {
+        try await withConsole { console in
+            try await self.application(console).test(.router) { client in
+                let loggedIn = try await Self.login(client, token: Self.viewerToken)
+                XCTAssertEqual(loggedIn.status, .seeOther, String(buffer: loggedIn.body))
+                let cookie = try XCTUnwrap(loggedIn.headers[.setCookie])
+                let id = String(cookie.split(separator: ";")[0].dropFirst("\(ConsoleSessions.cookie)=".count))
+                let session = try console.sessions.session(cookie: id)
+                XCTAssertEqual(session.role, .viewer)
+                var headers: HTTPFields = [
+                    .cookie: "\(ConsoleSessions.cookie)=\(id)", .contentType: "application/json",
+                ]
+                headers[HTTPField.Name(ConsoleSessions.csrfHeader)!] = session.csrf
+                let page = try await client.execute(uri: "/console", method: .get, headers: headers)
+                XCTAssertTrue(String(buffer: page.body).contains("console.js"), "a viewer gets the page")
+                let pause = try await client.execute(
+                    uri: "/console/action", method: .post, headers: headers,
+                    body: ByteBuffer(string: #"{"verb":"pause"}"#))
+                XCTAssertEqual(pause.status, .forbidden)
+                XCTAssertTrue(String(buffer: pause.body).contains("takes no action"), String(buffer: pause.body))
+                let upload = try await client.execute(
+                    uri: "/console/upload?name=a.mp4", method: .put, headers: headers, body: ByteBuffer(string: "abc"))
+                XCTAssertEqual(upload.status, .forbidden, String(buffer: upload.body))
             }
         }
     }

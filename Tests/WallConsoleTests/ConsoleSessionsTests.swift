@@ -26,6 +26,22 @@ final class ConsoleSessionsTests: XCTestCase {
         XCTAssertEqual(session.id.count, 64)
     }
 
+    func testAViewersToken_startsAReadOnlySession_refusedEveryAction() throws {
+        let viewer = try ControlToken("viewer-token-0123456789")
+        let sessions = ConsoleSessions(token: token, viewerToken: viewer)
+        let watching = try sessions.login(token: "viewer-token-0123456789")
+        XCTAssertEqual(watching.role, .viewer)
+        XCTAssertNoThrow(try sessions.session(cookie: watching.id, csrf: watching.csrf), "it may log out")
+        XCTAssertThrowsError(try sessions.operatorSession(cookie: watching.id, csrf: watching.csrf)) { error in
+            XCTAssertEqual(error as? ConsoleSessions.Refusal, .viewerOnly)
+            XCTAssertTrue("\(error)".contains("takes no action"), "\(error)")
+        }
+        let acting = try sessions.login(token: "0123456789abcdef-the-wall")
+        XCTAssertEqual(acting.role, .operator)
+        XCTAssertNoThrow(try sessions.operatorSession(cookie: acting.id, csrf: acting.csrf))
+        XCTAssertThrowsError(try ConsoleSessions(token: token).login(token: "viewer-token-0123456789"), "no viewers")
+    }
+
     func testSession_expiresOnTheServer_whateverTheCookieSays() throws {
         let clock = Clock()
         let sessions = ConsoleSessions(

@@ -35,6 +35,9 @@ final class ConsoleWallTests: XCTestCase {
         let token = scratch.path("control.token")
         let tokenText = "console-test-token-\(UInt64.random(in: 1...UInt64.max))"
         try tokenText.write(toFile: token, atomically: true, encoding: .utf8)
+        let viewerToken = scratch.path("viewer.token")
+        try "console-test-viewer-\(UInt64.random(in: 1...UInt64.max))".write(
+            toFile: viewerToken, atomically: true, encoding: .utf8)
         // A file to push, big enough that its progress shows part way at the paced rate.
         let upload = scratch.path("slate.bin")
         var generator = SystemRandomNumberGenerator()
@@ -48,6 +51,7 @@ final class ConsoleWallTests: XCTestCase {
             playlist: ["{media: \(clip), in: 2s, out: 8s}"], stateDirectory: scratch.path("state"),
             extra: [
                 "clock-lock-timeout: 20s", "loop: true", "control-token-file: \(token)",
+                "viewer-token-file: \(viewerToken)",
                 "content-bandwidth: 3000000B/s",
                 "controller: {listen: \"127.0.0.1:\(daemonPort)\"}",
                 "cues:",
@@ -92,7 +96,7 @@ final class ConsoleWallTests: XCTestCase {
             python,
             [
                 ChildProcess.checkout.appendingPathComponent("scripts/console-test.py").path,
-                "--url", "http://127.0.0.1:\(daemonPort)", "--token-file", token,
+                "--url", "http://127.0.0.1:\(daemonPort)", "--token-file", token, "--viewer-token-file", viewerToken,
                 "--nodes", ids.joined(separator: ","), "--cue", "intro", "--upload", upload,
                 "--screenshots", screenshots, "--profile", scratch.path("chromium"),
                 "--driver-port", "\(driverPort)",

@@ -120,6 +120,19 @@ final class ConfigLoaderTests: XCTestCase {
                 DisplayMode(output: "DP-1", width: 1920, height: 1080, refreshHz: 60)))
     }
 
+    func testAViewersTokenFile_needsAControlTokenFile_andAnotherOne() throws {
+        let guarded = valid + "\ncontrol-token-file: /etc/lockstep/token"
+        assertError(
+            valid + "\nviewer-token-file: /etc/lockstep/viewer.token",
+            prefix: "wall.yaml:", contains: "viewer-token-file: needs control-token-file")
+        assertError(
+            guarded + "\nviewer-token-file: /etc/lockstep/token", prefix: "wall.yaml:",
+            contains: "names the control token's file")
+        let config = try WallConfig.parse(
+            guarded + "\nviewer-token-file: /etc/lockstep/viewer.token", file: "wall.yaml")
+        XCTAssertEqual(config.security.viewerTokenFile, "/etc/lockstep/viewer.token")
+    }
+
     func testParse_whenScreenKeysConflictOrAreWrong_namesThem() {
         func withScreen(_ screen: String) -> String {
             valid.replacingOccurrences(
@@ -301,13 +314,14 @@ final class ConfigLoaderTests: XCTestCase {
     }
 
     private func assertError(
-        _ text: String, _ expected: String? = nil, prefix: String? = nil, file: StaticString = #filePath,
-        line: UInt = #line
+        _ text: String, _ expected: String? = nil, prefix: String? = nil, contains: String? = nil,
+        file: StaticString = #filePath, line: UInt = #line
     ) {
         XCTAssertThrowsError(try WallConfig.parse(text, file: "wall.yaml"), file: file, line: line) { error in
             let message = "\(error)"
             if let expected { XCTAssertEqual(message, expected, file: file, line: line) }
             if let prefix { XCTAssertTrue(message.hasPrefix(prefix), message, file: file, line: line) }
+            if let contains { XCTAssertTrue(message.contains(contains), message, file: file, line: line) }
         }
     }
 }

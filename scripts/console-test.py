@@ -386,6 +386,18 @@ def run(args):
             raise Failure(f"a viewer's pause: HTTP {got} {text[:200]}")
         console.shot("viewer")
         say("step a viewer watches the wall; its controls disabled, its action refused")
+
+        # The audit log: every action and refusal, with its credential and login, on the page and as JSON lines.
+        got, text = console.http("GET", "/console/audit", None, {"Cookie": viewer})
+        records = [json.loads(line) for line in text.splitlines() if line.strip()] if got == 200 else []
+        done = {(r["who"], r["action"]) for r in records if r["outcome"] == "done"}
+        refused = [r for r in records if r["who"] == "viewer" and r["outcome"] == "refused"]
+        wanted = {("operator", "login"), ("operator", "pause"), ("operator", f"cue {args.cue}"), ("viewer", "login")}
+        if got != 200 or not wanted <= done or not refused or not any(r.get("version") for r in records):
+            raise Failure(f"GET /console/audit: HTTP {got}, done {sorted(done)}, viewer refusals {refused}")
+        shown = wait("the viewer's refusal in the page's audit log", lambda: next(
+            (li.text for li in driver.find_elements(By.CSS_SELECTOR, "#audit li") if "viewer" in li.text and "refused" in li.text), None), 5)
+        say(f"step audit: {len(records)} records as JSON lines; the page shows '{shown}'")
         if lags:
             ordered = sorted(lags)
             say("step update lag p50 %.0f ms, p99 %.0f ms over %d updates" % (

@@ -16,7 +16,8 @@ extension Console {
     /// - `POST /console/login` (form field `token`) and `POST /console/logout`;
     /// - `GET /console/events`: the server-sent events the page lives on;
     /// - `GET /console/thumbnail/NODE`: a node's newest thumbnail;
-    /// - `POST /console/action` (JSON) and `PUT /console/upload?name=FILE` (the file's bytes).
+    /// - `POST /console/action` (JSON) and `PUT /console/upload?name=FILE` (the file's bytes);
+    /// - `GET /console/audit`: the audit log as JSON lines.
     ///
     /// Every route but the page's assets and the login needs a session cookie; the state-changing
     /// ones also the session's CSRF header, and an `Origin` (where the browser sends one) of this
@@ -48,10 +49,12 @@ extension Console {
             let token = Self.formField("token", in: String(buffer: body)) ?? ""
             do {
                 let session = try self.sessions.login(token: token)
+                self.note(session, "login", outcome: "done")
                 var response = Self.redirect("/console")
                 response.headers[.setCookie] = self.sessions.setCookie(session, secure: self.secure)
                 return response
             } catch {
+                self.note(nil, "login", outcome: "refused", reason: "\(error)")
                 // A guesser waits for each answer; an operator who mistyped hardly notices.
                 try? await Task.sleep(for: Self.refusalDelay)
                 return Self.loginPage("\(error)", status: .unauthorized, needsToken: self.sessions.needsToken)
@@ -63,6 +66,7 @@ extension Console {
                 cookie: Self.cookie(request), csrf: request.headers[Self.csrfField])
             {
                 self.sessions.logout(session.id)
+                self.note(session, "logout", outcome: "done")
             }
             var response = Self.redirect("/console")
             response.headers[.setCookie] = ConsoleSessions.clearCookie(secure: self.secure)
@@ -94,6 +98,22 @@ extension Console {
                     try await writer.finish(nil)
                 })
         }
+        router.get("/console/audit") { request, _ -> Response in
+            do {
+                _ = try self.sessions.session(cookie: Self.cookie(request))
+            } catch {
+                return Self.json(.unauthorized, ["error": "\(error)"])
+            }
+            guard let audit = self.audit else {
+                return Self.json(.notFound, ["error": "this console keeps no audit log"])
+            }
+            // The file as it is: one JSON record a line, oldest first (the one before it is <file>.1).
+            let data = (try? Data(contentsOf: URL(fileURLWithPath: audit.path))) ?? Data()
+            var headers = HTTPFields()
+            headers[.contentType] = "application/jsonl; charset=utf-8"
+            headers[.cacheControl] = "no-store"
+            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+        }
         router.get("/console/thumbnail/:node") { request, context -> Response in
             do {
                 _ = try self.sessions.session(cookie: Self.cookie(request))
@@ -113,7 +133,11 @@ extension Console {
             return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: picture)))
         }
         router.post("/console/action") { request, _ -> Response in
-            if let refused = self.refusal(request) { return refused }
+            let session: ConsoleSessions.Session
+            switch self.authorize(request, "an action") {
+            case .success(let found): session = found
+            case .failure(let refused): return refused.response
+            }
             let body: ByteBuffer
             do {
                 body = try await request.body.collect(upTo: Self.actionBodyLimit)
@@ -128,13 +152,17 @@ extension Console {
                 return Self.json(.badRequest, ["error": "an action is JSON such as {\"verb\": \"pause\"}: \(error)"])
             }
             do throws(ActionError) {
-                return Self.json(.ok, try await self.act(action))
+                return Self.json(.ok, try await self.act(action, by: session))
             } catch {
                 return Self.json(.init(code: error.status), ["error": error.description])
             }
         }
         router.put("/console/upload") { request, _ -> Response in
-            if let refused = self.refusal(request) { return refused }
+            let session: ConsoleSessions.Session
+            switch self.authorize(request, "an upload") {
+            case .success(let found): session = found
+            case .failure(let refused): return refused.response
+            }
             guard let name = request.uri.queryParameters.get("name"), Self.isFileName(name) else {
                 return Self.json(
                     .badRequest,
@@ -148,7 +176,9 @@ extension Console {
             }
             do throws(ActionError) {
                 return Self.json(
-                    .ok, try await self.upload(name: name, size: length, body: request.body.map { Data(buffer: $0) }))
+                    .ok,
+                    try await self.upload(
+                        name: name, size: length, body: request.body.map { Data(buffer: $0) }, by: session))
             } catch {
                 return Self.json(.init(code: error.status), ["error": error.description])
             }
@@ -159,16 +189,25 @@ extension Console {
     /// How long a wrong token's refusal waits.
     static let refusalDelay = Duration.milliseconds(500)
 
-    /// The refusal of an action: from another site, without a live session and its CSRF header,
-    /// or a viewer's.
-    func refusal(_ request: Request) -> Response? {
-        if let refused = Self.foreignOrigin(request) { return refused }
+    /// A refusal as the route answers it.
+    struct Refused: Error {
+        var response: Response
+    }
+
+    /// The operator's session an action (`what`) comes from, or its refusal: from another site,
+    /// without a live session and its CSRF header, or a viewer's. A refusal of a logged-in
+    /// browser goes to the audit log.
+    func authorize(_ request: Request, _ what: String) -> Result<ConsoleSessions.Session, Refused> {
+        if let refused = Self.foreignOrigin(request) { return .failure(Refused(response: refused)) }
         do {
-            _ = try sessions.operatorSession(cookie: Self.cookie(request), csrf: request.headers[Self.csrfField])
-            return nil
+            return .success(
+                try sessions.operatorSession(cookie: Self.cookie(request), csrf: request.headers[Self.csrfField]))
         } catch {
+            if error == .viewerOnly || error == .badCSRF {
+                note(try? sessions.session(cookie: Self.cookie(request)), what, outcome: "refused", reason: "\(error)")
+            }
             let status: HTTPResponse.Status = error == .badCSRF || error == .viewerOnly ? .forbidden : .unauthorized
-            return Self.json(status, ["error": "\(error)"])
+            return .failure(Refused(response: Self.json(status, ["error": "\(error)"])))
         }
     }
 

@@ -25,6 +25,8 @@ public final class Console: Sendable {
     public let secure: Bool
     /// The largest file a console may upload.
     public let uploadLimit: UInt64
+    /// Where every action and refusal is recorded, if anywhere.
+    public let audit: AuditLog?
     /// How far ahead an action takes effect: the least a node needs to prepare, as show control.
     static let lead = TimelineControl.minimumEditLead
 
@@ -48,11 +50,13 @@ public final class Console: Sendable {
         config: WallConfig, token: ControlToken?, viewerToken: ControlToken? = nil, secure: Bool,
         library: ContentStore?,
         uploadLimit: UInt64 = 8 << 30, sessionLifetime: MediaTime = MediaTime(value: 12 * 3600, timescale: 1),
-        actionWaitLimit: MediaTime = MediaTime(value: 10, timescale: 1)
+        actionWaitLimit: MediaTime = MediaTime(value: 10, timescale: 1), audit: AuditLog? = nil
     ) throws {
         self.config = config
+        self.audit = audit
         sessions = ConsoleSessions(token: token, viewerToken: viewerToken, lifetime: sessionLifetime)
-        monitor = WallMonitor(wall: try Wall(config: config, waitLimit: MediaTime(value: 1, timescale: 1)))
+        monitor = WallMonitor(
+            wall: try Wall(config: config, waitLimit: MediaTime(value: 1, timescale: 1)), audit: audit?.recent ?? [])
         actionWall = try Wall(config: config, waitLimit: actionWaitLimit)
         self.secure = secure
         self.library = library
@@ -185,12 +189,42 @@ public final class Console: Sendable {
         case cue(String)
     }
 
-    /// Carries `request` out: the timeline edit is made and sent to every node; what each node
-    /// then does the monitor sees. One action at a time: a second while one is being sent is
-    /// refused, naming the first.
-    public func act(_ request: ActionRequest) async throws(ActionError) -> ActionRecord {
+    /// Records `record` in the audit log and shows it to every console.
+    func note(_ record: AuditRecord) {
+        audit?.record(record)
+        monitor.record(record)
+    }
+
+    /// Notes what `session` (nil: no login) asked and what came of it.
+    func note(
+        _ session: ConsoleSessions.Session?, _ action: String, version: UInt64? = nil, outcome: String,
+        reason: String? = nil
+    ) {
+        note(
+            AuditRecord(
+                who: session?.actor.who ?? "unknown", via: session?.actor.via, action: action, version: version,
+                outcome: outcome, reason: reason))
+    }
+
+    /// Carries `request` out for `session`: the timeline edit is made and sent to every node; what
+    /// each node then does the monitor sees. One action at a time: a second while one is being
+    /// sent is refused, naming the first. Each outcome goes to the audit log.
+    public func act(_ request: ActionRequest, by session: ConsoleSessions.Session? = nil) async throws(ActionError)
+        -> ActionRecord
+    {
+        let name = request.verb == "cue" ? "cue \(request.name ?? "")" : String(request.verb.prefix(64))
+        do throws(ActionError) {
+            let record = try await carryOut(request, named: name)
+            note(session, name, version: record.version, outcome: "done")
+            return record
+        } catch {
+            note(session, name, outcome: error.status < 500 ? "refused" : "failed", reason: error.description)
+            throw error
+        }
+    }
+
+    private func carryOut(_ request: ActionRequest, named name: String) async throws(ActionError) -> ActionRecord {
         let what = try verb(request)
-        let name = request.verb == "cue" ? "cue \(request.name ?? "")" : request.verb
         if let other = busy.withLock({ current -> String? in
             if let current { return current }
             current = name
@@ -244,7 +278,22 @@ public final class Console: Sendable {
     /// other and from here, and the monitor reports their progress.
     ///
     /// - Parameter body: the file's bytes as they arrive.
-    public func upload(name: String, size: UInt64, body: some AsyncSequence<Data, any Error>) async throws(ActionError)
+    public func upload(
+        name: String, size: UInt64, body: some AsyncSequence<Data, any Error>,
+        by session: ConsoleSessions.Session? = nil
+    ) async throws(ActionError) -> PushView {
+        do throws(ActionError) {
+            let view = try await receive(name: name, size: size, body: body)
+            note(session, "push \(name)", outcome: "done", reason: nil)
+            return view
+        } catch {
+            note(session, "push \(name)", outcome: error.status < 500 ? "refused" : "failed", reason: error.description)
+            throw error
+        }
+    }
+
+    private func receive(name: String, size: UInt64, body: some AsyncSequence<Data, any Error>)
+        async throws(ActionError)
         -> PushView
     {
         guard let library else {

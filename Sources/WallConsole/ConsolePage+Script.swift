@@ -219,6 +219,18 @@ extension ConsolePage {
           }
         }
 
+        // Who did what to the wall, and what was refused: newest first.
+        function showAudit(record) {
+          const who = record.who + (record.via ? ` (${record.via})` : "");
+          const made = record.version != null ? `, version ${record.version}` : "";
+          const outcome = record.outcome === "done" ? made : `: ${record.outcome}` + (record.reason ? `: ${record.reason}` : "");
+          const item = el("li", { dataset: { outcome: record.outcome } }, el("time", { textContent: clockTime(record.atUnixMs) + " " }),
+            `${who}: ${record.action}${outcome}`);
+          const list = $("audit");
+          list.prepend(item);
+          while (list.children.length > 50) list.lastElementChild.remove();
+        }
+
         function showEvent(event) {
           const list = $("events");
           const item = el("li", { dataset: { kind: event.kind } }, el("time", { textContent: clockTime(event.atUnixMs) + " " }), event.text);
@@ -364,6 +376,8 @@ extension ConsolePage {
             hello.nodes.forEach(showNode);
             $("events").replaceChildren();
             hello.events.forEach(showEvent);
+            $("audit").replaceChildren();
+            (hello.audit || []).forEach(showAudit);
             state.actions = [];
             // Oldest first, as the daemon keeps them: each goes on top, so the newest ends there.
             hello.actions.forEach(showAction);
@@ -376,6 +390,7 @@ extension ConsolePage {
           });
           source.addEventListener("node", (message) => showNode(JSON.parse(message.data)));
           source.addEventListener("event", (message) => showEvent(JSON.parse(message.data)));
+          source.addEventListener("audit", (message) => showAudit(JSON.parse(message.data)));
           source.addEventListener("action", (message) => showAction(JSON.parse(message.data)));
           source.addEventListener("drift", (message) => showDrift(JSON.parse(message.data)));
           source.addEventListener("push", (message) => showPush(JSON.parse(message.data)));

@@ -144,6 +144,8 @@ enum ConsolePage {
           <section aria-labelledby="events-heading" class="wide">
             <h2 id="events-heading">Events</h2>
             <ol id="events" class="events" aria-live="polite" aria-relevant="additions"></ol>
+            <h3 id="audit-heading">Audit log <a href="/console/audit" class="sub">(all, as JSON lines)</a></h3>
+            <ol id="audit" class="events" aria-labelledby="audit-heading"></ol>
           </section>
         </main>
         </body>

@@ -24,6 +24,11 @@ public final class ConsoleSessions: Sendable {
         /// On the monotonic clock.
         public var expires: MediaTime
         public var role: Role = .operator
+        /// The login's number since the daemon started, as the audit log names it (`login 7`).
+        public var number = 0
+
+        /// Who the audit log says acted: the credential and the login.
+        public var actor: (who: String, via: String) { (role.rawValue, "login \(number)") }
     }
 
     /// Why a request is refused, as the page shows it.
@@ -60,6 +65,7 @@ public final class ConsoleSessions: Sendable {
     public let lifetime: MediaTime
     private let clock: @Sendable () -> MediaTime
     private let sessions = Mutex<[String: Session]>([:])
+    private let logins = Mutex(0)
 
     /// - Parameters:
     ///   - token: the wall's control token; nil when the wall has none (then any login is taken).
@@ -95,7 +101,12 @@ public final class ConsoleSessions: Sendable {
             }
         }
         let now = clock()
-        let session = Session(id: Self.randomHex(), csrf: Self.randomHex(), expires: now + lifetime, role: role)
+        let number = logins.withLock { count in
+            count += 1
+            return count
+        }
+        let session = Session(
+            id: Self.randomHex(), csrf: Self.randomHex(), expires: now + lifetime, role: role, number: number)
         sessions.withLock { all in
             all = all.filter { $0.value.expires > now }
             if all.count >= Self.maximumSessions, let oldest = all.values.min(by: { $0.expires < $1.expires }) {

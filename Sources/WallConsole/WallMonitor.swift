@@ -40,6 +40,8 @@ public final class WallMonitor: Sendable {
         /// The drift view last sent, for a new console's hello.
         var driftView: DriftWatch.View?
         var actions: [ActionRecord] = []
+        /// The audit log's newest records.
+        var audit: [AuditRecord] = []
         var push: PushView?
         /// The newest timeline version seen, the timeline itself once read, and the playlist it
         /// plays now.
@@ -69,14 +71,15 @@ public final class WallMonitor: Sendable {
     ///     wait long on a node that is down.
     ///   - idleGrace: how long the loop goes on after the last console closed, so a reload does
     ///     not start it over.
-    public init(wall: Wall, idleGrace: Duration = .seconds(10)) {
+    ///   - audit: the audit log's newest records, which a console shows from its first page.
+    public init(wall: Wall, idleGrace: Duration = .seconds(10), audit: [AuditRecord] = []) {
         self.wall = wall
         self.idleGrace = idleGrace
         let ids = wall.clients.map(\.id)
         state = Mutex(
             State(
                 views: Dictionary(uniqueKeysWithValues: ids.map { ($0, NodeView(id: $0)) }),
-                drift: DriftWatch(nodes: ids)))
+                drift: DriftWatch(nodes: ids), audit: Array(audit.suffix(AuditLog.recentKept))))
     }
 
     // MARK: Consoles
@@ -95,7 +98,7 @@ public final class WallMonitor: Sendable {
             let hello = Hello(
                 wall: wallInfo, nodes: wall.clients.map { state.views[$0.id]! }, events: state.events,
                 drift: state.driftView ?? state.drift.view(), actions: state.actions, push: state.push,
-                playlist: state.playlist)
+                playlist: state.playlist, audit: state.audit)
             continuation.yield(Self.frame("hello", hello))
             subscribers.withLock { $0[id] = continuation }
         }
@@ -344,6 +347,14 @@ public final class WallMonitor: Sendable {
     // MARK: Actions and pushes
 
     /// Notes an action: started, sent, or failed; every console hears of it.
+    /// An audit record, shown to every console.
+    func record(_ audit: AuditRecord) {
+        state.withLock { state in
+            state.audit = Array((state.audit + [audit]).suffix(AuditLog.recentKept))
+            publish("audit", audit)
+        }
+    }
+
     func record(_ action: ActionRecord) {
         let event = ConsoleEvent(
             atUnixMs: Self.unixMs(), node: nil, kind: .action,
@@ -502,4 +513,5 @@ struct Hello: Sendable, Encodable {
     var actions: [ActionRecord]
     var push: PushView?
     var playlist: PlaylistView?
+    var audit: [AuditRecord]
 }

@@ -15,6 +15,8 @@ public final class ShowRunner: Sendable {
     public let wall: Wall
     let lead: MediaTime
     let say: @Sendable (String) -> Void
+    /// Where each command carried out or failed is recorded, if anywhere.
+    let audit: AuditLog?
     private let waiting = Mutex(ShowQueue(depth: ShowRunner.depth))
     /// Wakes the runner when a command is queued.
     private let wakeups: AsyncStream<Void>
@@ -22,10 +24,12 @@ public final class ShowRunner: Sendable {
     public static let depth = 16
 
     public init(
-        wall: Wall, lead: MediaTime = TimelineControl.minimumEditLead, say: @escaping @Sendable (String) -> Void
+        wall: Wall, lead: MediaTime = TimelineControl.minimumEditLead, audit: AuditLog? = nil,
+        say: @escaping @Sendable (String) -> Void
     ) {
         self.wall = wall
         self.lead = lead
+        self.audit = audit
         self.say = say
         (wakeups, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
@@ -87,6 +91,10 @@ public final class ShowRunner: Sendable {
                     }
                     let (timeline, held) = try await cues!.perform(
                         request.command, lead: lead, at: at, confirming: false)
+                    audit?.record(
+                        AuditRecord(
+                            who: "show control", via: "\(request.via) \(request.sender)", action: "\(request.command)",
+                            version: timeline.version, outcome: "done"))
                     let waited = LocalClock.monotonic.now() - request.arrival
                     say(
                         "show control: \(request.command) from \(request.sender) over \(request.via): version "
@@ -96,6 +104,10 @@ public final class ShowRunner: Sendable {
                                 ?? ""))
                 } catch {
                     say("show control: \(request.command) from \(request.sender) failed: \(error)")
+                    audit?.record(
+                        AuditRecord(
+                            who: "show control", via: "\(request.via) \(request.sender)", action: "\(request.command)",
+                            outcome: "failed", reason: "\(error)"))
                     // The nodes may have changed (a restart, new media): the cues are resolved again.
                     cues = nil
                     realtime = nil
@@ -114,10 +126,11 @@ public final class ShowControlService: Sendable {
     public let runner: ShowRunner?
     public let input: ShowInput?
 
-    /// - Parameter say: where each command's outcome goes (a line of the daemon's output, or the
-    ///   node's log).
+    /// - Parameters:
+    ///   - audit: where each command carried out or failed is recorded (the daemon's audit log).
+    ///   - say: where each command's outcome goes (a line of the daemon's output, or the node's log).
     public init(
-        wall config: WallConfig, logger: Logger = Logger(label: "lockstep.show"),
+        wall config: WallConfig, logger: Logger = Logger(label: "lockstep.show"), audit: AuditLog? = nil,
         say: @escaping @Sendable (String) -> Void
     ) throws {
         guard let settings = config.showControl else {
@@ -126,7 +139,8 @@ public final class ShowControlService: Sendable {
             return
         }
         let runner = ShowRunner(
-            wall: try Wall(config: config, waitLimit: MediaTime(value: 10, timescale: 1), say: { _ in }), say: say)
+            wall: try Wall(config: config, waitLimit: MediaTime(value: 10, timescale: 1), say: { _ in }), audit: audit,
+            say: say)
         self.runner = runner
         input = ShowInput(settings: settings, logger: logger) { runner.submit($0) }
     }

@@ -26,6 +26,8 @@ public final class ControlDaemon: Sendable {
     public let origin: ContentOrigin
     public let show: ShowControlService
     public let console: Console
+    /// Every action taken on the wall through the daemon, and every refusal (`AuditLog`).
+    public let audit: AuditLog
     /// The TLS the daemon serves with: the wall's `control-tls`; nil without.
     public let tls: TLSConfiguration?
 
@@ -71,15 +73,25 @@ public final class ControlDaemon: Sendable {
         }
         self.config = config
         origin = ContentOrigin(library: library, token: token)
+        audit = AuditLog(path: Self.auditFile(config))
+        if audit.unreadableLines > 0 {
+            say("audit log \(audit.path): \(audit.unreadableLines) line(s) that are not records skipped (a cut write)")
+        }
         do {
-            show = try ShowControlService(wall: config, say: say)
+            show = try ShowControlService(wall: config, audit: audit, say: say)
             console = try Console(
-                config: config, token: token, viewerToken: viewerToken, secure: tls != nil, library: library)
+                config: config, token: token, viewerToken: viewerToken, secure: tls != nil, library: library,
+                audit: audit)
         } catch let error as ControlError {
             throw error
         } catch {
             throw .config("\(error)")
         }
+    }
+
+    /// Where the audit log is kept: `controller-audit.jsonl` in the state directory.
+    public static func auditFile(_ config: WallConfig) -> String {
+        (config.stateDirectory ?? "/var/lib/lockstep") + "/controller-audit.jsonl"
     }
 
     /// Where the library is kept: `controller.library`, else `controller-library` in the state

@@ -6,6 +6,7 @@ import LockstepGuard
 import LockstepTime
 import NIOCore
 import WallConsole
+import WallControl
 import WallProtocol
 import XCTest
 
@@ -23,7 +24,11 @@ final class ConsoleRoutesTests: XCTestCase {
 
         return try Console(
             config: config, token: try ControlToken(Self.token), viewerToken: try ControlToken(Self.viewerToken),
-            secure: false, library: nil, actionWaitLimit: MediaTime(value: 1, timescale: 1))
+            secure: false, library: nil, actionWaitLimit: MediaTime(value: 1, timescale: 1),
+            audit: AuditLog(
+                path: FileManager.default.temporaryDirectory.appendingPathComponent(
+                    "lockstep-routes-audit-\(getpid())-\(UUID()).jsonl"
+                ).path))
     }
 
     /// Runs `body` with a console, and closes its connections after, whether `body` threw or not.
@@ -105,6 +110,24 @@ final class ConsoleRoutesTests: XCTestCase {
                 let upload = try await client.execute(
                     uri: "/console/upload?name=a.mp4", method: .put, headers: headers, body: ByteBuffer(string: "abc"))
                 XCTAssertEqual(upload.status, .forbidden, String(buffer: upload.body))
+
+                // Each is in the audit log: who (the credential, the login), what, and the refusal.
+                let wrong = try await Self.login(client, token: "not-a-token-of-this-wall")
+                XCTAssertEqual(wrong.status, .unauthorized)
+                let audit = try XCTUnwrap(console.audit)
+                XCTAssertEqual(
+                    audit.recent.map { "\($0.who) \($0.via ?? "-") \($0.action) \($0.outcome)" },
+                    [
+                        "viewer login 1 login done", "viewer login 1 an action refused",
+                        "viewer login 1 an upload refused",
+                        "unknown - login refused",
+                    ])
+                XCTAssertTrue(audit.recent[1].reason?.contains("takes no action") == true)
+                let file = try await client.execute(uri: "/console/audit", method: .get, headers: headers)
+                XCTAssertEqual(file.status, .ok)
+                XCTAssertEqual(String(buffer: file.body).split(separator: "\n").count, 4, String(buffer: file.body))
+                let anonymous = try await client.execute(uri: "/console/audit", method: .get)
+                XCTAssertEqual(anonymous.status, .unauthorized)
             }
         }
     }
@@ -154,6 +177,12 @@ final class ConsoleRoutesTests: XCTestCase {
                     uri: "/console/action", method: .post, headers: headers, body: pause)
                 XCTAssertEqual(unreachable.status, .badGateway, String(buffer: unreachable.body))
                 XCTAssertTrue(String(buffer: unreachable.body).contains("pause"), String(buffer: unreachable.body))
+                // The operator's pause that reached no node is in the audit log as failed; a bad request
+                // as refused.
+                let last = try XCTUnwrap(console.audit?.recent.last)
+                XCTAssertEqual(
+                    [last.who, last.via, last.action, last.outcome], ["operator", "login 1", "pause", "failed"])
+                XCTAssertTrue(console.audit?.recent.contains { $0.action == "seek" && $0.outcome == "refused" } == true)
 
                 let noLibrary = try await client.execute(
                     uri: "/console/upload?name=clip.mp4", method: .put, headers: headers.merging([.contentLength: "3"]),

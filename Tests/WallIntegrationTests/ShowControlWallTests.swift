@@ -359,6 +359,18 @@ final class ShowControlWallTests: XCTestCase {
         try await wall.client("a").waitForStatus(within: 8, "paused by POST /show/pause") { status in
             (status["timeline"] as? [String: Any])?["state"] as? String == "paused"
         }
+
+        // Every cue carried out is in the daemon's audit log, with its input and sender.
+        let audit = try String(
+            contentsOf: folder.appendingPathComponent("state/controller-audit.jsonl"), encoding: .utf8)
+        let records = audit.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        let shown = records.filter { $0["who"] as? String == "show control" && $0["outcome"] as? String == "done" }
+        XCTAssertGreaterThanOrEqual(shown.count, 50, "show control's records: \(shown.count) of \(records.count)")
+        XCTAssertTrue(
+            shown.contains { ($0["via"] as? String)?.hasPrefix("osc ") == true && $0["version"] as? Int != nil },
+            "\(shown.prefix(3))")
     }
 
     /// A wall without a control daemon: a node with `show-control: true` takes the button itself,

@@ -40,23 +40,8 @@ public struct ContentPush: Sendable {
     /// nodes' media roots.
     public func distribute(_ media: [String]) async throws -> [String: [String: ContentID]] {
         guard !noPush else { return [:] }
-        let nodes = wall.clients.map(\.id)
-        let local = Array(
-            Set(
-                media.filter { file in
-                    nodes.allSatisfy {
-                        FileManager.default.fileExists(atPath: file.replacingOccurrences(of: "{id}", with: $0))
-                    }
-                })
-        ).sorted()
-        guard !local.isEmpty else { return [:] }
-        let (needs, paths) = try ContentControl.needs(files: local, nodes: nodes) { path in
-            do {
-                return try ContentDigest.id(ofFileAt: path)
-            } catch {
-                throw ControlError.config("\(path): \(error)")
-            }
-        }
+        let (needs, paths) = try Self.needs(media, nodes: wall.clients.map(\.id))
+        guard !paths.isEmpty else { return [:] }
         var distributed: [String: [String: ContentID]] = [:]
         for (node, list) in needs {
             for need in list { distributed[need.name, default: [:]][node] = need.id }
@@ -92,6 +77,29 @@ public struct ContentPush: Sendable {
             "push: every node holds every file; the origin sent \(String(format: "%.1f", Double(origin.server.bytesSent) / 1e6)) MB "
                 + "of \(delivered) MB delivered")
         return distributed
+    }
+
+    /// What a push of `media` sends: the files found here (for a template, every node's), each
+    /// node's by content, and where each is; media not found here are left to the nodes' media roots.
+    public static func needs(_ media: [String], nodes: [String]) throws
+        -> (needs: [String: [ContentNeed]], paths: [ContentID: String])
+    {
+        let local = Array(
+            Set(
+                media.filter { file in
+                    nodes.allSatisfy {
+                        FileManager.default.fileExists(atPath: file.replacingOccurrences(of: "{id}", with: $0))
+                    }
+                })
+        ).sorted()
+        guard !local.isEmpty else { return ([:], [:]) }
+        return try ContentControl.needs(files: local, nodes: nodes) { path in
+            do {
+                return try ContentDigest.id(ofFileAt: path)
+            } catch {
+                throw ControlError.config("\(path): \(error)")
+            }
+        }
     }
 
     /// Uploads the files of `paths` the daemon's library lacks; returns the bytes sent.

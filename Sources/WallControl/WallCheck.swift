@@ -1,6 +1,7 @@
 import Foundation
 import LockstepTime
 import WallProtocol
+import WallTimeline
 
 /// Everything that can be known about a show before it starts, and which of it stands in the way:
 /// what `wallctl check` asks every node and how it judges the answers.
@@ -93,8 +94,10 @@ public enum WallCheck {
     /// - Parameters:
     ///   - config: the config file the controller reads, as the user named it, and its SHA-256.
     ///   - version: the controller's Lockstep version: a node on another is noted, not a problem.
+    ///   - pushing: the files a push of the show would send this node (`ContentPush.needs`).
     public static func judge(
-        _ id: String, _ findings: NodeFindings, config: (path: String, digest: String?), version: String
+        _ id: String, _ findings: NodeFindings, config: (path: String, digest: String?), version: String,
+        pushing: [ContentNeed] = []
     ) -> Judgement {
         var judgement = Judgement()
         let check = findings.check
@@ -150,8 +153,23 @@ public enum WallCheck {
             }
         }
         if let content = findings.content { judge(content, into: &judgement) }
+        if let problem = fitProblem(pushing, content: findings.content) { judgement.problems.append(problem) }
         for problem in findings.problems { judgement.problems.append("its \(problem.service): \(problem.problem)") }
         return judgement
+    }
+
+    /// Why the files a push of the show would send a node do not fit its content store: those of
+    /// `pushing` it does not hold (by content), against what is free for the store; nil when they
+    /// fit, or when the node does not say what it holds.
+    public static func fitProblem(_ pushing: [ContentNeed], content: ContentReport?) -> String? {
+        guard let content, let free = content.freeBytes else { return nil }
+        let held = Set(content.held)
+        var lacking = Set<ContentID>()
+        for need in pushing where !held.contains(need.id) { lacking.insert(need.id) }
+        let bytes = lacking.reduce(UInt64(0)) { $0 + $1.size }
+        guard bytes > free else { return nil }
+        return "the show's files it lacks (\(lacking.count), \(String(format: "%.2f", Double(bytes) / 1e9)) GB) do not "
+            + "fit its content store (\(String(format: "%.2f", Double(free) / 1e9)) GB free): make room, or a smaller show"
     }
 
     /// A node whose clock is not usable cannot start; a clock source it cannot follow is a failover

@@ -17,7 +17,8 @@ struct CheckCommand: AsyncParsableCommand {
             file (SHA-256), can GStreamer build its sinks, and does it have every media file the \
             playlist names (each probed, with its duration), is its clock locked and can it follow every \
             clock source the config lists for it, and can it play the config's show (a schedule needs a master \
-            serving real time). Day parts of the schedule that will not play as written in the coming year are \
+            serving real time, the show's files found here that a push would send must fit its content store, its \
+            display must be in the mode the config expects). Day parts of the schedule that will not play as written in the coming year are \
             warned of (see wallctl schedule). Exits 0 when nothing stands in the way \
             of a show, 1 when something does (named per node).
             """)
@@ -35,6 +36,9 @@ struct CheckCommand: AsyncParsableCommand {
                     Output.line("warning: schedule: \(warning)")
                 }
             }
+            // What `play` would push of the show: each node's files by content, to see that they fit.
+            let show = config.schedule?.media ?? config.playlistItems.map(\.media)
+            let pushing = try ContentPush.needs(show, nodes: wall.clients.map(\.id)).needs
             let results = await WallCheck.gather(wall)
             var problems = 0
             for id in wall.clients.map(\.id) {
@@ -44,7 +48,8 @@ struct CheckCommand: AsyncParsableCommand {
                     problems += 1
                 case .success(let findings):
                     let judgement = WallCheck.judge(
-                        id, findings, config: (options.config, config.digest), version: LockstepVersion.current)
+                        id, findings, config: (options.config, config.digest), version: LockstepVersion.current,
+                        pushing: pushing[id] ?? [])
                     Output.line(judgement.text)
                     problems += judgement.problems.count
                 case nil: continue

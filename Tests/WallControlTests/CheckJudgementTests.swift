@@ -80,6 +80,27 @@ final class CheckJudgementTests: XCTestCase {
         XCTAssertEqual(problems[6], "its schedule: a schedule needs a master serving real time")
     }
 
+    func testTheShowsFilesAPushWouldSend_mustFitTheStore_countingOnlyWhatTheNodeLacks() throws {
+        let big = try XCTUnwrap(ContentID(sha256: String(repeating: "aa", count: 32), size: 3_000_000_000))
+        let small = try XCTUnwrap(ContentID(sha256: String(repeating: "bb", count: 32), size: 500_000_000))
+        let pushing = [ContentNeed(id: big, name: "/m/reel.mp4"), ContentNeed(id: small, name: "/m/loop.mp4")]
+        var findings = healthy()
+        findings.content = ContentReport(node: "a", held: [], transfers: [], freeBytes: 2_000_000_000)
+        let problems = WallCheck.judge("a", findings, config: config, version: "1.0", pushing: pushing).problems
+        XCTAssertEqual(
+            problems,
+            [
+                "the show's files it lacks (2, 3.50 GB) do not fit its content store (2.00 GB free): make room, or a "
+                    + "smaller show"
+            ])
+        // The big one held already: the small one fits.
+        findings.content?.held = [big]
+        XCTAssertEqual(WallCheck.judge("a", findings, config: config, version: "1.0", pushing: pushing).problems, [])
+        // A node that does not say what it has free is not judged on it.
+        findings.content = nil
+        XCTAssertEqual(WallCheck.judge("a", findings, config: config, version: "1.0", pushing: pushing).problems, [])
+    }
+
     func testAClockSourceTheNodeCannotFollow_isAProblem_oneThatFollowsTheNodeIsNot() {
         var findings = healthy()
         findings.clock.sources = [

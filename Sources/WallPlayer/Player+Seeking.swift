@@ -145,8 +145,29 @@ extension Player {
         if !pipeline.playbin.seek(
             to: destination, rate: engine.segmentRate, flags: GST_SEEK_FLAG_ACCURATE, stop: stop)
         {
-            logger.warning("seek refused by the pipeline", metadata: ["seek.time_ns": .nanoseconds(request.target)])
             engine.pendingSeek = nil
+            // Right after a stream switch decodebin3 may refuse a seek while it reconfigures (a
+            // picture chosen, then a seek at once: CI saw it once in a few hundred runs). The seek
+            // is tried again shortly while the switch is that recent, unless a newer one came.
+            if pipeline.switchedStreams(within: Self.streamSwitchRaceWindow) {
+                logger.debug(
+                    "seek refused during a stream switch; trying again",
+                    metadata: ["seek.time_ns": .nanoseconds(request.target)])
+                let item = engine.loadedItem
+                queue.asyncAfter(deadline: .now() + .milliseconds(20)) { [weak self] in
+                    guard let self else { return }
+                    guard self.engine.pipeline === pipeline, self.engine.loadedItem === item,
+                        self.engine.nextSeekID == request.id, self.engine.pendingSeek == nil,
+                        self.engine.queuedSeek == nil
+                    else {
+                        if let completion = request.completion { self.deliver(on: request.queue) { completion(false) } }
+                        return
+                    }
+                    self.performSeek(request)
+                }
+                return
+            }
+            logger.warning("seek refused by the pipeline", metadata: ["seek.time_ns": .nanoseconds(request.target)])
             if let completion = request.completion { deliver(on: request.queue) { completion(false) } }
         }
     }

@@ -92,17 +92,11 @@ public final class Console: Sendable {
 
     /// What the page shows of the wall's config, for `session`.
     func info(_ session: ConsoleSessions.Session) -> WallInfo {
-        let schedule: [String]
-        if let config = config.schedule {
-            let lengths = Dictionary(uniqueKeysWithValues: config.media.map { ($0, MediaTime(value: 1, timescale: 1)) })
-            let now = MediaTime(nanoseconds: Int64(Date().timeIntervalSince1970) * 1_000_000_000)
-            schedule =
-                config.schedule(lengths: lengths).map { schedule in
-                    schedule.changes(from: now, days: 2).prefix(6).map { ScheduleListing.line($0) }
-                } ?? []
-        } else {
-            schedule = []
-        }
+        let now = MediaTime(nanoseconds: Int64(Date().timeIntervalSince1970) * 1_000_000_000)
+        let schedule =
+            config.schedule.map { config in
+                config.calendar.changes(from: now, days: 2).prefix(6).map { ScheduleListing.line($0) }
+            } ?? []
         return WallInfo(
             name: config.name, canvasWidth: config.canvas.width, canvasHeight: config.canvas.height,
             tiles: config.nodes.map {

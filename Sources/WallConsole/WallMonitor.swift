@@ -186,7 +186,7 @@ public final class WallMonitor: Sendable {
     }
 
     /// Milliseconds since 1970, on this machine's clock.
-    static func unixMs() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
+    static func unixMs() -> Int64 { AuditRecord.now() }
 
     private func watchStatus(_ client: NodeClient) async {
         let clock = ContinuousClock()
@@ -346,7 +346,6 @@ public final class WallMonitor: Sendable {
 
     // MARK: Actions and pushes
 
-    /// Notes an action: started, sent, or failed; every console hears of it.
     /// An audit record, shown to every console.
     func record(_ audit: AuditRecord) {
         state.withLock { state in
@@ -355,6 +354,7 @@ public final class WallMonitor: Sendable {
         }
     }
 
+    /// Notes an action: started, sent, or failed; every console hears of it.
     func record(_ action: ActionRecord) {
         let event = ConsoleEvent(
             atUnixMs: Self.unixMs(), node: nil, kind: .action,

@@ -62,6 +62,12 @@ public final class ShowRunner: Sendable {
         for await _ in wakeups {
             while let (request, overtaken) = waiting.withLock({ $0.next() }) {
                 guard !Task.isCancelled else { return }
+                func note(version: UInt64? = nil, outcome: String, reason: String? = nil) {
+                    audit?.record(
+                        AuditRecord(
+                            who: "show control", via: "\(request.via) \(request.sender)", action: "\(request.command)",
+                            version: version, outcome: outcome, reason: reason))
+                }
                 for cue in overtaken {
                     say(
                         "show control: \(cue.command) from \(cue.sender) over \(cue.via): overtaken by "
@@ -91,10 +97,7 @@ public final class ShowRunner: Sendable {
                     }
                     let (timeline, held) = try await cues!.perform(
                         request.command, lead: lead, at: at, confirming: false)
-                    audit?.record(
-                        AuditRecord(
-                            who: "show control", via: "\(request.via) \(request.sender)", action: "\(request.command)",
-                            version: timeline.version, outcome: "done"))
+                    note(version: timeline.version, outcome: "done")
                     let waited = LocalClock.monotonic.now() - request.arrival
                     say(
                         "show control: \(request.command) from \(request.sender) over \(request.via): version "
@@ -104,10 +107,7 @@ public final class ShowRunner: Sendable {
                                 ?? ""))
                 } catch {
                     say("show control: \(request.command) from \(request.sender) failed: \(error)")
-                    audit?.record(
-                        AuditRecord(
-                            who: "show control", via: "\(request.via) \(request.sender)", action: "\(request.command)",
-                            outcome: "failed", reason: "\(error)"))
+                    note(outcome: "failed", reason: "\(error)")
                     // The nodes may have changed (a restart, new media): the cues are resolved again.
                     cues = nil
                     realtime = nil

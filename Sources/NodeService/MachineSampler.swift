@@ -9,11 +9,11 @@ import WallProtocol
     import Glibc
 #endif
 
-/// Reads the machine's health (`MachineHealth`) from /proc and /sys as a node answers its status.
-/// CPU shares are over the time since the last reading at least a second old, so a console asking
-/// every 150 ms sees the same figure for a second, not the noise of 150 ms, and over the last minute
-/// for the limit (`MachineHealth.cpuBusyMinute`); the display's mode is
-/// asked of the X server at most every 10 s (it opens a connection of its own).
+/// Reads the machine's health (`MachineHealth`) from /proc and /sys as a node answers its status,
+/// at most once a second: a console asks for the status every 150 ms, and each reading is a dozen
+/// files. CPU shares are over the time since the last reading, a second or more, and over the last
+/// minute for the limit (`MachineHealth.cpuBusyMinute`); the display's mode is asked of the X server
+/// at most every 10 s (it opens a connection of its own).
 public final class MachineSampler: Sendable {
     struct CPUReading: Sendable {
         var at: Double
@@ -29,6 +29,8 @@ public final class MachineSampler: Sendable {
     /// The span the CPU limit is judged over: a build or a push busies a machine for seconds.
     static let judgedOver = 60.0
     private let display = Mutex<(at: Double, mode: DisplayMode?)?>(nil)
+    /// The last reading, given again for a second.
+    private let last = Mutex<(at: Double, health: MachineHealth)?>(nil)
 
     /// - Parameters: the folders read, other than /proc and /sys/class/thermal in tests.
     public init(proc: String = "/proc", thermal: String = "/sys/class/thermal") {
@@ -44,10 +46,11 @@ public final class MachineSampler: Sendable {
     public func sample(
         configSHA256: String?, store: ContentStore?, displayMode: (() -> DisplayMode?)? = nil
     ) -> MachineHealth {
+        let now = LocalClock.monotonic.now().seconds
+        if let last = last.withLock({ $0 }), now - last.at < 1 { return last.health }
         var health = MachineHealth(
             version: LockstepVersion.current, configSHA256: configSHA256,
             cores: max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN))))
-        let now = LocalClock.monotonic.now().seconds
         let process = ProcessSample.current()
         if let text = read("\(proc)/uptime"), let first = text.split(separator: " ").first {
             health.uptimeSeconds = Double(first)
@@ -60,6 +63,7 @@ public final class MachineSampler: Sendable {
             let reading = CPUReading(
                 at: now, busy: times.busy, total: times.total, processSeconds: process?.cpuSeconds ?? 0)
             let kept = readings.withLock { kept in
+                // Two statuses answered at once both read; the second keeps the first's span.
                 if let last = kept.last, reading.at - last.at < 1 { return kept }
                 kept.append(reading)
                 // Keep the newest reading a minute old or older, and all after it.
@@ -96,6 +100,7 @@ public final class MachineSampler: Sendable {
                 return mode
             }
         }
+        last.withLock { $0 = (now, health) }
         return health
     }
 

@@ -164,7 +164,7 @@ let package = Package(
         .target(
             name: "WallProtocol",
             dependencies: [
-                "CCrypto", "LockstepNet", "LockstepTime", "SyncClock", "WallTimeline", "ShowControl",
+                "CCrypto", "LockstepLocks", "LockstepNet", "LockstepTime", "SyncClock", "WallTimeline", "ShowControl",
                 .product(name: "Yams", package: "Yams"),
             ]
         ),

@@ -317,6 +317,9 @@ def run(args):
             ("PUT", "/console/upload?nome=x", "abc", checked, 400, "name"),
             ("PUT", "/console/upload?name=a%2Fb", "abc", checked, 400, "name"),
             ("GET", "/console/thumbnail/nobody", None, plain, 404, "no node"),
+            ("GET", "/console/plays?from=yesterday", None, plain, 400, "from must be"),
+            ("GET", "/console/plays?from=1h&to=2h", None, plain, 400, "after from"),
+            ("GET", "/console/plays?format=xls", None, plain, 400, "csv or json"),
             ("GET", "/console/events", None, {}, 401, "not logged in"),
         ]:
             got, text = console.http(method, path, body, headers)
@@ -398,6 +401,25 @@ def run(args):
         shown = wait("the viewer's refusal in the page's audit log", lambda: next(
             (li.text for li in driver.find_elements(By.CSS_SELECTOR, "#audit li") if "viewer" in li.text and "refused" in li.text), None), 5)
         say(f"step audit: {len(records)} records as JSON lines; the page shows '{shown}'")
+
+        # Proof of play, for a viewer too: the page's table of the span's plays, and its CSV.
+        nodes = len(console.tiles())
+        driver.find_element(By.ID, "plays-from").clear()
+        driver.find_element(By.ID, "plays-from").send_keys("1h")
+        driver.find_element(By.CSS_SELECTOR, "#plays-form button").click()
+        wait("a play of every screen in the page's table", lambda: len(
+            {row.find_element(By.CSS_SELECTOR, "td").text for row in driver.find_elements(By.CSS_SELECTOR, "#plays tbody tr")}) >= nodes, 10)
+        summary = driver.find_element(By.ID, "plays-summary").text
+        href = driver.find_element(By.ID, "plays-csv").get_attribute("href")
+        if "plays from" not in summary or "from=1h" not in href:
+            raise Failure(f"proof of play: the summary says '{summary}', the CSV link is {href}")
+        driver.execute_script("document.getElementById('plays-heading').scrollIntoView()")
+        console.shot("plays")
+        got, text = console.http("GET", "/console/plays?format=csv&from=1h&to=now", None, {"Cookie": viewer})
+        rows = [line.split(",") for line in text.split("\r\n") if line]
+        if got != 200 or rows[0][:3] != ["node", "kind", "media"] or len({row[0] for row in rows[1:]}) < nodes:
+            raise Failure(f"GET /console/plays as CSV: HTTP {got} {text[:300]}")
+        say(f"step proof of play: {summary}; the CSV has {len(rows) - 1} plays")
         if lags:
             ordered = sorted(lags)
             say("step update lag p50 %.0f ms, p99 %.0f ms over %d updates" % (

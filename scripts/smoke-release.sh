@@ -152,7 +152,7 @@ read -r clock_port proxy_port control_a control_b closed_port relay_port joined_
 
 # Help of everything: the parsers of every command, in the build under test.
 for command in "" play start pause resume seek next previous goto rate load stop still black identify status check \
-    drift snapshot clock "clock serve" "clock probe" impair calibrate serve push cue schedule; do
+    drift snapshot clock "clock serve" "clock probe" impair calibrate serve push cue schedule report "report plays"; do
     # shellcheck disable=SC2086
     check 0 20 "wallctl $command --help" "$wallctl" $command --help
 done
@@ -330,6 +330,12 @@ if ! grep -q "in step" "$work/check-$checks.log"; then
     fail "wallctl status (timeline): no node in step"
     sed 's/^/    /' "$work/check-$checks.log" >&2
 fi
+check 0 30 "wallctl report plays --csv" "$wallctl" report plays "${config[@]}" --from 1h --csv --timeout 10
+if ! grep -q "^node,kind,media" "$work/check-$checks.log" || ! grep -q ",clip,.*,paused," "$work/check-$checks.log"; then
+    fail "wallctl report plays --csv: no header, or no play paused by the pause above"
+    sed 's/^/    /' "$work/check-$checks.log" >&2
+fi
+check nonzero 10 "wallctl report plays (bad --from)" "$wallctl" report plays "${config[@]}" --from yesterday
 
 # The control daemon: its content library (a push through it), show control over TCP and HTTP, a
 # cue, the console's page; a second daemon whose show-control port is taken stops with a sentence.

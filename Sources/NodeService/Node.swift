@@ -24,6 +24,8 @@ public final class Node: Sendable {
     public let frames: FrameLog
     /// The content the wall distributes: this node's store, and what it fetches.
     public let content: NodeContent
+    /// What the screen presented, from when to when: its proof of play.
+    public let plays: PlayLog
     let follower: Follower
     private let logger: Logger
     /// Why the stored timeline could not be used at start, until a timeline is followed.
@@ -50,6 +52,7 @@ public final class Node: Sendable {
             grace: settings.wall.contentGrace,
             handPlaced: { name in try? roots.resolve(name.replacingOccurrences(of: "{id}", with: id)) }, logger: logger)
         self.logger = logger
+        plays = PlayLog(settings: settings, logger: logger)
         storeProblem = Mutex(nil)
         let configuration = FollowerStateMachine.Configuration(displayLatency: settings.displayLatency)
         follower = Follower(
@@ -64,9 +67,11 @@ public final class Node: Sendable {
     /// Follows the timeline until cancelled (the stored one, read back by `recoverStoredTimeline`
     /// before the control API answers).
     public func run() async {
+        plays.recover()
         await screen.showBetweenShows()
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.follower.run() }
+            group.addTask { await self.plays.run(self) }
             if settings.autoplay { group.addTask { await self.autoplay() } }
             if screen.players.count > 2 { group.addTask { await self.keepCuesReady() } }
             if NodeSettings.sinkElement(settings.video.sinkDescription) == "waylandsink",

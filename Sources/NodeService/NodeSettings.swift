@@ -58,6 +58,8 @@ public struct NodeSettings: Sendable {
     public var controlTLS: ControlTLS?
     /// Where this node keeps its timeline across restarts.
     public var timelineFile: String
+    /// Where this node keeps its proof of play (`PlayLog`): JSON lines, rotated.
+    public var playsFile: String
     /// Where this node keeps the content the wall distributes (`ContentStore`).
     public var contentDirectory: String
     /// The config's playlist, and whether the node plays it by itself.
@@ -202,6 +204,7 @@ public struct NodeSettings: Sendable {
         let stateDirectory = overrides.stateDirectory ?? config.stateDirectory ?? Self.defaultStateDirectory()
         timelineFile = "\(stateDirectory)/\(safeName(config.name))-\(safeName(id)).timeline.json"
         contentDirectory = "\(stateDirectory)/\(safeName(config.name))-\(safeName(id)).content"
+        playsFile = "\(stateDirectory)/\(safeName(config.name))-\(safeName(id)).plays.jsonl"
         do {
             clockKey = try config.clockKeyFile.map { path throws(SyncClockError) in try ClockKey(contentsOfFile: path) }
         } catch {

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 import WallContent
+import WallControl
 import WallProtocol
 
 extension Console {
@@ -18,6 +19,8 @@ extension Console {
     /// - `GET /console/thumbnail/NODE`: a node's newest thumbnail;
     /// - `POST /console/action` (JSON) and `PUT /console/upload?name=FILE` (the file's bytes);
     /// - `GET /console/audit`: the audit log as JSON lines.
+    /// - `GET /console/plays?from=24h&to=now&format=csv|json`: proof of play (`PlayReport`), for
+    ///   viewers too.
     ///
     /// Every route but the page's assets and the login needs a session cookie; the state-changing
     /// ones also the session's CSRF header, and an `Origin` (where the browser sends one) of this
@@ -113,6 +116,59 @@ extension Console {
             headers[.contentType] = "application/jsonl; charset=utf-8"
             headers[.cacheControl] = "no-store"
             return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+        }
+        router.get("/console/plays") { request, _ -> Response in
+            do {
+                _ = try self.sessions.session(cookie: Self.cookie(request))
+            } catch {
+                return Self.json(.unauthorized, ["error": "\(error)"])
+            }
+            let query = request.uri.queryParameters
+            let format = query.get("format") ?? "json"
+            let now = AuditRecord.now()
+            let fromText = query.get("from") ?? "24h"
+            let toText = query.get("to") ?? "now"
+            guard format == "json" || format == "csv" else {
+                return Self.json(.badRequest, ["error": "format must be csv or json, got \"\(format.prefix(32))\""])
+            }
+            guard let from = PlayRecord.instant(fromText, nowUnixMs: now) else {
+                return Self.json(
+                    .badRequest,
+                    [
+                        "error":
+                            "from must be an ISO 8601 instant, now, or a time ago like 24h, got \"\(fromText.prefix(64))\""
+                    ])
+            }
+            guard let to = PlayRecord.instant(toText, nowUnixMs: now), from < to else {
+                return Self.json(
+                    .badRequest,
+                    [
+                        "error":
+                            "to must be an ISO 8601 instant, now, or a time ago, after from; got \"\(toText.prefix(64))\""
+                    ])
+            }
+            // One report at a time: each reads every node's files.
+            let mine = self.reporting.withLock { busy -> Bool in
+                guard !busy else { return false }
+                busy = true
+                return true
+            }
+            guard mine else {
+                return Self.json(
+                    .tooManyRequests, ["error": "a report is being gathered for another console: ask again in a moment"]
+                )
+            }
+            defer { self.reporting.withLock { $0 = false } }
+            let report = await PlayReport.gather(self.actionWall, fromUnixMs: from, toUnixMs: to)
+            guard format == "csv" else { return Self.json(.ok, report) }
+            var headers = HTTPFields()
+            headers[.contentType] = "text/csv; charset=utf-8; header=present"
+            headers[.cacheControl] = "no-store"
+            let name = "\(self.config.name)-plays-\(PlayRecord.utc(from))-\(PlayRecord.utc(to)).csv"
+                .replacingOccurrences(of: ":", with: "")
+            headers[.contentDisposition] = "attachment; filename=\"\(name.filter { $0.isASCII && $0 != "\"" })\""
+            return Response(
+                status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: report.csv)))
         }
         router.get("/console/thumbnail/:node") { request, context -> Response in
             do {

@@ -31,6 +31,8 @@ public final class Console: Sendable {
     static let lead = TimelineControl.minimumEditLead
 
     private let busy = Mutex<String?>(nil)
+    /// Whether a proof-of-play report is being gathered (`GET /console/plays`).
+    let reporting = Mutex(false)
     private let actionCount = Mutex(0)
     private let pushes: AsyncStream<PushJob>
     private let pushContinuation: AsyncStream<PushJob>.Continuation

@@ -397,7 +397,48 @@ extension ConsolePage {
           source.addEventListener("playlist", (message) => showPlaylist(JSON.parse(message.data)));
         }
 
+        // Proof of play: the span's plays, newest first (the 200 newest shown; the CSV holds all).
+        function playsQuery(format) {
+          const query = new URLSearchParams({ format, from: $("plays-from").value.trim(), to: $("plays-to").value.trim() });
+          return `/console/plays?${query}`;
+        }
+
+        async function showPlays() {
+          const summary = $("plays-summary");
+          summary.textContent = "Asking every node…";
+          let report;
+          try {
+            const response = await fetch(playsQuery("json"), { credentials: "same-origin" });
+            report = await response.json();
+            if (!response.ok) { summary.textContent = report.error || `HTTP ${response.status}`; return; }
+          } catch (error) {
+            summary.textContent = `The daemon did not answer: ${error}`;
+            return;
+          }
+          const plays = report.plays.slice().reverse();
+          const utc = (ms) => new Date(ms).toISOString().replace("T", " ").replace("Z", "");
+          const name = (path) => path.split("/").pop();
+          $("plays").tBodies[0].replaceChildren(...plays.slice(0, 200).map((play) => {
+            const part = play.cue ? `cue ${play.cue}` : play.playlist ? `playlist ${play.playlist}` : play.entry != null ? `entry ${play.entry + 1}` : "";
+            const within = play.kind === "clip" ? `${play.mediaFromSeconds.toFixed(1)}–${play.mediaToSeconds.toFixed(1)} s` : "still";
+            const row = el("tr", { dataset: { ended: play.ended } },
+              el("td", { textContent: play.node }), el("td", { textContent: utc(play.fromUnixMs) }), el("td", { textContent: utc(play.toUnixMs) }),
+              el("td", { textContent: name(play.media), title: play.media + (play.sha256 ? `\nSHA-256 ${play.sha256}` : "") }),
+              el("td", { textContent: part }), el("td", { textContent: within }),
+              el("td", { textContent: play.ended + (play.problem ? `: ${play.problem}` : "") }),
+              el("td", { textContent: play.frames != null ? String(play.frames) : "" }));
+            return row;
+          }));
+          const missing = Object.keys(report.unreachable);
+          summary.textContent = `${report.plays.length} plays from ${utc(report.fromUnixMs)} to ${utc(report.toUnixMs)} UTC`
+            + (plays.length > 200 ? ", the 200 newest shown (the CSV holds all)" : "")
+            + (missing.length ? `; missing: ${missing.join(", ")} did not answer` : "") + ".";
+        }
+
         document.addEventListener("DOMContentLoaded", () => {
+          const playsLink = () => { $("plays-csv").href = playsQuery("csv"); };
+          ["plays-from", "plays-to"].forEach((id) => $(id).addEventListener("input", playsLink));
+          $("plays-form").addEventListener("submit", (event) => { event.preventDefault(); showPlays(); });
           document.querySelectorAll("button[data-verb]").forEach((button) =>
             button.addEventListener("click", () => act({ verb: button.dataset.verb }, button)));
           const scrub = $("scrub");

@@ -147,6 +147,26 @@ enum ConsolePage {
             <h3 id="audit-heading">Audit log <a href="/console/audit" class="sub">(all, as JSON lines)</a></h3>
             <ol id="audit" class="events" aria-labelledby="audit-heading"></ol>
           </section>
+
+          <section aria-labelledby="plays-heading" class="wide">
+            <h2 id="plays-heading">Proof of play</h2>
+            <form id="plays-form" class="plays">
+              <label for="plays-from">From</label> <input id="plays-from" name="from" value="24h" size="26" aria-describedby="plays-help">
+              <label for="plays-to">to</label> <input id="plays-to" name="to" value="now" size="26" aria-describedby="plays-help">
+              <button type="submit">Show</button>
+              <a id="plays-csv" href="/console/plays?format=csv&amp;from=24h&amp;to=now" download>Download CSV</a>
+            </form>
+            <p id="plays-help" class="sub">An ISO 8601 instant (2026-11-29T08:00:00Z), now, or a time ago (30m, 24h, 7d). Every screen's plays: what it presented, from when to when (UTC), how it ended, the frames its sink presented.</p>
+            <p id="plays-summary" role="status"></p>
+            <div class="table-wrap">
+            <table id="plays">
+              <caption class="visually-hidden">Plays, newest first</caption>
+              <thead><tr><th scope="col">Node</th><th scope="col">From (UTC)</th><th scope="col">To</th>
+              <th scope="col">Media</th><th scope="col">Part</th><th scope="col">In the media</th><th scope="col">Ended</th><th scope="col">Frames</th></tr></thead>
+              <tbody></tbody>
+            </table>
+            </div>
+          </section>
         </main>
         </body>
         </html>

@@ -209,6 +209,11 @@ public struct NodeClient: Sendable {
         try await get(ControlPath.check)
     }
 
+    /// `GET /plays`: what the node's screen presented in [`from`, `to`) (ms since 1970, UTC).
+    public func plays(fromUnixMs from: Int64, toUnixMs to: Int64) async throws(ControlError) -> PlaysReply {
+        try await get("\(ControlPath.plays)?fromUnixMs=\(from)&toUnixMs=\(to)")
+    }
+
     /// `GET /frames?after=`.
     public func frames(after sequence: UInt64) async throws(ControlError) -> FramesReply {
         try await get("\(ControlPath.frames)?after=\(sequence)&limit=4096")

@@ -30,6 +30,9 @@ public enum ControlPath {
     public static let content = "/content"
     /// POST `ContentFetchRequest`: fetch these files (from peers that hold them, else the origins).
     public static let contentFetch = "/content/fetch"
+    /// GET `?fromUnixMs=A&toUnixMs=B&limit=N`: `PlaysReply`, what the screen presented in [A, B)
+    /// (milliseconds since 1970, UTC; the whole log without them), its proof of play.
+    public static let plays = "/plays"
     /// The one-shot commands of earlier versions, answered 410 with the `wallctl` command that
     /// replaces each (a preroll is part of every change now: a node prepares it before its time).
     public static let retired = [

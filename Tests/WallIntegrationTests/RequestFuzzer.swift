@@ -112,7 +112,7 @@ struct RequestFuzzer {
     }
 
     private mutating func query() -> FuzzRequest {
-        switch int(4) {
+        switch int(5) {
         case 0:
             var parts: [String] = []
             if int(3) != 0 { parts.append("after=\(number())") }
@@ -125,6 +125,12 @@ struct RequestFuzzer {
             return FuzzRequest(path: "/snapshot" + (parts.isEmpty ? "" : "?" + parts.joined(separator: "&")))
         case 2:
             return FuzzRequest(path: "/status?\(pick(["a=1", "verbose", "%zz", "a=\(number())"]))")
+        case 3:
+            var parts: [String] = []
+            if int(3) != 0 { parts.append("fromUnixMs=\(number())") }
+            if int(3) != 0 { parts.append("toUnixMs=\(number())") }
+            if int(3) != 0 { parts.append("limit=\(number())") }
+            return FuzzRequest(path: "/plays" + (parts.isEmpty ? "" : "?" + parts.joined(separator: "&")))
         default:
             return FuzzRequest(path: "/metrics")
         }

@@ -42,7 +42,6 @@ final class ScheduleWallTests: XCTestCase {
     ]
 
     func testSchedule_switchesAtItsMasterTimes_onEveryScreen_withNoController() async throws {
-        let wallctl = ChildProcess.product("wallctl")
         let wallnode = ChildProcess.product("wallnode")
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("lockstep-schedule-\(getpid())")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -81,13 +80,8 @@ final class ScheduleWallTests: XCTestCase {
             // The master's UTC reads `at` this long after it starts.
             let transition = instant(trial.at)
             let lead = 8.0
-            let shift = transition.seconds - lead - realtimeNow().seconds
-            let master = try ChildProcess(
-                wallctl,
-                [
-                    "clock", "serve", "--realtime", "--simulate-realtime-shift", String(format: "%.9f", shift),
-                    "--listen", "127.0.0.1:\(masterPort)",
-                ])
+            let shifted = try ShiftedRealtimeMaster(port: masterPort, reading: transition, after: lead)
+            let master = shifted.process
             let nodes = try ids.enumerated().map { index, id in
                 try ChildProcess(
                     wallnode,
@@ -96,10 +90,7 @@ final class ScheduleWallTests: XCTestCase {
                         "--simulate-clock-offset", "\(index * 900)", "--simulate-clock-drift-ppm", "\(index * 80)",
                     ])
             }
-            // Master time of a monotonic arrival stamp on this machine.
-            let toMaster =
-                realtimeNow() - LocalClock.monotonic.now()
-                + MediaTime(seconds: shift, preferredTimescale: 1_000_000_000)
+            let toMaster = shifted.toMaster
             try await Task.sleep(for: .seconds(lead + 1.5))
             for process in nodes + [master] { process.signal(SIGTERM) }
             let logs = nodes.map { $0.finish().errors }
@@ -156,11 +147,5 @@ final class ScheduleWallTests: XCTestCase {
 
     private func instant(_ text: String) -> MediaTime {
         MediaTime(nanoseconds: Int64(ISO8601DateFormatter().date(from: text)!.timeIntervalSince1970) * 1_000_000_000)
-    }
-
-    private func realtimeNow() -> MediaTime {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        return MediaTime(nanoseconds: Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec))
     }
 }

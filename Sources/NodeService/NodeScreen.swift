@@ -199,6 +199,13 @@ public final class NodeScreen: FollowerPlayer, Sendable {
         if showsThePlaylist || fromPicture, preparation.hold == nil, let held = takeCue(preparation.passes[0]) {
             return prepareHeldCue(preparation, on: held)
         }
+        // A cue this node keeps in standby, not held when its cut came: said, with why, as the cut
+        // is then prepared now and may miss its first frames.
+        if let why = notHeld(preparation) {
+            logger.notice(
+                "a cue kept in standby was not held when its cut came: prepared now",
+                metadata: ["timeline.media": "\(preparation.passes[0].media)", "why": "\(why)"])
+        }
         let items: [(item: PlayerItem, path: String)]
         do {
             items = try preparation.passes.map { pass throws(NodeError) in try item(for: pass) }
@@ -219,6 +226,23 @@ public final class NodeScreen: FollowerPlayer, Sendable {
         }
         for index in roles.withLock({ $0.free(of: players.count) }) { empty(players[index]) }
         return await prepare(preparation, items: items, on: players[active], standby: nil)
+    }
+
+    /// Why `preparation`, the cut to a cue kept in standby, found no player holding it; nil when its
+    /// first pass is no cue kept here, or the cut is no held cut (a hold, from a show).
+    private func notHeld(_ preparation: Preparation) -> String? {
+        guard preparation.hold == nil, let pass = preparation.passes.first else { return nil }
+        // Read before the roles' lock: both take it.
+        let shown = showsThePlaylist || showsAPicture
+        return roles.withLock { roles -> String? in
+            guard let name = roles.wanted.first(where: { $0.pass == pass })?.name else { return nil }
+            if !shown { return "the screen showed neither the playlist nor a picture" }
+            if let loading = roles.loading, roles.cues[loading] == nil {
+                return "cue \(name) was being prerolled again on player \(loading)"
+            }
+            return
+                "cue \(name) was on no player (\(roles.cues.count) cues held, \(roles.free(of: players.count).count) players free)"
+        }
     }
 
     /// Whether the player on the screen shows the playlist, playing or paused (no picture in its

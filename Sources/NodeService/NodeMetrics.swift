@@ -48,7 +48,7 @@ public final class NodeMetrics: Sendable {
     /// 1 while a service of the node cannot work, per service (`ServiceProblem`).
     private let serviceProblems: [String: Gauge]
     /// The services a node reports problems of.
-    public static let services = ["content", "display", "machine", "schedule", "show-control"]
+    public static let services = ["content", "display", "machine", "plays", "schedule", "show-control"]
     /// Per other node measured directly (`PeerClockReport`): its offset and how far apart the two
     /// clocks may be; made as the peers first appear.
     private let peerGauges = Mutex<[String: (offset: Gauge, bound: Gauge)]>([:])

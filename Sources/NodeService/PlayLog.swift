@@ -76,13 +76,13 @@ public final class PlayLog: Sendable {
                 now: now, timeline: timeline, frameTimes: records.map { $0.wallTime ?? $0.dueAt },
                 pictureShown: shown.show != nil && shown.problem == nil, problem: shown.problem)
             let (ended, current) = tracker.withLock { tracker in (tracker.observe(sample), tracker.current) }
-            if let ended { keep(ended, utc: utc) }
+            if let ended { keep(ended, utc: utc, node: node) }
             checkpoint(current, now: now, utc: utc)
         }
         if let clock = node.clock.masterClock {
             let now = clock.now()
             if let ended = tracker.withLock({ $0.stop(at: now) }) {
-                keep(ended, utc: UTC(now: now, realtime: node.clock.masterIsRealtime == true))
+                keep(ended, utc: UTC(now: now, realtime: node.clock.masterIsRealtime == true), node: node)
             }
             try? FileManager.default.removeItem(atPath: openFile)
         }
@@ -101,11 +101,11 @@ public final class PlayLog: Sendable {
             unreadableLines: unreadable)
     }
 
-    private func keep(_ ended: PlayTracker.Ended, utc: UTC) {
+    /// Writes `ended` to the log; a play that cannot be written is a problem of the node's
+    /// `plays` service (its status, metrics and the console say so) until one can again.
+    private func keep(_ ended: PlayTracker.Ended, utc: UTC, node: Node) {
         let record = self.record(ended.play, to: ended.to, ending: ended.ending, utc: utc)
-        if let problem = file.append(record) {
-            logger.error("a play cannot be kept", metadata: ["error": "\(problem)"])
-        }
+        node.serviceProblem("plays", file.append(record).map { "a play cannot be kept: \($0)" })
     }
 
     /// Writes the play on the screen down beside the log, at most every `checkpointInterval`.

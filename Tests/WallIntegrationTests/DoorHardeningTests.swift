@@ -158,6 +158,38 @@ final class DoorHardeningTests: XCTestCase {
         }
     }
 
+    /// Proof of play that cannot be written (a folder stands where its file goes): the node plays on
+    /// and says so (service `plays`), and keeps its plays again once it can.
+    func testANode_whoseProofOfPlayCannotBeWritten_playsOnAndSaysSo() async throws {
+        let config = try config(nodeShowControl: false)
+        try FileManager.default.createDirectory(
+            atPath: folder.path("state/doors-a.plays.jsonl"), withIntermediateDirectories: true)
+        let wallnode = try ChildProcess(
+            ChildProcess.product("wallnode"), ["run", "--config", config.path, "--id", "a", "--use-local-clock"])
+        defer { wallnode.signal(SIGTERM) }
+        try await node.waitUntilAnswering()
+        let play = try ChildProcess.run(ChildProcess.product("wallctl"), ["play", "--config", config.path])
+        XCTAssertEqual(play.status, 0, play.errors)
+        // The clip is 2 s: its first pass ends, and cannot be written.
+        let status = try await node.waitForStatus(within: 20, "the plays problem reported") { status in
+            (status["problems"] as? [[String: Any]] ?? []).contains { $0["service"] as? String == "plays" }
+        }
+        let problems = (status["problems"] as? [[String: Any]] ?? []).map { "\($0["service"]!): \($0["problem"]!)" }
+        XCTAssertTrue(problems.contains { $0.hasPrefix("plays: a play cannot be kept: cannot write") }, "\(problems)")
+        XCTAssertTrue(
+            try node.get("/metrics").body.contains(
+                #"lockstep_service_problem{wall="doors",node="a",service="plays"} 1"#))
+        XCTAssertNil(wallnode.finishIfExited(), "the node plays on")
+        // Once the file can be written, the next play is kept and the problem is gone.
+        try FileManager.default.removeItem(atPath: folder.path("state/doors-a.plays.jsonl"))
+        try await node.waitForStatus(within: 20, "the plays problem gone") { status in
+            !(status["problems"] as? [[String: Any]] ?? []).contains { $0["service"] as? String == "plays" }
+        }
+        let kept = try node.get("/plays")
+        XCTAssertEqual(kept.status, 200, kept.body)
+        XCTAssertTrue(kept.body.contains(#""ended":"end""#), kept.body)
+    }
+
     func testTheDaemonsHTTPPort_closesIdleAndSlowlorisConnections_andServesATokenHolderMeanwhile() async throws {
         let config = try config(nodeShowControl: false)
         let daemon = try await answeringDaemon(config)

@@ -54,6 +54,18 @@ final class DoorHardeningTests: XCTestCase {
     /// The daemon's HTTP port, asked with the token.
     private var reader: TestNode { TestNode(port: daemonPort, token: token) }
 
+    /// Node a of `config`, answering and playing the config's show (`wallctl play`); stopped when the
+    /// test ends.
+    private func playingNode(_ config: URL) async throws -> ChildProcess {
+        let wallnode = try ChildProcess(
+            ChildProcess.product("wallnode"), ["run", "--config", config.path, "--id", "a", "--use-local-clock"])
+        addTeardownBlock { wallnode.signal(SIGTERM) }
+        try await node.waitUntilAnswering()
+        let play = try ChildProcess.run(ChildProcess.product("wallctl"), ["play", "--config", config.path])
+        XCTAssertEqual(play.status, 0, play.errors)
+        return wallnode
+    }
+
     /// `wallctl serve` on `config`, answering; stopped when the test ends.
     private func answeringDaemon(_ config: URL) async throws -> ChildProcess {
         let daemon = try ChildProcess(ChildProcess.product("wallctl"), ["serve", "--config", config.path])
@@ -164,12 +176,7 @@ final class DoorHardeningTests: XCTestCase {
         let config = try config(nodeShowControl: false)
         try FileManager.default.createDirectory(
             atPath: folder.path("state/doors-a.plays.jsonl"), withIntermediateDirectories: true)
-        let wallnode = try ChildProcess(
-            ChildProcess.product("wallnode"), ["run", "--config", config.path, "--id", "a", "--use-local-clock"])
-        defer { wallnode.signal(SIGTERM) }
-        try await node.waitUntilAnswering()
-        let play = try ChildProcess.run(ChildProcess.product("wallctl"), ["play", "--config", config.path])
-        XCTAssertEqual(play.status, 0, play.errors)
+        let wallnode = try await playingNode(config)
         // The clip is 2 s: its first pass ends, and cannot be written.
         let status = try await node.waitForStatus(within: 20, "the plays problem reported") { status in
             (status["problems"] as? [[String: Any]] ?? []).contains { $0["service"] as? String == "plays" }
@@ -211,12 +218,7 @@ final class DoorHardeningTests: XCTestCase {
     func testTheConsole_aStillOutsideTheMediaRoots_isTheRequestsFault() async throws {
         let config = try config(nodeShowControl: false)
         let daemon = try await answeringDaemon(config)
-        let wallnode = try ChildProcess(
-            ChildProcess.product("wallnode"), ["run", "--config", config.path, "--id", "a", "--use-local-clock"])
-        defer { wallnode.signal(SIGTERM) }
-        try await node.waitUntilAnswering()
-        let play = try ChildProcess.run(ChildProcess.product("wallctl"), ["play", "--config", config.path])
-        XCTAssertEqual(play.status, 0, play.errors)
+        _ = try await playingNode(config)
         let login = try RawHTTP.request(
             port: daemonPort, "POST", "/console/login", headers: ["Content-Type": "application/x-www-form-urlencoded"],
             body: "token=\(token)")

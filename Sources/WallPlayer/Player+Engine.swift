@@ -170,9 +170,13 @@ extension Player {
         armPrerollWatchdog(for: item)
     }
 
-    /// How long a local file may take to preroll before the pipeline counts as stalled; it
-    /// normally takes tens of milliseconds.
-    static let prerollWatchdog = MediaTime(value: 3, timescale: 1)
+    /// How long a local file's first preroll may take before the pipeline counts as stalled, the
+    /// first time; each retry waits twice as long as the one before (1, 2, 4, 8 s), so a preroll
+    /// that is merely slow (a disk spinning up) still completes. It normally takes tens of
+    /// milliseconds: a stall found within a second leaves a new pipeline time to preroll before a
+    /// start an edit's lead ahead (GlassChangeWallTests' black → clip came 8 s late on one screen
+    /// when the stall was found at 3 s).
+    static let prerollWatchdog = MediaTime(value: 1, timescale: 1)
     /// How many times a stalled first preroll is retried with a new pipeline.
     static let prerollRetryLimit = 3
 
@@ -188,7 +192,8 @@ extension Player {
         engine.loadGeneration += 1
         let generation = engine.loadGeneration
         guard item.asset.isFileBased else { return }
-        let delay = DispatchTimeInterval.nanoseconds(Int(Self.prerollWatchdog.nanoseconds ?? 0))
+        let limit = (Self.prerollWatchdog.nanoseconds ?? 0) << min(engine.prerollRetries, Self.prerollRetryLimit)
+        let delay = DispatchTimeInterval.nanoseconds(Int(limit))
         queue.asyncAfter(deadline: .now() + delay) { [weak self] in
             guard let self, self.engine.loadGeneration == generation, self.engine.loadedItem === item,
                 item.status == .unknown
@@ -202,8 +207,8 @@ extension Player {
             logger.error("the pipeline did not preroll; giving up", metadata: ["player.item": "\(item)"])
             let error = PlayerError.playbackFailed(
                 element: "playbin3",
-                reason: "the pipeline did not preroll within \(Self.prerollWatchdog.seconds) s, "
-                    + "\(Self.prerollRetryLimit + 1) times", debug: nil)
+                reason: "the pipeline did not preroll, \(Self.prerollRetryLimit + 1) times (waiting "
+                    + "\(Self.prerollWatchdog.seconds) s the first, twice as long each time after)", debug: nil)
             item.markFailed(error)
             engine.prerollRetries = 0
             cancelAllPending()

@@ -126,26 +126,14 @@ extension Console {
             let query = request.uri.queryParameters
             let format = query.get("format") ?? "json"
             let now = AuditRecord.now()
-            let fromText = query.get("from") ?? "24h"
-            let toText = query.get("to") ?? "now"
             guard format == "json" || format == "csv" else {
                 return Self.json(.badRequest, ["error": "format must be csv or json, got \"\(format.prefix(32))\""])
             }
-            guard let from = PlayRecord.instant(fromText, nowUnixMs: now) else {
-                return Self.json(
-                    .badRequest,
-                    [
-                        "error":
-                            "from must be an ISO 8601 instant, now, or a time ago like 24h, got \"\(fromText.prefix(64))\""
-                    ])
-            }
-            guard let to = PlayRecord.instant(toText, nowUnixMs: now), from < to else {
-                return Self.json(
-                    .badRequest,
-                    [
-                        "error":
-                            "to must be an ISO 8601 instant, now, or a time ago, after from; got \"\(toText.prefix(64))\""
-                    ])
+            let from: Int64
+            let to: Int64
+            switch PlayRecord.span(from: query.get("from") ?? "24h", to: query.get("to") ?? "now", nowUnixMs: now) {
+            case .success(let span): (from, to) = span
+            case .failure(let error): return Self.json(.badRequest, ["error": error.description])
             }
             // One report at a time: each reads every node's files.
             let mine = self.reporting.withLock { busy -> Bool in

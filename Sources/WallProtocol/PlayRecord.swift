@@ -152,6 +152,38 @@ public struct PlayRecord: Sendable, Hashable, Codable {
         return unixMs(iso8601: text)
     }
 
+    /// A report's span, [`from`, `to`) in milliseconds since 1970, from what an operator wrote for
+    /// its bounds (`instant`); or the sentence saying which bound is wrong and why, each named as
+    /// the caller takes it (`--from` on the command line, `from` in a query).
+    public static func span(
+        from: String, to: String, nowUnixMs now: Int64, named names: (from: String, to: String) = ("from", "to")
+    ) -> Result<(from: Int64, to: Int64), SpanError> {
+        guard let start = instant(from, nowUnixMs: now) else {
+            return .failure(
+                SpanError(
+                    description:
+                        "\(names.from) must be an ISO 8601 instant, now, or a time ago like 24h, got \"\(from.prefix(64))\""
+                ))
+        }
+        guard let end = instant(to, nowUnixMs: now) else {
+            return .failure(
+                SpanError(
+                    description:
+                        "\(names.to) must be an ISO 8601 instant, now, or a time ago like 1h, got \"\(to.prefix(64))\"")
+            )
+        }
+        guard start < end else {
+            return .failure(
+                SpanError(description: "\(names.to) (\(utc(end))) must come after \(names.from) (\(utc(start)))"))
+        }
+        return .success((start, end))
+    }
+
+    /// What is wrong with a report's bounds, in a sentence.
+    public struct SpanError: Error, CustomStringConvertible, Sendable {
+        public let description: String
+    }
+
     /// Milliseconds since 1970 from an ISO 8601 instant (`2026-11-29T18:00:00Z`, with or without
     /// fractional seconds, any offset), nil if it is not one.
     public static func unixMs(iso8601 text: String) -> Int64? {

@@ -112,26 +112,13 @@ struct DriftCommand: AsyncParsableCommand {
                         + "sending frame-code frames to this machine, port \(address.port)?")
             }
             if let json {
-                try write(try DriftReports(drift: outcome.report, groundTruth: outcome.truth).jsonData(), to: json)
+                try Output.write(
+                    try DriftReports(drift: outcome.report, groundTruth: outcome.truth).jsonData(), to: json)
             }
             if let plot {
-                try write(Data(DriftPlot(report: outcome.report).svg().utf8), to: plot)
+                try Output.write(Data(DriftPlot(report: outcome.report).svg().utf8), to: plot)
             }
             if outcome.exitStatus != 0 { throw ExitCode(outcome.exitStatus) }
-        }
-    }
-
-    /// Writes `data` to the file at `path`, or to standard output when `path` is "-".
-    private func write(_ data: Data, to path: String) throws {
-        if path == "-" {
-            FileHandle.standardOutput.write(data)
-            if data.last != UInt8(ascii: "\n") { FileHandle.standardOutput.write(Data("\n".utf8)) }
-            return
-        }
-        do {
-            try data.write(to: URL(fileURLWithPath: path))
-        } catch {
-            throw ControlError.config("cannot write \(path): \(error.localizedDescription)")
         }
     }
 }

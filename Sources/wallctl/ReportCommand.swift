@@ -47,18 +47,10 @@ struct ReportCommand: AsyncParsableCommand {
 
         /// The span asked, in milliseconds since 1970.
         func span(now: Int64 = Int64((Date().timeIntervalSince1970 * 1000).rounded())) throws -> (Int64, Int64) {
-            guard let start = PlayRecord.instant(from, nowUnixMs: now) else {
-                throw ValidationError(
-                    "--from must be an ISO 8601 instant, now, or a time ago like 24h, got \"\(from)\"")
+            switch PlayRecord.span(from: from, to: to, nowUnixMs: now, named: ("--from", "--to")) {
+            case .success(let span): return span
+            case .failure(let error): throw ValidationError(error.description)
             }
-            guard let end = PlayRecord.instant(to, nowUnixMs: now) else {
-                throw ValidationError("--to must be an ISO 8601 instant, now, or a time ago like 1h, got \"\(to)\"")
-            }
-            guard start < end else {
-                throw ValidationError(
-                    "--from (\(PlayRecord.utc(start))) must come before --to (\(PlayRecord.utc(end)))")
-            }
-            return (start, end)
         }
 
         func run() async throws {
@@ -77,16 +69,8 @@ struct ReportCommand: AsyncParsableCommand {
                 let header = "plays from \(PlayRecord.utc(start)) to \(PlayRecord.utc(end)): \(report.plays.count)"
                 text = ([header] + report.lines).joined(separator: "\n") + "\n"
             }
-            if let output {
-                do {
-                    try Data(text.utf8).write(to: URL(fileURLWithPath: output), options: .atomic)
-                } catch {
-                    throw ControlError.config("cannot write \(output): \(error.localizedDescription)")
-                }
-                Output.note("report: \(report.plays.count) plays written to \(output)")
-            } else {
-                FileHandle.standardOutput.write(Data(text.utf8))
-            }
+            try Output.write(Data(text.utf8), to: output ?? "-")
+            if let output { Output.note("report: \(report.plays.count) plays written to \(output)") }
             for gap in report.gaps { Output.note("report: \(gap)") }
             if !report.unreachable.isEmpty { throw ExitCode(1) }
         }

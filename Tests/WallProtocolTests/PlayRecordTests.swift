@@ -76,4 +76,25 @@ final class PlayRecordTests: XCTestCase {
         XCTAssertNil(PlayRecord.unixMs(iso8601: "yesterday"))
         XCTAssertEqual(PlayRecord.utc(1_800_000_000_250), "2027-01-15T08:00:00.250Z")
     }
+
+    func testASpan_isParsedOnce_withTheBoundsNamedAsTheCallerTakesThem() throws {
+        let now: Int64 = 1_800_000_000_000
+        let day = try PlayRecord.span(from: "24h", to: "now", nowUnixMs: now).get()
+        XCTAssertEqual(day.from, now - 86_400_000)
+        XCTAssertEqual(day.to, now)
+        func sentence(_ from: String, _ to: String) -> String {
+            guard
+                case .failure(let error) = PlayRecord.span(
+                    from: from, to: to, nowUnixMs: now, named: ("--from", "--to"))
+            else { return "" }
+            return error.description
+        }
+        XCTAssertEqual(
+            sentence("yesterday", "now"),
+            #"--from must be an ISO 8601 instant, now, or a time ago like 24h, got "yesterday""#)
+        XCTAssertEqual(
+            sentence("1h", "soon"), #"--to must be an ISO 8601 instant, now, or a time ago like 1h, got "soon""#)
+        XCTAssertEqual(
+            sentence("1h", "2h"), "--to (2027-01-15T06:00:00.000Z) must come after --from (2027-01-15T07:00:00.000Z)")
+    }
 }

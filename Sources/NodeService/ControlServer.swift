@@ -103,15 +103,15 @@ public enum ControlServer {
         router.get(RouterPath(ControlPath.plays)) { request, _ in
             let from = try wholeParameter("fromUnixMs", in: request, as: Int64.self) ?? .min
             let to = try wholeParameter("toUnixMs", in: request, as: Int64.self) ?? .max
-            let limit = try wholeParameter("limit", in: request, as: Int.self) ?? PlaysReply.mostPlays
-            guard from < to, (1...PlaysReply.mostPlays).contains(limit) else {
-                let reason =
-                    from >= to
-                    ? "fromUnixMs (\(from)) must come before toUnixMs (\(to))"
-                    : "limit must be 1 to \(PlaysReply.mostPlays), got \(limit)"
-                return json(ControlReply(ok: false, error: reason, status: nil), status: .unprocessableContent)
+            let limit = try wholeParameter("limit", in: request) ?? UInt64(PlaysReply.mostPlays)
+            do throws(RequestRejection) {
+                try RequestChecks.limit(limit, atMost: UInt64(PlaysReply.mostPlays))
+                try RequestChecks.span(fromUnixMs: from, toUnixMs: to)
+            } catch {
+                return json(
+                    ControlReply(ok: false, error: error.description, status: nil), status: .unprocessableContent)
             }
-            return json(node.plays.plays(fromUnixMs: from, toUnixMs: to, limit: limit))
+            return json(node.plays.plays(fromUnixMs: from, toUnixMs: to, limit: Int(limit)))
         }
         router.get(RouterPath(ControlPath.snapshot)) { request, _ in
             try await snapshot(request, node: node)

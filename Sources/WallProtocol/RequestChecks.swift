@@ -98,8 +98,21 @@ public enum RequestChecks {
 
     /// A `limit` query parameter of `GET /frames`.
     public static func framesLimit(_ limit: UInt64, field: String = "limit") throws(RequestRejection) {
-        guard (1...maximumFramesLimit).contains(limit) else {
-            throw RequestRejection(field: field, reason: "must be 1 to \(maximumFramesLimit), got \(limit)")
+        try self.limit(limit, atMost: maximumFramesLimit, field: field)
+    }
+
+    /// A `limit` query parameter: how many records an answer may hold, 1 to `most`.
+    public static func limit(_ limit: UInt64, atMost most: UInt64, field: String = "limit") throws(RequestRejection) {
+        guard (1...most).contains(limit) else {
+            throw RequestRejection(field: field, reason: "must be 1 to \(most), got \(limit)")
+        }
+    }
+
+    /// A span of time asked for, `from` before `to` (milliseconds since 1970, as `GET /plays` takes
+    /// them).
+    public static func span(fromUnixMs from: Int64, toUnixMs to: Int64) throws(RequestRejection) {
+        guard from < to else {
+            throw RequestRejection(field: "fromUnixMs", reason: "must come before toUnixMs (\(to)), got \(from)")
         }
     }
 

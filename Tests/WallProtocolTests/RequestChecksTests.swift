@@ -68,6 +68,10 @@ final class RequestChecksTests: XCTestCase {
         XCTAssertThrowsError(try RequestChecks.framesLimit(0))
         XCTAssertThrowsError(try RequestChecks.framesLimit(.max))
         XCTAssertNoThrow(try RequestChecks.framesLimit(4096))
+        XCTAssertThrowsError(try RequestChecks.limit(10_001, atMost: 10_000))
+        XCTAssertNoThrow(try RequestChecks.limit(10_000, atMost: 10_000))
+        XCTAssertThrowsError(try RequestChecks.span(fromUnixMs: 5, toUnixMs: 5))
+        XCTAssertNoThrow(try RequestChecks.span(fromUnixMs: .min, toUnixMs: .max))
         XCTAssertNil(try RequestChecks.snapshotSize(width: nil, height: nil, output: nil))
         XCTAssertThrowsError(try RequestChecks.snapshotSize(width: .max, height: 2, output: nil)) { error in
             XCTAssertEqual("\(error)", "width: must be 1 to 3840, got 18446744073709551615")

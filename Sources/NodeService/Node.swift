@@ -67,7 +67,7 @@ public final class Node: Sendable {
     /// Follows the timeline until cancelled (the stored one, read back by `recoverStoredTimeline`
     /// before the control API answers).
     public func run() async {
-        plays.recover()
+        plays.recover(self)
         await screen.showBetweenShows()
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.follower.run() }

@@ -43,10 +43,10 @@ public final class PlayLog: Sendable {
 
     /// Keeps the play a node that stopped had on its screen (read back from `.open`, checked), as
     /// ended "node stopped". Called once at start, before the node plays.
-    public func recover() {
+    func recover(_ node: Node) {
         guard let data = FileManager.default.contents(atPath: openFile) else { return }
         defer { try? FileManager.default.removeItem(atPath: openFile) }
-        guard var record = try? JSONDecoder().decode(PlayRecord.self, from: data), record.node == node,
+        guard var record = try? JSONDecoder().decode(PlayRecord.self, from: data), record.node == self.node,
             record.toUnixMs >= record.fromUnixMs
         else {
             logger.warning(
@@ -55,9 +55,7 @@ public final class PlayLog: Sendable {
             return
         }
         record.ended = .nodeStopped
-        if let problem = file.append(record) {
-            logger.error("a play cannot be kept", metadata: ["error": "\(problem)"])
-        }
+        keep(record, node: node)
     }
 
     /// Samples the node until cancelled; then the play on the screen ends "node stopped".
@@ -104,7 +102,10 @@ public final class PlayLog: Sendable {
     /// Writes `ended` to the log; a play that cannot be written is a problem of the node's
     /// `plays` service (its status, metrics and the console say so) until one can again.
     private func keep(_ ended: PlayTracker.Ended, utc: UTC, node: Node) {
-        let record = self.record(ended.play, to: ended.to, ending: ended.ending, utc: utc)
+        keep(record(ended.play, to: ended.to, ending: ended.ending, utc: utc), node: node)
+    }
+
+    private func keep(_ record: PlayRecord, node: Node) {
         node.serviceProblem("plays", file.append(record).map { "a play cannot be kept: \($0)" })
     }
 

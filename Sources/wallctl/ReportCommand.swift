@@ -46,7 +46,7 @@ struct ReportCommand: AsyncParsableCommand {
         }
 
         /// The span asked, in milliseconds since 1970.
-        func span(now: Int64 = Int64((Date().timeIntervalSince1970 * 1000).rounded())) throws -> (Int64, Int64) {
+        func span(now: Int64 = AuditRecord.now()) throws -> (Int64, Int64) {
             switch PlayRecord.span(from: from, to: to, nowUnixMs: now, named: ("--from", "--to")) {
             case .success(let span): return span
             case .failure(let error): throw ValidationError(error.description)

@@ -223,7 +223,14 @@ extension Player {
         let queued = engine.queuedSeek
         engine.prerollHandlers = []
         engine.queuedSeek = nil
-        rebuildPipeline()
+        let began = DispatchTime.now()
+        rebuildPipeline(stalled: true)
+        logger.debug(
+            "a pipeline replaced the stalled one",
+            metadata: [
+                "player.rebuilt_in_ms": .value(
+                    Int((DispatchTime.now().uptimeNanoseconds - began.uptimeNanoseconds) / 1_000_000))
+            ])
         engine.prerollHandlers = waiting
         engine.queuedSeek = queued
     }
@@ -237,8 +244,12 @@ extension Player {
     /// lock while the pads deactivate), and its teardown then never returns. Past `teardownLimit`
     /// it is left to its own thread, reported, and counted, and the player goes on with a new
     /// pipeline: the picture comes back instead of every later call waiting behind it.
-    func retire(_ pipeline: PlaybackPipeline) {
-        let stopped = pipeline.stopOnItsOwnThread()
+    ///
+    /// A pipeline whose preroll stalled (`stalled`) is stopped at once: its state change never
+    /// ends, and settling it first held the new pipeline up 2 s (a node joining a black → clip
+    /// change 8 s late in GlassChangeWallTests, twice in CI).
+    func retire(_ pipeline: PlaybackPipeline, stalled: Bool = false) {
+        let stopped = pipeline.stopOnItsOwnThread(settling: !stalled)
         let limit = DispatchTimeInterval.nanoseconds(Int(Self.teardownLimit.nanoseconds ?? 0))
         guard stopped.wait(timeout: .now() + limit) == .timedOut else { return }
         let stuck = pipelinesAbandoned.add(1, ordering: .relaxed).newValue
@@ -289,7 +300,9 @@ extension Player {
     }
 
     /// Builds the pipeline anew with the current output settings and restores the item, time and rate.
-    func rebuildPipeline() {
+    ///
+    /// - Parameter stalled: whether the pipeline is replaced because its preroll stalled.
+    func rebuildPipeline(stalled: Bool = false) {
         guard let old = engine.pipeline else { return }
         // Where the item is, or is going: a rebuild or seek still under way has not moved the
         // pipeline yet (a sink changed twice in a row).
@@ -298,7 +311,7 @@ extension Player {
             ?? engine.timebase.itemTime(atHost: .invalid)
         engine.pipeline = nil
         pipelineRef.withLock { $0 = nil }
-        retire(old)
+        retire(old, stalled: stalled)
         let item = engine.loadedItem
         load(item)
         if item != nil, position > .zero {

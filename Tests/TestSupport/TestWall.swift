@@ -121,8 +121,10 @@ public struct TestWall: Sendable {
 
     /// Starts the wall's master (`wallctl clock serve` on `clockPort`) and a `wallnode run` of
     /// `config` for every node, each on a clock of its own offset and drift (simulated) for the
-    /// master to correct.
+    /// master to correct. `LOCKSTEP_TEST_NODE_LOG_LEVEL` in the environment (`debug`, `trace`) sets
+    /// the nodes' log level, to see what a rare failure did.
     public func start(config: URL, clockPort: Int) throws -> (master: ChildProcess, nodes: [ChildProcess]) {
+        let level = ProcessInfo.processInfo.environment[Self.nodeLogLevelVariable].map { ["--log-level", $0] } ?? []
         let master = try ChildProcess(
             ChildProcess.product("wallctl"), ["clock", "serve", "--listen", "127.0.0.1:\(clockPort)"])
         let nodes = try nodes.enumerated().map { index, node in
@@ -131,10 +133,13 @@ public struct TestWall: Sendable {
                 [
                     "run", "--config", config.path, "--id", node.id, "--log-format", "text",
                     "--simulate-clock-offset", "\(index * 700)", "--simulate-clock-drift-ppm", "\(index * 60 - 90)",
-                ])
+                ] + level)
         }
         return (master, nodes)
     }
+
+    /// The environment variable naming the nodes' log level (`start(config:clockPort:)`).
+    public static let nodeLogLevelVariable = "LOCKSTEP_TEST_NODE_LOG_LEVEL"
 
     /// The client of node `id`, with this wall's name on every request.
     public func client(_ id: String, token: String? = nil) -> TestNode {

@@ -228,12 +228,14 @@ final class GlassChangeWallTests: XCTestCase {
             XCTAssertLessThanOrEqual(skew, 0.001, "\(change.name): the screens together")
         }
         print("glass change test (\(standby ? "standby" : "one pipeline")): " + report.joined(separator: "; "))
-        // On a failure, what each node said (its clock's lines aside).
-        if (testRun?.failureCount ?? 0) > 0 {
+        // On a failure, or when their log level is asked for, what each node said (its clock's
+        // lines aside).
+        let asked = ProcessInfo.processInfo.environment[TestWall.nodeLogLevelVariable] != nil
+        if (testRun?.failureCount ?? 0) > 0 || asked {
             for (id, node) in zip(ids, nodes) {
                 node.signal(SIGTERM)
                 let lines = node.finish().errors.split(separator: "\n").filter { !$0.contains("lockstep.clock") }
-                print("node \(id):\n" + lines.suffix(150).joined(separator: "\n"))
+                print("node \(id):\n" + lines.suffix(asked ? lines.count : 150).joined(separator: "\n"))
             }
         }
     }

@@ -131,7 +131,8 @@ final class PlaybackPipeline: @unchecked Sendable {
     private let scale: Element?
     private let renderQueue: Element?
     private let stamp: Element?
-    private let videoSink: Element?
+    /// The video sink's bin, built from its description.
+    let videoSink: Element?
     private let audioSink: Element?
     private var hasAudioOutput: Bool { audioSink != nil }
     private let chooser: StreamChooser
@@ -292,11 +293,11 @@ final class PlaybackPipeline: @unchecked Sendable {
 
     /// Shuts the pipeline down on a thread of its own; the semaphore is signalled once it has
     /// stopped. A pipeline wedged inside GStreamer then holds only that thread, never its caller's.
-    func stopOnItsOwnThread() -> DispatchSemaphore {
+    func stopOnItsOwnThread(settling: Bool = true) -> DispatchSemaphore {
         let stopped = DispatchSemaphore(value: 0)
         PipelineTeardowns.group.enter()
         let thread = Thread { [self] in
-            shutdown()
+            shutdown(settling: settling)
             stopped.signal()
             PipelineTeardowns.group.leave()
         }
@@ -306,9 +307,13 @@ final class PlaybackPipeline: @unchecked Sendable {
     }
 
     /// Stops every thread and drops the bus hook; the pipeline cannot be used afterwards.
-    func shutdown() {
+    ///
+    /// - Parameter settling: whether a state change still under way may end first (up to 2 s,
+    ///   `settleIfTypefinding`); false for a pipeline whose preroll is known to have stalled, whose
+    ///   change never ends: settling would only hold up the pipeline replacing it.
+    func shutdown(settling: Bool = true) {
         endOfStreamGuard?.stop()
-        playbin.settleIfTypefinding()
+        if settling { playbin.settleIfTypefinding() }
         playbin.setState(GST_STATE_NULL)
         box.presented.stop()
         subtitles?.detach()

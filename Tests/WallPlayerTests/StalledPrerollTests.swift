@@ -1,0 +1,54 @@
+import CGStreamer
+import Foundation
+import LockstepTime
+import TestSupport
+import XCTest
+
+@testable import WallPlayer
+
+/// A pipeline whose first preroll stalled (playbin3 in GStreamer 1.22 does, about one load in ten
+/// on a busy machine) is replaced by the player's watchdog; the stalled one must stop at once, not
+/// after the 2 s a teardown otherwise gives a state change still under way to end: a node's black
+/// → clip change came 1.1 s late in CI, and the screen joined 8 s after, through that wait.
+final class StalledPrerollTests: XCTestCase {
+    func testAStalledPipeline_stopsAtOnce_whenToldItStalled() throws {
+        let (pipeline, took) = try stallThenStop(settling: false)
+        XCTAssertLessThan(took, 0.5, "a stalled pipeline stops without settling")
+        XCTAssertEqual(pipeline.playbin.currentState, GST_STATE_NULL)
+    }
+
+    /// The wait the other case avoids: without being told, the teardown settles first.
+    func testAStalledPipeline_isSettledFirst_otherwise() throws {
+        let (pipeline, took) = try stallThenStop(settling: true)
+        XCTAssertGreaterThanOrEqual(took, 1.9, "the teardown gives a change under way its 2 s")
+        XCTAssertEqual(pipeline.playbin.currentState, GST_STATE_NULL)
+    }
+
+    /// A pipeline whose preroll never comes (a blocked pad holds the first video buffer, as every
+    /// streaming task of a stalled playbin3 waits), stopped as `retire` stops it: the time the stop
+    /// took, in seconds.
+    private func stallThenStop(settling: Bool) throws -> (PlaybackPipeline, Double) {
+        let pipeline = try PlaybackPipeline(
+            video: VideoOutputSettings(sinkDescription: "identity name=stall ! fakesink sync=true"),
+            audioSink: "fakesink sync=true", realtimePriority: nil,
+            callbacks: .init(message: { _ in }, presented: { _ in }, aboutToFinish: { nil }))
+        pipeline.playbin.set("uri", try TestMedia.frameCode(seconds: 2).absoluteString)
+        let sink = try XCTUnwrap(pipeline.videoSink)
+        let stall = try XCTUnwrap(gst_bin_get_by_name(sink.cast(to: GstBin.self), "stall"))
+        let pad = try XCTUnwrap(gst_element_get_static_pad(stall, "src"))
+        let block = GstPadProbeType(GST_PAD_PROBE_TYPE_BLOCK.rawValue | GST_PAD_PROBE_TYPE_BUFFER.rawValue)
+        gst_pad_add_probe(pad, block, { _, _, _ in GST_PAD_PROBE_OK }, nil, nil)
+        gst_object_unref(UnsafeMutableRawPointer(pad))
+        gst_object_unref(UnsafeMutableRawPointer(stall))
+        pipeline.playbin.setState(GST_STATE_PAUSED)
+        let oneSecond = MediaTime(value: 1, timescale: 1).clockTime ?? 0
+        XCTAssertEqual(
+            gst_element_get_state(pipeline.playbin.pointer, nil, nil, oneSecond), GST_STATE_CHANGE_ASYNC,
+            "the preroll is held")
+        XCTAssertLessThan(pipeline.playbin.currentState.rawValue, GST_STATE_PAUSED.rawValue)
+        let began = Date()
+        let stopped = pipeline.stopOnItsOwnThread(settling: settling)
+        XCTAssertEqual(stopped.wait(timeout: .now() + 5), .success, "the stalled pipeline stopped")
+        return (pipeline, Date().timeIntervalSince(began))
+    }
+}

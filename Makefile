@@ -118,11 +118,14 @@ bench-failover: setup
 	bench/failover --verbose --bin "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)"
 
 # A four-node wall under an hour of seeded faults (kill -9, SIGSTOP, master failover, clock-path loss
-# and stalls, a network partition, edits and content pushes, a read-only or full state directory,
-# hostile requests), judged by ground truth, release build; see docs/BENCHMARKS.md.
+# and stalls, a network partition with a push during it, edits and content pushes, a read-only or
+# full state directory, hostile requests and show control, the control daemon killed), with cues over
+# OSC, TCP, UDP and HTTP and a console open throughout, judged by ground truth, release build; see
+# docs/BENCHMARKS.md. CHAOS_ARGS adds options: `make bench-chaos CHAOS_ARGS="--seed 2 --schedule"`.
+CHAOS_ARGS ?=
 bench-chaos: setup
 	$(SWIFT) build $(RELEASE_FLAGS)
-	bench/chaos --minutes 60 --keep --bin "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)"
+	bench/chaos --minutes 60 --keep $(CHAOS_ARGS) --bin "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)"
 
 # Content pushed to eight nodes in network namespaces (2 GB, as root): time to ready, what the
 # controller's origin sent against what the nodes received, CPU and memory; see docs/BENCHMARKS.md.

@@ -223,14 +223,11 @@ extension Player {
         let queued = engine.queuedSeek
         engine.prerollHandlers = []
         engine.queuedSeek = nil
-        let began = DispatchTime.now()
+        let began = LocalClock.monotonic.now()
         rebuildPipeline(stalled: true)
         logger.debug(
             "a pipeline replaced the stalled one",
-            metadata: [
-                "player.rebuilt_in_ms": .value(
-                    Int((DispatchTime.now().uptimeNanoseconds - began.uptimeNanoseconds) / 1_000_000))
-            ])
+            metadata: ["player.rebuilt_in_ns": .nanoseconds(LocalClock.monotonic.now() - began)])
         engine.prerollHandlers = waiting
         engine.queuedSeek = queued
     }

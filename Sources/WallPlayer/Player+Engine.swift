@@ -182,12 +182,12 @@ extension Player {
 
     /// Rebuilds the pipeline if the item's first preroll stalls.
     ///
-    /// playbin3 in GStreamer 1.22.0 sometimes never prerolls a local file when the machine is
-    /// busy: its source bins link new pads before activating them, a first push meets a flushing
-    /// pad, and every streaming task pauses without an error (seen in our tests about once in ten
-    /// loads under full CPU load; every thread idle, nothing posted). A new pipeline does not
-    /// repeat it, so the player retries rather than hang, and fails the item with a clear error if
-    /// it keeps happening.
+    /// playbin3 in GStreamer 1.22.0 sometimes never prerolls a local file, every streaming task
+    /// waiting with nothing posted. The cause found (a stream collection handled after the
+    /// selection leaves playsink waiting for a subtitle input) is worked round by
+    /// `StreamChooser.confirmSelection`; the watchdog stays for whatever else stalls. A new
+    /// pipeline rarely repeats a stall, so the player retries rather than hang, and fails the item
+    /// with a clear error if it keeps happening.
     private func armPrerollWatchdog(for item: PlayerItem) {
         engine.loadGeneration += 1
         let generation = engine.loadGeneration

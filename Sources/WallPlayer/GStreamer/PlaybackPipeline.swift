@@ -253,6 +253,7 @@ final class PlaybackPipeline: @unchecked Sendable {
         playbin.set("flags", flags)
         chooser = StreamChooser(hasVideoOutput: videoBin != nil, hasAudioOutput: self.audioSink != nil)
         chooser.watch(playbin)
+        box.chooser = chooser
         box.renderQueue = renderQueue.map { UnsafeMutableRawPointer($0.pointer) }
         box.windowHandle = settings?.windowHandle ?? 0
         if let cropTarget, let settings {
@@ -548,6 +549,8 @@ private final class CallbackBox: @unchecked Sendable {
     var renderQueue: UnsafeMutableRawPointer?
     /// The window the video sink draws into (an X window id); 0: the sink's own.
     var windowHandle: UInt = 0
+    /// The pipeline's stream chooser: decodebin3's collections are followed by its selection.
+    var chooser: StreamChooser?
     /// The pipeline latency in nanoseconds, part of when each frame is due: an atomic, as the
     /// render thread reads it.
     let latency = Atomic<Int64>(0)
@@ -628,6 +631,15 @@ private let syncHandler: GstBusSyncHandler = { _, message, data in
     {
         withExtendedLifetime(owned) {}
         return GST_BUS_DROP
+    }
+    switch message.pointee.type {
+    case GST_MESSAGE_STREAM_COLLECTION:
+        box.chooser?.confirmSelection(after: message)
+    case GST_MESSAGE_STREAMS_SELECTED where box.chooser?.isConfirmation(message) == true:
+        withExtendedLifetime(owned) {}
+        return GST_BUS_DROP
+    default:
+        break
     }
     box.callbacks.message(owned)
     return GST_BUS_DROP

@@ -22,7 +22,7 @@ final class LateCollectionTests: XCTestCase {
             audioSink: "fakesink sync=true", realtimePriority: nil,
             callbacks: .init(message: { collections.keep($0) }, presented: { _ in }, aboutToFinish: { nil }))
         defer { pipeline.shutdown() }
-        pipeline.playbin.set("uri", try TestMedia.languages().absoluteString)
+        pipeline.setURI(try TestMedia.languages().absoluteString)
         pipeline.playbin.setState(GST_STATE_PAUSED)
         XCTAssertEqual(prerolled(pipeline), GST_STATE_CHANGE_SUCCESS, "the first preroll")
 

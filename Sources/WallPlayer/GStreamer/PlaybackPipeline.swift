@@ -357,7 +357,7 @@ final class PlaybackPipeline: @unchecked Sendable {
 
     /// Loads `uri`; the streams of the one before are forgotten until the new collection arrives.
     func setURI(_ uri: String) {
-        chooser.loading()
+        chooser.loading(uri)
         playbin.set("uri", uri)
     }
 
@@ -661,6 +661,7 @@ private let aboutToFinishTrampoline: @convention(c) (gpointer?, gpointer?) -> Vo
     guard let playbin, let data else { return }
     let box = handedOver(data, as: CallbackBox.self)
     if let next = box.callbacks.aboutToFinish() {
+        box.chooser?.follows(next)
         lockstep_object_set_string(playbin, "uri", next)
     }
 }

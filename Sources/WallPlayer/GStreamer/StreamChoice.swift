@@ -54,6 +54,9 @@ final class StreamChooser: @unchecked Sendable {
         var sent: Set<String>?
         /// When the last event was sent (the monotonic clock).
         var sentAt: MediaTime?
+        /// Whether the signal's answers are what decodebin3 decodes: for local files. An adaptive
+        /// source (hlsdemux2) selects upstream, text included, whatever the signal answers.
+        var signalDecides = false
     }
 
     private let state = Mutex(State())
@@ -88,9 +91,11 @@ final class StreamChooser: @unchecked Sendable {
         sendIfNeeded(to: playbin)
     }
 
-    /// A new item is loading: its collection is still to come, and the signal will answer for it.
-    func loading() {
+    /// A new item is loading from `uri`: its collection is still to come, and the signal will
+    /// answer for it.
+    func loading(_ uri: String) {
         state.withLock { state in
+            state.signalDecides = uri.hasPrefix("file:")
             state.collection = nil
             state.applied = nil
             state.prerolled = false
@@ -138,25 +143,37 @@ final class StreamChooser: @unchecked Sendable {
     /// pipeline never prerolls: 1 load in 8 of a Matroska file with subtitles, here, until the
     /// watchdog's rebuild; 4 in a row failed an item in CI. Following each collection at once
     /// with its selection leaves the last word with the selection, whatever the threads' order.
-    /// The choice is the one the signal answers; nothing else reads the message
-    /// (`isConfirmation`).
+    /// Nothing else reads the message (`isConfirmation`).
+    ///
+    /// Only where the signal's answers are what is decoded: local files (`signalDecides`), and a
+    /// collection whose every stream the signal answers (for one it does not, a data track,
+    /// decodebin3 picks a stream of each kind left, text included). The message comes from the
+    /// decodebin3's parent, uridecodebin3, and so reaches playbin3 without passing through
+    /// uridecodebin3's own handling of STREAMS_SELECTED, which takes a lock a gapless switch may
+    /// hold on this thread.
     func confirmSelection(after message: UnsafeMutablePointer<GstMessage>) {
         guard let source = message.pointee.src,
-            decoders.withLock({ $0.contains(UInt(bitPattern: source)) })
+            decoders.withLock({ $0.contains(UInt(bitPattern: source)) }),
+            let choice = state.withLock({ $0.signalDecides ? $0.wanted : nil })
         else { return }
         var parsed: UnsafeMutablePointer<GstStreamCollection>?
         gst_message_parse_stream_collection(message, &parsed)
         guard let parsed else { return }
         let collection = GObjectRef(owning: parsed)
-        guard let selected = gst_message_new_streams_selected(source, collection.pointer) else { return }
-        let choice = state.withLock { $0.wanted }
+        var answered = 0
+        forEachStream(of: collection.pointer) { _, _, _ in answered += 1 }
+        guard answered == Int(gst_stream_collection_get_size(collection.pointer)),
+            let parent = gst_object_get_parent(source)
+        else { return }
+        defer { gst_object_unref(UnsafeMutableRawPointer(parent)) }
+        guard let selected = gst_message_new_streams_selected(parent, collection.pointer) else { return }
         forEachStream(of: collection.pointer) { stream, kind, number in
             if plays(choice, kind, number) { gst_message_streams_selected_add(selected, stream) }
         }
         let seqnum = gst_util_seqnum_next()
         gst_message_set_seqnum(selected, seqnum)
         confirmations.withLock { _ = $0.insert(seqnum) }
-        source.withMemoryRebound(to: GstElement.self, capacity: 1) { element in
+        parent.withMemoryRebound(to: GstElement.self, capacity: 1) { element in
             _ = gst_element_post_message(element, selected)
         }
         confirmations.withLock { _ = $0.remove(seqnum) }
@@ -166,6 +183,12 @@ final class StreamChooser: @unchecked Sendable {
     func isConfirmation(_ message: UnsafeMutablePointer<GstMessage>) -> Bool {
         let seqnum = gst_message_get_seqnum(message)
         return confirmations.withLock { $0.contains(seqnum) }
+    }
+
+    /// The next item, played gaplessly, comes from `uri`: a source that is no local file may select
+    /// streams the signal did not answer for, so selections are no longer confirmed.
+    func follows(_ uri: String) {
+        if !uri.hasPrefix("file:") { state.withLock { $0.signalDecides = false } }
     }
 
     /// A stream collection was posted (STREAM_COLLECTION).

@@ -27,8 +27,11 @@ public struct ConsoleEvent: Sendable, Hashable, Codable {
         func add(_ kind: Kind, _ text: String) {
             events.append(ConsoleEvent(atUnixMs: now, node: after.id, kind: kind, text: text))
         }
-        if before.reachable, !after.reachable {
-            add(.unreachable, "\(after.id) stopped answering: \(after.problem ?? "no reason given")")
+        // A node the console has not heard from yet (it opened, or the daemon restarted, while the
+        // node was down) is said not to answer as well: it is no less unreachable for that.
+        if before.reachable || before.polledAtUnixMs == nil, !after.reachable {
+            let how = before.reachable ? "stopped answering" : "does not answer"
+            add(.unreachable, "\(after.id) \(how): \(after.problem ?? "no reason given")")
         }
         guard after.reachable else { return events }
         if !before.reachable {

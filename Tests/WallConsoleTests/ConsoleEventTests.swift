@@ -44,6 +44,19 @@ final class ConsoleEventTests: XCTestCase {
         XCTAssertTrue(events[0].text.hasSuffix("answers again"), events[0].text)
     }
 
+    /// A node down when the console first looks at it (the console opened, or the daemon
+    /// restarted, while it was down) is said not to answer, once: before, only a look that had
+    /// found it answering could lead to the event.
+    func testUnreachable_atTheFirstLook_isSaidOnce() {
+        let unseen = NodeView(id: "n1")
+        var down = unseen.unreachable("connection refused (is wallnode running there?)", at: 5000)
+        let first = ConsoleEvent.changes(from: unseen, to: down, at: 5000)
+        XCTAssertEqual(first.map(\.kind), [.unreachable])
+        XCTAssertTrue(first[0].text.hasPrefix("n1 does not answer: connection refused"), first[0].text)
+        down.polledAtUnixMs = 5000
+        XCTAssertEqual(kinds(down, down.unreachable("connection refused", at: 6000)), [], "said once")
+    }
+
     func testRejoin_clockFailover_contentArrival_transition_andStep() {
         var after = playing()
         after.rejoins = 1

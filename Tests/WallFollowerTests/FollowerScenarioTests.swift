@@ -159,6 +159,58 @@ final class FollowerScenarioTests: XCTestCase {
         XCTAssertEqual(wall.nodes.values.map(\.screen.preparations), [1, 1, 1], "nothing prepared again")
     }
 
+    /// A pause whose time falls inside the last frame of a pass holds that frame, not the first of
+    /// the next pass: the item-end boundary where, on the glass, a pause once showed the next pass's
+    /// first frame while every node reported the item's end. From 3.96 s to 4 s is the last frame of
+    /// the first pass of first.mp4 (frame 49 at the simulation's 25 frames a second); the pauses land
+    /// 20 ms and 1 ms before its end.
+    func testPauseInsideTheLastFrameOfAPass_holdsThatFrame_andResumesIntoTheNextPass() throws {
+        for before in [ms(20), MediaTime(value: 1, timescale: 1000)] {
+            let wall = wall()
+            try wall.play(playlist)
+            let pauseAt = seconds(4) - before
+            wall.run(until: pauseAt - seconds(1))
+            let paused = try wall.edit(.pause)
+            XCTAssertEqual(paused.segments.last?.from, pauseAt)
+            wall.run(until: seconds(6))
+            for id in ["a", "b", "c"] {
+                XCTAssertEqual(
+                    wall.nodes[id]?.screen.glass(at: seconds(6)), .frame(media: "first.mp4", number: 49),
+                    "node \(id), paused \(before.seconds) s before the pass's end")
+                let position = wall.nodes[id]?.machine.report(now: wall.masterNow)?.position
+                XCTAssertEqual(position?.state, .paused)
+                XCTAssertEqual(position?.entryIndex, 0, "node \(id) reports the pass it holds")
+            }
+            assertInStep(wall, ["a", "b", "c"], from: seconds(2), to: seconds(6))
+            // Resumed, the held frame's remaining moment plays and the next pass starts on time.
+            let resumed = try wall.edit(.resume).segments.last!.from
+            wall.run(until: resumed + seconds(3))
+            assertInStep(wall, ["a", "b", "c"], from: seconds(2), to: resumed + seconds(3))
+            for id in ["a", "b", "c"] {
+                XCTAssertEqual(
+                    wall.nodes[id]?.screen.glass(at: resumed + before + ms(5)),
+                    .frame(media: "split-\(id).mp4", number: 0))
+            }
+        }
+    }
+
+    /// A seek (an anchor) to a place inside an item's last frame shows that frame on every screen.
+    func testSeekInsideTheLastFrameOfAnItem_showsThatFrame() throws {
+        let wall = wall()
+        try wall.play(playlist)
+        wall.run(until: seconds(3))
+        try wall.edit(.pause)
+        wall.run(until: seconds(5))
+        let sought = try wall.edit(.seek(entry: 0, itemTime: seconds(2) - ms(10))).segments.last!.from
+        wall.run(until: sought + seconds(1))
+        for id in ["a", "b", "c"] {
+            XCTAssertEqual(wall.nodes[id]?.screen.glass(at: sought + ms(40)), .frame(media: "first.mp4", number: 49))
+            XCTAssertEqual(
+                wall.nodes[id]?.screen.glass(at: sought + seconds(1)), .frame(media: "first.mp4", number: 49))
+        }
+        assertInStep(wall, ["a", "b", "c"], from: sought + ms(40), to: sought + seconds(1))
+    }
+
     /// Edits that move the wall elsewhere (next, goto, a new playlist, a rate) anchor at their time:
     /// each node prepares the new place a lead ahead and shows its first frame while it waits (a
     /// known limit: the player has one pipeline). Outside those leads every frame is where the

@@ -314,4 +314,22 @@ final class ScheduleTests: XCTestCase {
         let timeline = try Timeline(wall: "w", epoch: 1, schedule: schedule, now: utc("2026-11-30T08:00:00Z"))
         XCTAssertEqual(timeline.position(at: utc("2026-12-30T08:00:00Z")).state, .still)
     }
+    /// Two nodes' copies of one scheduled timeline encode alike: a day part's days in the week's
+    /// order, not in a set's hash order, which differs from one process to the next (every node
+    /// found a peer's copy newer than its own, by the tie-break on the encoding, about every other
+    /// time it asked, and took it again every 5 s for good).
+    func testADayPartsDays_encodeInTheWeeksOrder_andDecodeAsASet() throws {
+        let part = DayPart(
+            playlist: "reel", days: Set(Weekday.allCases.reversed()), from: time("10:00"), to: time("18:00"))
+        let data = try JSONEncoder().encode(part)
+        let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        XCTAssertEqual(object["days"] as? [String], ["mon", "tue", "wed", "thu", "fri", "sat", "sun"])
+        XCTAssertEqual(try JSONDecoder().decode(DayPart.self, from: data), part)
+        let weekend = DayPart(playlist: "reel", days: [.sunday, .saturday], from: time("10:00"), to: time("18:00"))
+        let shuffled = Data(#"{"playlist":"reel","days":["sun","sat"],"from":"10:00","to":"18:00"}"#.utf8)
+        XCTAssertEqual(try JSONDecoder().decode(DayPart.self, from: shuffled), weekend)
+        let encoded = try XCTUnwrap(
+            try JSONSerialization.jsonObject(with: try JSONEncoder().encode(weekend)) as? [String: Any])
+        XCTAssertEqual(encoded["days"] as? [String], ["sat", "sun"])
+    }
 }

@@ -314,6 +314,7 @@ final class ScheduleTests: XCTestCase {
         let timeline = try Timeline(wall: "w", epoch: 1, schedule: schedule, now: utc("2026-11-30T08:00:00Z"))
         XCTAssertEqual(timeline.position(at: utc("2026-12-30T08:00:00Z")).state, .still)
     }
+
     /// Two nodes' copies of one scheduled timeline encode alike: a day part's days in the week's
     /// order, not in a set's hash order, which differs from one process to the next (every node
     /// found a peer's copy newer than its own, by the tie-break on the encoding, about every other

@@ -161,15 +161,17 @@ final class StreamChooser: @unchecked Sendable {
         guard let parsed else { return }
         let collection = GObjectRef(owning: parsed)
         var answered = 0
-        forEachStream(of: collection.pointer) { _, _, _ in answered += 1 }
+        var playing: [UnsafeMutablePointer<GstStream>] = []
+        forEachStream(of: collection.pointer) { stream, kind, number in
+            answered += 1
+            if plays(choice, kind, number) { playing.append(stream) }
+        }
         guard answered == Int(gst_stream_collection_get_size(collection.pointer)),
             let parent = gst_object_get_parent(source)
         else { return }
         defer { gst_object_unref(UnsafeMutableRawPointer(parent)) }
         guard let selected = gst_message_new_streams_selected(parent, collection.pointer) else { return }
-        forEachStream(of: collection.pointer) { stream, kind, number in
-            if plays(choice, kind, number) { gst_message_streams_selected_add(selected, stream) }
-        }
+        for stream in playing { gst_message_streams_selected_add(selected, stream) }
         let seqnum = gst_util_seqnum_next()
         gst_message_set_seqnum(selected, seqnum)
         confirmations.withLock { _ = $0.insert(seqnum) }

@@ -129,15 +129,6 @@ public struct DayPart: Hashable, Sendable, Codable {
 
     private enum CodingKeys: String, CodingKey { case playlist, days, from, to, dates }
 
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        playlist = try container.decode(String.self, forKey: .playlist)
-        days = try container.decode(Set<Weekday>.self, forKey: .days)
-        from = try container.decode(CivilTime.self, forKey: .from)
-        to = try container.decode(CivilTime.self, forKey: .to)
-        dates = try container.decodeIfPresent(DateRange.self, forKey: .dates)
-    }
-
     /// The days in the week's order, Monday first: a set's own order is its hash order, which
     /// differs from one process to the next. Nodes compare the encodings of timelines of one
     /// version (`Timeline.supersedes`); with the days in hash order, every node found a peer's

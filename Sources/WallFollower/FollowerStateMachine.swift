@@ -84,7 +84,8 @@ public struct FollowerStateMachine: Sendable {
         var version: UInt64
         /// When it began, to measure what it took.
         var began: MediaTime
-        var lastQueued: TimelinePosition?
+        /// The passes the preparation hands the player, in order, when it plays them.
+        var handed: [TimelinePosition]
         /// A timeline that arrived meanwhile changed what holds at its time.
         var superseded = false
     }
@@ -96,8 +97,16 @@ public struct FollowerStateMachine: Sendable {
         /// The host time from which the player presents for it.
         var anchor: MediaTime
         var state: TimelinePosition.State
-        /// The last pass handed to the player: the next starts where it ends.
-        var lastQueued: TimelinePosition?
+        /// The passes handed to the player, in order, as far back as it still holds them: the
+        /// last `queuedPasses` of them are its current pass and those queued behind it. The next
+        /// pass starts where the last ends.
+        var handed: [TimelinePosition]
+        var lastQueued: TimelinePosition? { handed.last }
+
+        /// The pass the player is on when it holds `queued` passes, when the plan knows.
+        func currentPass(queued: Int) -> TimelinePosition? {
+            queued >= 1 && queued <= handed.count ? handed[handed.count - queued] : nil
+        }
         /// A scheduled pause whose frame is still to be made exact, once the player has paused.
         var pausedAt: MediaTime?
         /// The host time the player pauses at: a little before `pausedAt`, or a little after when the
@@ -275,7 +284,7 @@ public struct FollowerStateMachine: Sendable {
         let position = anchor.position
         guard anchor.preparation.hold == nil else {
             settle(
-                FollowPlan(segmentFrom: anchor.segmentFrom, anchor: anchor.at, state: position.state, lastQueued: nil),
+                FollowPlan(segmentFrom: anchor.segmentFrom, anchor: anchor.at, state: position.state, handed: []),
                 anchor: anchor, now: now)
             return [.note(.holding(version: anchor.version, state: position.state, itemTime: anchor.preparation.hold!))]
         }
@@ -290,7 +299,7 @@ public struct FollowerStateMachine: Sendable {
         }
         settle(
             FollowPlan(
-                segmentFrom: anchor.segmentFrom, anchor: anchor.at, state: .playing, lastQueued: anchor.lastQueued),
+                segmentFrom: anchor.segmentFrom, anchor: anchor.at, state: .playing, handed: anchor.handed),
             anchor: anchor, now: now)
         guard case .following = state else { return [] }
         return [
@@ -304,13 +313,22 @@ public struct FollowerStateMachine: Sendable {
 
     /// After a scheduled pause: the player stopped on whichever frame was on its way to the sink;
     /// the timeline calls for the one shown at the pause's time, so the node moves there exactly.
-    /// A pause that falls on a pass boundary holds a frame of a pass the player has not started:
-    /// that one is prepared afresh.
+    /// Where the player is on another pass than the held frame's, that pass is prepared afresh: a
+    /// pause on a pass boundary with no successor queued (at a rate other than 1), or one inside a
+    /// pass's last frame (the player moves on to the next pass once the last frame of one is
+    /// presented, as the next stream's start follows it to the sink, so it stopped on the next pass
+    /// with the held frame still on the glass).
     private mutating func showPausedFrame(
         _ timeline: Timeline, plan: FollowPlan, pausedAt: MediaTime, observation: FollowerObservation, now: MediaTime
     ) -> [FollowerAction] {
         let held = timeline.position(at: pausedAt)
-        guard samePass(timeline.position(at: plan.pauseInstant ?? pausedAt), held) else {
+        // Passes compared by host time: a paused segment counts the playlist's cycles from its own
+        // origin, the playing one from its own.
+        let onHeldPass =
+            plan.currentPass(queued: observation.queuedPasses).map {
+                ($0.passStart - held.passStart).magnitude <= MediaTime(value: 1, timescale: 1000)
+            } ?? ((plan.pauseInstant ?? pausedAt) >= held.passStart)
+        guard onHeldPass else {
             return anchor(timeline, at: pausedAt, now: now)
         }
         var settled = plan
@@ -395,12 +413,12 @@ public struct FollowerStateMachine: Sendable {
         }
         let playing = position.state == .playing
         var passes = [Pass(position, from: playing ? position.itemTime : position.entry.inPoint)]
-        var lastQueued: TimelinePosition? = position
+        var handed = [position]
         var advances = true
         if playing {
             let queued = queuePasses(after: position, in: timeline, segment: segment, queued: 1)
             passes += queued.passes
-            lastQueued = queued.last
+            handed += queued.positions
             advances = queued.advances
         }
         preparations += 1
@@ -415,7 +433,7 @@ public struct FollowerStateMachine: Sendable {
         state = .preparing(
             Anchor(
                 preparation: preparation, at: at, position: position, segmentFrom: segment.from,
-                version: timeline.version, began: now, lastQueued: lastQueued))
+                version: timeline.version, began: now, handed: handed))
         return [.prepare(preparation)]
     }
 
@@ -453,7 +471,8 @@ public struct FollowerStateMachine: Sendable {
         if plan.state == .playing, !segment.isPlaying, samePlaylist {
             let held = timeline.position(at: segment.from)
             let early = segment.from - configuration.pauseAhead
-            let onHeldPass = samePass(timeline.position(at: early - MediaTime(value: 1, timescale: 1_000_000)), held)
+            // By host time: the paused segment counts the playlist's cycles from its own origin.
+            let onHeldPass = early - MediaTime(value: 1, timescale: 1_000_000) >= held.passStart
             // The passes that follow are queued while the player still plays, so that a resume from
             // here needs nothing loaded again. (After a paused anchor a resume anchors again: a
             // successor queued while paused for long did not always start, with audio.)
@@ -490,14 +509,14 @@ public struct FollowerStateMachine: Sendable {
         var actions: [FollowerAction] = [
             .start(rate: position.rate, itemTime: position.itemTime, presentAt: presentation(segment.from))
         ]
-        var plan = FollowPlan(segmentFrom: segment.from, anchor: segment.from, state: .playing, lastQueued: position)
+        var plan = FollowPlan(segmentFrom: segment.from, anchor: segment.from, state: .playing, handed: [position])
         if queued >= 2 {
             // The next pass is queued since before the pause.
-            plan.lastQueued = nextPass(after: position, in: timeline, segment: segment) ?? position
+            plan.handed += nextPass(after: position, in: timeline, segment: segment).map { [$0] } ?? []
         } else {
             let more = queuePasses(after: position, in: timeline, segment: segment, queued: queued)
             actions += [.advanceAtItemEnd(more.advances)] + more.passes.map { .enqueue($0) }
-            plan.lastQueued = more.last
+            plan.handed += more.positions
         }
         state = .following(plan)
         offFrames = 0
@@ -525,23 +544,22 @@ public struct FollowerStateMachine: Sendable {
         return next.state == .playing ? next : nil
     }
 
-    /// The passes after `last` that fill the player to `queueDepth` when it holds `queued`; the last
-    /// one queued; and whether the player moves on at the end (not when the playlist ends there).
+    /// The passes after `last` that fill the player to `queueDepth` when it holds `queued`, with
+    /// their positions; and whether the player moves on at the end (not when the playlist ends there).
     private func queuePasses(
         after last: TimelinePosition, in timeline: Timeline, segment: TimelineSegment, queued: Int
-    ) -> (passes: [Pass], last: TimelinePosition, advances: Bool) {
-        var last = last
-        var passes: [Pass] = []
+    ) -> (passes: [Pass], positions: [TimelinePosition], advances: Bool) {
+        var positions: [TimelinePosition] = []
         var advances = true
-        while queued + passes.count < configuration.queueDepth {
+        while queued + positions.count < configuration.queueDepth {
+            let last = positions.last ?? last
             guard let next = nextPass(after: last, in: timeline, segment: segment) else {
                 if last.rate == .normal { advances = false }
                 break
             }
-            passes.append(Pass(next, from: next.entry.inPoint))
-            last = next
+            positions.append(next)
         }
-        return (passes, last, advances)
+        return (positions.map { Pass($0, from: $0.entry.inPoint) }, positions, advances)
     }
 
     /// Keeps the passes after the current one queued, so the player moves on gaplessly.
@@ -550,7 +568,7 @@ public struct FollowerStateMachine: Sendable {
         let more = queuePasses(
             after: last, in: timeline, segment: timeline.segment(at: plan.segmentFrom), queued: queued)
         var refilled = plan
-        refilled.lastQueued = more.last
+        refilled.handed = plan.handed.suffix(queued) + more.positions
         state = .following(refilled)
         return more.passes.map { .enqueue($0) } + (more.advances ? [] : [.advanceAtItemEnd(false)])
     }

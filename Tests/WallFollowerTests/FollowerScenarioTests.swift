@@ -194,6 +194,25 @@ final class FollowerScenarioTests: XCTestCase {
         }
     }
 
+    /// The same in a one-clip loop some cycles in, where every pass is the same clip and the paused
+    /// segment counts the playlist's cycles afresh: the clip's last frame is held, and resumed.
+    func testPauseInsideTheLastFrameOfALoopedClip_holdsThatFrame() throws {
+        let wall = wall()
+        try wall.play(Playlist(entries: [TimelineEntry(media: "loop.mp4", outPoint: seconds(2))]))
+        // The wall starts at 2 s: the fourth pass ends at 10 s; the pause lands 20 ms before.
+        let pauseAt = seconds(10) - ms(20)
+        wall.run(until: pauseAt - seconds(1))
+        XCTAssertEqual(try wall.edit(.pause).segments.last?.from, pauseAt)
+        wall.run(until: seconds(12))
+        for id in ["a", "b", "c"] {
+            XCTAssertEqual(wall.nodes[id]?.screen.glass(at: seconds(12)), .frame(media: "loop.mp4", number: 49), id)
+        }
+        assertInStep(wall, ["a", "b", "c"], from: seconds(2), to: seconds(12))
+        let resumed = try wall.edit(.resume).segments.last!.from
+        wall.run(until: resumed + seconds(3))
+        assertInStep(wall, ["a", "b", "c"], from: seconds(2), to: resumed + seconds(3))
+    }
+
     /// A seek (an anchor) to a place inside an item's last frame shows that frame on every screen.
     func testSeekInsideTheLastFrameOfAnItem_showsThatFrame() throws {
         let wall = wall()

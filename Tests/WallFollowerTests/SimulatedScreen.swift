@@ -115,9 +115,13 @@ final class SimulatedScreen {
             }
             // Frames from the one holding itemStart, each presented when its time comes.
             var number = nextFrame ?? frameNumber(itemStart)
+            var presentedAll = false
             while true {
                 let pts = Self.frame * number
-                guard pts < pass.end else { break }
+                guard pts < pass.end else {
+                    presentedAll = true
+                    break
+                }
                 let due = pts <= itemStart ? hostStart : hostStart + scale(pts - itemStart)
                 if due > limit { break }
                 present(number, of: pass, due: due)
@@ -125,6 +129,15 @@ final class SimulatedScreen {
             }
             nextFrame = number
             let end = hostStart + scale(pass.end - itemStart)
+            // As GStreamer's: the next pass becomes current once this one's last frame is presented
+            // (the next stream's start follows that frame to the sink), while the frame is still on
+            // the glass.
+            if presentedAll, queue.count > 1, rate == .normal {
+                queue.removeFirst()
+                mode = .playing(hostStart: end, itemStart: queue[0].start, rate: rate)
+                nextFrame = nil
+                continue
+            }
             if let pauseAt, pauseAt <= time, pauseAt < end {
                 mode = .still
                 self.pauseAt = nil
@@ -134,10 +147,7 @@ final class SimulatedScreen {
             guard end <= time else { break }
             advancedTo = end
             nextFrame = nil
-            if queue.count > 1, rate == .normal {
-                queue.removeFirst()
-                mode = .playing(hostStart: end, itemStart: queue[0].start, rate: rate)
-            } else if !advances {
+            if !advances {
                 mode = .still
             } else {
                 queue.removeFirst()

@@ -38,9 +38,9 @@ final class StartInLastFrameTests: XCTestCase {
             XCTAssertTrue(prerolled)
             let startAt = MasterClock.host.now() + MediaTime(value: 1, timescale: 4)
             try player.setRate(1, time: from, atHostTime: startAt)
-            let deadline = Date().addingTimeInterval(2)
-            while player.currentItem !== next, Date() < deadline { try await Task.sleep(for: .milliseconds(10)) }
-            XCTAssertTrue(player.currentItem === next, "round \(round): the next item is current")
+            try await eventually(within: 2, "round \(round): the next item current", every: .milliseconds(10)) {
+                player.currentItem === next
+            }
             try await Task.sleep(for: .milliseconds(300))
             XCTAssertGreaterThan(
                 player.currentTime(), MediaTime(value: 1, timescale: 10), "round \(round): it plays on")

@@ -18,6 +18,12 @@
  * new clip's first). A held frame goes on when the element leaves PLAYING (the sink prerolls it, as it
  * would a frame it was waiting to present), on a flush, when the gate is opened, or after
  * GATE_LIMIT_NS, so a pause that never comes cannot wedge the render thread.
+ *
+ * A frame held past a pause is prerolled but not drawn: a video sink draws its preroll, and the glass
+ * would show the frame after the pause's (the next item's first, at an item's end) until the exact
+ * move that follows a pause. So as it goes on, the sinks downstream stop drawing prerolls
+ * (show-preroll-frame), until the next flush (that move), PLAYING or READY; and it is not taken as
+ * the last frame shown.
  */
 
 typedef struct {
@@ -37,6 +43,10 @@ typedef struct {
     GstClockTime gate;
     gboolean playing;
     gboolean flushing;
+    /* A frame waits at the gate while playing. */
+    gboolean holding;
+    /* The sinks whose preroll drawing is off for a frame held past a pause, each with a reference. */
+    GSList *muted_sinks;
     pthread_cond_t changed;
 } LockstepStamp;
 
@@ -81,20 +91,27 @@ static GstFlowReturn lockstep_stamp_chain(GstPad *pad, GstObject *parent, GstBuf
 
     pthread_mutex_lock(&self->lock);
     GstClockTime running_time = gst_segment_to_running_time(&self->segment, GST_FORMAT_TIME, pts);
+    gboolean held = lockstep_stamp_gated(self, running_time);
+    self->holding = held;
     lockstep_stamp_wait_at_gate(self, running_time);
+    self->holding = FALSE;
     if (self->flushing) {
         pthread_mutex_unlock(&self->lock);
         gst_buffer_unref(buffer);
         return GST_FLOW_FLUSHING;
     }
+    /* Held past a pause: the sink prerolls it undrawn; the frame shown is still the last one. */
+    gboolean shown = !held || self->playing;
     /* The item time of the frame: its stream time. The buffer's own timestamp is not, for media whose
      * first frame is not at zero (an MP4 edit list shifting B-frame reordering delay, an MPEG-TS
      * stream's start): the segment maps one to the other. */
     GstClockTime stream_time = gst_segment_to_stream_time(&self->segment, GST_FORMAT_TIME, pts);
     GstClockTime item_time = GST_CLOCK_TIME_IS_VALID(stream_time) ? stream_time : pts;
-    GstSample *sample = gst_sample_new(buffer, self->caps, &self->segment, NULL);
-    GstSample *old = self->last_sample;
-    self->last_sample = sample;
+    GstSample *old = NULL;
+    if (shown) {
+        old = self->last_sample;
+        self->last_sample = gst_sample_new(buffer, self->caps, &self->segment, NULL);
+    }
     pthread_mutex_unlock(&self->lock);
     if (old != NULL) gst_sample_unref(old);
 
@@ -109,6 +126,71 @@ static GstFlowReturn lockstep_stamp_chain(GstPad *pad, GstObject *parent, GstBuf
         }
     }
     return result;
+}
+
+/* Turns off preroll drawing on `sink` if it draws prerolls, keeping it to turn back on. */
+static void lockstep_stamp_mute_sink(GSList **muted, GstElement *sink) {
+    if (g_object_class_find_property(G_OBJECT_GET_CLASS(sink), "show-preroll-frame") == NULL) return;
+    gboolean shows = FALSE;
+    g_object_get(sink, "show-preroll-frame", &shows, NULL);
+    if (!shows) return;
+    g_object_set(sink, "show-preroll-frame", FALSE, NULL);
+    *muted = g_slist_prepend(*muted, gst_object_ref(sink));
+}
+
+/* The element downstream of `pad`'s peer, with a reference; NULL at an unlinked pad. */
+static GstElement *lockstep_stamp_next_element(GstPad *pad) {
+    GstPad *peer = gst_pad_get_peer(pad);
+    if (peer == NULL) return NULL;
+    GstElement *element = gst_pad_get_parent_element(peer);
+    gst_object_unref(peer);
+    return element;
+}
+
+/* The sinks downstream that draw prerolls, with their drawing turned off: down the chain the stamp
+ * feeds (a pass-through element such as the X pool barrier on the way), to the sink, or to every
+ * sink inside a bin. */
+static GSList *lockstep_stamp_mute_downstream(LockstepStamp *self) {
+    GSList *muted = NULL;
+    GstElement *element = lockstep_stamp_next_element(self->srcpad);
+    for (int step = 0; element != NULL && step < 8; step++) {
+        if (GST_IS_BIN(element)) {
+            GstIterator *iterator = gst_bin_iterate_sinks(GST_BIN(element));
+            GValue item = G_VALUE_INIT;
+            while (gst_iterator_next(iterator, &item) == GST_ITERATOR_OK) {
+                lockstep_stamp_mute_sink(&muted, GST_ELEMENT(g_value_get_object(&item)));
+                g_value_reset(&item);
+            }
+            g_value_unset(&item);
+            gst_iterator_free(iterator);
+            break;
+        }
+        if (GST_OBJECT_FLAG_IS_SET(element, GST_ELEMENT_FLAG_SINK) || element->numsrcpads != 1) {
+            lockstep_stamp_mute_sink(&muted, element);
+            break;
+        }
+        GST_OBJECT_LOCK(element);
+        GstPad *source = gst_object_ref(GST_PAD(element->srcpads->data));
+        GST_OBJECT_UNLOCK(element);
+        GstElement *next = lockstep_stamp_next_element(source);
+        gst_object_unref(source);
+        gst_object_unref(element);
+        element = next;
+    }
+    if (element != NULL) gst_object_unref(element);
+    return muted;
+}
+
+/* Turns preroll drawing back on where it was turned off. Called without the lock. */
+static void lockstep_stamp_unmute(LockstepStamp *self) {
+    pthread_mutex_lock(&self->lock);
+    GSList *muted = self->muted_sinks;
+    self->muted_sinks = NULL;
+    pthread_mutex_unlock(&self->lock);
+    for (GSList *sink = muted; sink != NULL; sink = sink->next) {
+        g_object_set(sink->data, "show-preroll-frame", TRUE, NULL);
+    }
+    g_slist_free_full(muted, gst_object_unref);
 }
 
 static gboolean lockstep_stamp_sink_event(GstPad *pad, GstObject *parent, GstEvent *event) {
@@ -140,6 +222,8 @@ static gboolean lockstep_stamp_sink_event(GstPad *pad, GstObject *parent, GstEve
         self->flushing = FALSE;
         self->gate = GST_CLOCK_TIME_NONE;
         pthread_mutex_unlock(&self->lock);
+        /* Before it reaches the sink: the frame the flush brings is drawn. */
+        lockstep_stamp_unmute(self);
         break;
     default:
         break;
@@ -147,20 +231,32 @@ static gboolean lockstep_stamp_sink_event(GstPad *pad, GstObject *parent, GstEve
     return gst_pad_event_default(pad, parent, event);
 }
 
-/* Leaving PLAYING lets a held frame go on (the sink prerolls it); entering it arms the gate. Going
- * to or from READY starts over: the pads are deactivated there without a FLUSH_STOP, so a flush begun
- * before it (a seek cut short by a reload) must not leave the element refusing every buffer after. */
+/* Leaving PLAYING lets a held frame go on (the sink prerolls it, undrawn); entering it arms the gate
+ * and draws prerolls again. Going to or from READY starts over: the pads are deactivated there
+ * without a FLUSH_STOP, so a flush begun before it (a seek cut short by a reload) must not leave the
+ * element refusing every buffer after. */
 static GstStateChangeReturn lockstep_stamp_change_state(GstElement *element, GstStateChange transition) {
     LockstepStamp *self = (LockstepStamp *)element;
     switch (transition) {
-    case GST_STATE_CHANGE_PLAYING_TO_PAUSED:
+    case GST_STATE_CHANGE_PLAYING_TO_PAUSED: {
         pthread_mutex_lock(&self->lock);
+        gboolean holding = self->holding;
+        pthread_mutex_unlock(&self->lock);
+        /* The sinks are paused already (a bin changes its sinks first), waiting for this frame. */
+        GSList *muted = holding ? lockstep_stamp_mute_downstream(self) : NULL;
+        pthread_mutex_lock(&self->lock);
+        self->muted_sinks = g_slist_concat(muted, self->muted_sinks);
         self->playing = FALSE;
         pthread_cond_broadcast(&self->changed);
         pthread_mutex_unlock(&self->lock);
         break;
+    }
+    case GST_STATE_CHANGE_PAUSED_TO_PLAYING:
+        lockstep_stamp_unmute(self);
+        break;
     case GST_STATE_CHANGE_READY_TO_PAUSED:
     case GST_STATE_CHANGE_PAUSED_TO_READY:
+        lockstep_stamp_unmute(self);
         pthread_mutex_lock(&self->lock);
         self->playing = FALSE;
         self->flushing = FALSE;
@@ -182,6 +278,7 @@ static GstStateChangeReturn lockstep_stamp_change_state(GstElement *element, Gst
 
 static void lockstep_stamp_finalize(GObject *object) {
     LockstepStamp *self = (LockstepStamp *)object;
+    lockstep_stamp_unmute(self);
     if (self->last_sample != NULL) gst_sample_unref(self->last_sample);
     gst_caps_replace(&self->caps, NULL);
     if (self->destroy != NULL) self->destroy(self->user_data);

@@ -42,10 +42,11 @@ public struct FollowerStateMachine: Sendable {
         public var clockSettling = MediaTime(value: 500, timescale: 1000)
         /// How long after a failed anchor the node tries again (on a new pipeline).
         public var retryDelay = MediaTime(value: 1, timescale: 1)
-        /// How much before its host time a scheduled pause stops the player: more than the jitter
-        /// of waking for it and changing state, less than a frame, so that a frame due right at the
-        /// pause is left to the exact move that follows on every node.
-        public var pauseAhead = MediaTime(value: 5, timescale: 1000)
+        /// How long after its host time a pause that falls on the first instant of a pass stops the
+        /// player, so that the pass's first frame, the one held, is presented on time. Any other
+        /// pause stops the player at its own time: frames due from then on wait at the sink on every
+        /// node alike, however late the pause wakes, and the one on the glass stays there.
+        public var boundaryPauseDelay = MediaTime(value: 5, timescale: 1000)
         /// How long after a scheduled pause the player is surely paused.
         public var pauseSettling = MediaTime(value: 150, timescale: 1000)
         /// How early a show other than the playlist is handed to the driver, which prepares it and
@@ -109,8 +110,8 @@ public struct FollowerStateMachine: Sendable {
         }
         /// A scheduled pause whose frame is still to be made exact, once the player has paused.
         var pausedAt: MediaTime?
-        /// The host time the player pauses at: a little before `pausedAt`, or a little after when the
-        /// pause falls on a pass boundary, so the player is on the pass it holds.
+        /// The host time the player pauses at: `pausedAt`, or a little after when the pause falls on
+        /// a pass's first instant, so the player presents that pass's first frame.
         var pauseInstant: MediaTime?
         /// Where the player stands while paused: a resume from there needs no new preparation.
         var pausedPosition: TimelinePosition?
@@ -470,9 +471,8 @@ public struct FollowerStateMachine: Sendable {
         let samePlaylist = segment.show == .playlist && before.show == .playlist && segment.playlist == before.playlist
         if plan.state == .playing, !segment.isPlaying, samePlaylist {
             let held = timeline.position(at: segment.from)
-            let early = segment.from - configuration.pauseAhead
             // By host time: the paused segment counts the playlist's cycles from its own origin.
-            let onHeldPass = early - MediaTime(value: 1, timescale: 1_000_000) >= held.passStart
+            let onPassStart = segment.from - MediaTime(value: 1, timescale: 1_000_000) < held.passStart
             // The passes that follow are queued while the player still plays, so that a resume from
             // here needs nothing loaded again. (After a paused anchor a resume anchors again: a
             // successor queued while paused for long did not always start, with audio.)
@@ -481,7 +481,7 @@ public struct FollowerStateMachine: Sendable {
             paused.segmentFrom = segment.from
             paused.state = .paused
             paused.pausedAt = segment.from
-            paused.pauseInstant = onHeldPass ? early : segment.from + configuration.pauseAhead
+            paused.pauseInstant = onPassStart ? segment.from + configuration.boundaryPauseDelay : segment.from
             paused.pausedPosition = held
             state = .following(paused)
             return refill + [

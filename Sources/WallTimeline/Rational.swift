@@ -58,6 +58,13 @@ struct Rational: Hashable, Comparable, Sendable {
         return MediaTime(value: value, timescale: 1_000_000_000)
     }
 
+    /// As a media time in whole nanoseconds, rounded up: the first nanosecond at or after this time.
+    var mediaTimeRoundedUp: MediaTime {
+        let rounded = mediaTime
+        guard rounded.isNumeric, Rational(rounded) < self else { return rounded }
+        return rounded + MediaTime(value: 1, timescale: 1_000_000_000)
+    }
+
     /// Stein's binary algorithm: shifts and subtractions, no 128-bit division, which is slow.
     private static func gcd(_ a: UInt128, _ b: UInt128) -> UInt128 {
         if a == 0 { return b == 0 ? 1 : b }

@@ -30,7 +30,9 @@ public struct TimelinePosition: Hashable, Sendable {
     public var rate: PlaybackRate
     /// The host time at which this pass began, or would have at the current rate.
     public var passStart: MediaTime
-    /// The host time at which the next pass or entry begins while playing forward, if it ends.
+    /// The host time at which the next pass or entry begins while playing forward, if it ends: the
+    /// first whole nanosecond at which the wall is on it (at a rate other than 1 the exact time may
+    /// fall between two).
     public var passEnd: MediaTime?
 }
 
@@ -52,9 +54,7 @@ extension Timeline {
         let passStartProgram =
             playlist.programTime(of: PlaylistPoint(entry: point.entry, pass: point.pass))
             + (playlist.cycleLength ?? .zero) * Rational(cycle)
-        let hostAt = { (program: Rational) -> MediaTime in
-            (Rational(segment.from) + (program - originTime) / rate).mediaTime
-        }
+        let hostAt = { (program: Rational) -> Rational in Rational(segment.from) + (program - originTime) / rate }
         let state: TimelinePosition.State
         switch segment.show {
         case .playlist: state = ended ? .ended : waiting ? .waiting : segment.isPlaying ? .playing : .paused
@@ -67,8 +67,8 @@ extension Timeline {
         return TimelinePosition(
             state: state, show: segment.show, entryIndex: point.entry, entry: entry, pass: point.pass, cycle: cycle,
             itemTime: entry.inPoint + point.offset, rate: segment.rate,
-            passStart: hostAt(passStartProgram),
+            passStart: hostAt(passStartProgram).mediaTime,
             passEnd: segment.show == .playlist && segment.isPlaying && forward && !ended
-                ? hostAt(passStartProgram + entry.passLength) : nil)
+                ? hostAt(passStartProgram + entry.passLength).mediaTimeRoundedUp : nil)
     }
 }

@@ -272,6 +272,22 @@ final class FollowerScenarioTests: XCTestCase {
         XCTAssertEqual(wall.nodes["a"]?.screen.glass(at: editTimes[4]), .frame(media: "other.mp4", number: 0))
     }
 
+    /// Rate 2 from a time whose passes end between two nanoseconds: each next pass is anchored on
+    /// it, not a nanosecond before its end, and no node finds itself off the wall (in a chaos hour
+    /// every node rejoined after 1.5 s with nothing presented, 8 times).
+    func testRateTwo_fromAnOddNanosecond_anchorsEachNextPass_andNoNodeRejoins() throws {
+        let wall = wall()
+        try wall.play(playlist)
+        wall.run(until: seconds(3))
+        let oddLead = seconds(1) + MediaTime(value: 135, timescale: 1_000_000_000)
+        let at = try wall.edit(.rate(PlaybackRate(2)), lead: oddLead).segments.last!.from
+        wall.run(until: at + seconds(12))
+        for id in ["a", "b", "c"] {
+            XCTAssertEqual(wall.nodes[id]?.rejoins, 0, "node \(id) never found itself off the wall")
+            XCTAssertGreaterThan(wall.agreement(id, in: at..<(at + seconds(12))).share, 0.6)
+        }
+    }
+
     func testStopStillAndTestCard_onEveryScreenAtTheirTimes_andARestartedNodeShowsThemToo() throws {
         let wall = wall()
         try wall.play(playlist)

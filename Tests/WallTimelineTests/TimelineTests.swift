@@ -137,6 +137,25 @@ final class TimelineTests: XCTestCase {
         XCTAssertThrowsError(try base.applying(.rate(PlaybackRate(1000)), at: start))
     }
 
+    /// At a rate other than 1 a pass's end may fall between two nanoseconds: `passEnd` is the first
+    /// one on the next pass. (Rounded down, it was the last one on this pass, and a node anchoring
+    /// the next pass there at rate 2 started 1 ns before the item's end, presented nothing more and
+    /// rejoined 1.5 s later: 8 times in a chaos hour.)
+    func testPassEnd_atRateTwo_isOnTheNextPass_evenBetweenNanoseconds() throws {
+        let base = try loop(seconds(5))
+        for odd in [1, 3, 135, 4_063_775_135] as [Int64] {
+            let at = start + MediaTime(value: odd, timescale: 1_000_000_000)
+            let doubled = try base.applying(.rate(PlaybackRate(2)), at: at)
+            let position = doubled.position(at: at)
+            let end = try XCTUnwrap(position.passEnd)
+            let next = doubled.position(at: end)
+            XCTAssertEqual(next.pass, position.pass + 1, "from \(odd) ns: the pass after")
+            XCTAssertLessThan(next.itemTime, MediaTime(value: 2, timescale: 1_000_000_000), "from \(odd) ns: its start")
+            let before = doubled.position(at: end - MediaTime(value: 1, timescale: 1_000_000_000))
+            XCTAssertEqual(before.pass, position.pass, "from \(odd) ns: a nanosecond before is still this pass")
+        }
+    }
+
     func testEdits_theLatestSupersedesWhatWasScheduledFromItsTimeOn() throws {
         let timeline = try loop()
         let pausedLater = try timeline.applying(.pause, at: start + seconds(20))

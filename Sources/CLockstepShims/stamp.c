@@ -71,9 +71,11 @@ static gboolean lockstep_stamp_gated(LockstepStamp *self, GstClockTime running_t
     return base_time + running_time >= self->gate;
 }
 
-/* Waits while the gate holds the frame at `running_time`, at most GATE_LIMIT_NS. Lock held. */
-static void lockstep_stamp_wait_at_gate(LockstepStamp *self, GstClockTime running_time) {
-    if (!lockstep_stamp_gated(self, running_time)) return;
+/* Waits while the gate holds the frame at `running_time`, at most GATE_LIMIT_NS, with `holding` set
+ * meanwhile; whether it was held. Lock held. */
+static gboolean lockstep_stamp_wait_at_gate(LockstepStamp *self, GstClockTime running_time) {
+    if (!lockstep_stamp_gated(self, running_time)) return FALSE;
+    self->holding = TRUE;
     struct timespec deadline;
     clock_gettime(CLOCK_MONOTONIC, &deadline);
     deadline.tv_nsec += GATE_LIMIT_NS % GST_SECOND;
@@ -82,6 +84,8 @@ static void lockstep_stamp_wait_at_gate(LockstepStamp *self, GstClockTime runnin
     while (lockstep_stamp_gated(self, running_time)) {
         if (pthread_cond_timedwait(&self->changed, &self->lock, &deadline) == ETIMEDOUT) break;
     }
+    self->holding = FALSE;
+    return TRUE;
 }
 
 static GstFlowReturn lockstep_stamp_chain(GstPad *pad, GstObject *parent, GstBuffer *buffer) {
@@ -91,10 +95,7 @@ static GstFlowReturn lockstep_stamp_chain(GstPad *pad, GstObject *parent, GstBuf
 
     pthread_mutex_lock(&self->lock);
     GstClockTime running_time = gst_segment_to_running_time(&self->segment, GST_FORMAT_TIME, pts);
-    gboolean held = lockstep_stamp_gated(self, running_time);
-    self->holding = held;
-    lockstep_stamp_wait_at_gate(self, running_time);
-    self->holding = FALSE;
+    gboolean held = lockstep_stamp_wait_at_gate(self, running_time);
     if (self->flushing) {
         pthread_mutex_unlock(&self->lock);
         gst_buffer_unref(buffer);

@@ -33,6 +33,12 @@ public struct FollowerStateMachine: Sendable {
         public var lateStartTolerance = MediaTime(value: 25, timescale: 1000)
         /// A frame this far from where the timeline says is off it.
         public var offTolerance = MediaTime(value: 40, timescale: 1000)
+        /// A frame whose timestamp is this far from the item time its due time stands for is off
+        /// the timeline, however punctually the sink presents it: the pipeline's running time has
+        /// slipped against the anchor (a gapless hand-over made late, as after the process was
+        /// stopped for seconds). Due times come from the pipeline's arithmetic, not from a clock
+        /// wait, so a pipeline that follows its anchor is exact here to the nanosecond's rounding.
+        public var slipTolerance = MediaTime(value: 2, timescale: 1000)
         /// Off frames in a row that make a node rejoin.
         public var offFramesToRejoin = 6
         /// A playing node that presented nothing for this long rejoins.
@@ -149,6 +155,8 @@ public struct FollowerStateMachine: Sendable {
     /// The last frame judged against the timeline: in step or not, and by how much it was off.
     private var judged: (inStep: Bool, offset: MediaTime)?
     private var offFrames = 0
+    /// Frames in a row whose timestamps slipped against their due times (`slipTolerance`).
+    private var slippedFrames = 0
     private var lastFrame: (sequence: UInt64, seenAt: MediaTime)?
     /// When the clock was last seen usable after it was not.
     private var usableSince: MediaTime?
@@ -397,6 +405,7 @@ public struct FollowerStateMachine: Sendable {
         }
         let segment = timeline.segment(at: at)
         offFrames = 0
+        slippedFrames = 0
         lastFrame = nil
         // A cut prepared ahead leaves the screen on what it shows until then: that judgment stands
         // until the first frame of the cut is judged.
@@ -520,6 +529,7 @@ public struct FollowerStateMachine: Sendable {
         }
         state = .following(plan)
         offFrames = 0
+        slippedFrames = 0
         lastFrame = nil
         judged = nil
         return actions + [.note(.resumeScheduled(at: segment.from))]
@@ -594,23 +604,34 @@ public struct FollowerStateMachine: Sendable {
         // The frame stands for the host time it was due at, display latency added back.
         let position = timeline.position(at: record.dueAt + configuration.displayLatency)
         var offset = record.presentedAt - record.dueAt
+        var slip = MediaTime.zero
         if position.state == .playing {
             let second = MediaTime(value: 1, timescale: 1)
             let behind = position.itemTime - record.presentationTimestamp
-            offset = offset + (behind.magnitude < second ? behind : second)
+            slip = behind.magnitude < second ? behind : second
+            offset = offset + slip
         }
-        let inStep = offset.magnitude <= configuration.offTolerance
+        let slipped = slip.magnitude > configuration.slipTolerance
+        let inStep = offset.magnitude <= configuration.offTolerance && !slipped
         judged = (inStep, offset)
-        offFrames = inStep ? 0 : offFrames + 1
-        guard offFrames >= configuration.offFramesToRejoin else { return nil }
-        return rejoin(because: "\(offFrames) frames off the timeline by \(offset.seconds) s")
+        offFrames = offset.magnitude <= configuration.offTolerance ? 0 : offFrames + 1
+        slippedFrames = slipped ? slippedFrames + 1 : 0
+        if offFrames >= configuration.offFramesToRejoin {
+            return rejoin(because: "\(offFrames) frames off the timeline by \(offset.seconds) s")
+        }
+        guard slippedFrames >= configuration.offFramesToRejoin else { return nil }
+        // The sink is punctual and the pipeline sound: anchoring again on it puts it back.
+        return rejoin(
+            because: "\(slippedFrames) frames due \(slip.seconds) s off their timestamps' place on the timeline",
+            renewingPipeline: false)
     }
 
-    private mutating func rejoin(because reason: String) -> FollowerAction {
+    private mutating func rejoin(because reason: String, renewingPipeline: Bool = true) -> FollowerAction {
         rejoins += 1
-        renewPipeline = true
+        renewPipeline = renewingPipeline
         state = .idle
         offFrames = 0
+        slippedFrames = 0
         lastFrame = nil
         judged = nil
         return .note(.rejoining(reason: reason, rejoins: rejoins))

@@ -48,6 +48,9 @@ final class SimulatedScreen {
     /// Starts that were prepared, for tests counting preparations.
     private(set) var preparations = 0
     private(set) var pipelinesRenewed = 0
+    /// How much later than the pass before it ends the next gapless hand-over starts its pass (once):
+    /// GStreamer's, made late after the process was stopped, slips the running time so.
+    var handOverSlip = MediaTime.zero
 
     init(node: String) {
         self.node = node
@@ -134,7 +137,8 @@ final class SimulatedScreen {
             // the glass.
             if presentedAll, queue.count > 1, rate == .normal {
                 queue.removeFirst()
-                mode = .playing(hostStart: end, itemStart: queue[0].start, rate: rate)
+                mode = .playing(hostStart: end + handOverSlip, itemStart: queue[0].start, rate: rate)
+                handOverSlip = .zero
                 nextFrame = nil
                 continue
             }

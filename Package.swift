@@ -313,7 +313,7 @@ let package = Package(
             dependencies: [
                 "LockstepLocks",
                 "WallAnalysis", "GroundTruth", "LockstepTime", "LockstepNet", "TestSupport", "wallctl", "WallNode",
-                "WallDisplay",
+                "WallDisplay", "WallTimeline",
             ]
         ),
         .testTarget(

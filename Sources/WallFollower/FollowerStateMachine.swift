@@ -37,8 +37,12 @@ public struct FollowerStateMachine: Sendable {
         /// the timeline, however punctually the sink presents it: the pipeline's running time has
         /// slipped against the anchor (a gapless hand-over made late, as after the process was
         /// stopped for seconds). Due times come from the pipeline's arithmetic, not from a clock
-        /// wait, so a pipeline that follows its anchor is exact here to the nanosecond's rounding.
+        /// wait: a pipeline that follows its anchor is exact here to its rate's rounding (a float
+        /// rate other than 1 drifts ~0.1 ms an hour, and its passes are each anchored anyway).
         public var slipTolerance = MediaTime(value: 2, timescale: 1000)
+        /// A node that slips again this soon after anchoring again for a slip anchors on a new
+        /// pipeline.
+        public var slipRenewalWindow = MediaTime(value: 20, timescale: 1)
         /// Off frames in a row that make a node rejoin.
         public var offFramesToRejoin = 6
         /// A playing node that presented nothing for this long rejoins.
@@ -157,6 +161,8 @@ public struct FollowerStateMachine: Sendable {
     private var offFrames = 0
     /// Frames in a row whose timestamps slipped against their due times (`slipTolerance`).
     private var slippedFrames = 0
+    /// When the node last anchored again for a slip.
+    private var lastSlip: MediaTime?
     private var lastFrame: (sequence: UInt64, seenAt: MediaTime)?
     /// When the clock was last seen usable after it was not.
     private var usableSince: MediaTime?
@@ -600,15 +606,17 @@ public struct FollowerStateMachine: Sendable {
             return rejoin(because: "no frame presented for \((now - last.seenAt).seconds) s")
         }
         lastFrame = (record.sequence, now)
-        guard record.dueAt >= presentation(plan.anchor) else { return nil }
+        // A frame with no running time (the one before a start's in-point, the one held over a
+        // resume) has no due time to judge.
+        guard record.dueAt.isNumeric, record.dueAt >= presentation(plan.anchor) else { return nil }
         // The frame stands for the host time it was due at, display latency added back.
         let position = timeline.position(at: record.dueAt + configuration.displayLatency)
         var offset = record.presentedAt - record.dueAt
         var slip = MediaTime.zero
         if position.state == .playing {
             let second = MediaTime(value: 1, timescale: 1)
-            let behind = position.itemTime - record.presentationTimestamp
-            slip = behind.magnitude < second ? behind : second
+            slip = MediaTime.minimum(
+                MediaTime.maximum(position.itemTime - record.presentationTimestamp, .zero - second), second)
             offset = offset + slip
         }
         let slipped = slip.magnitude > configuration.slipTolerance
@@ -620,10 +628,13 @@ public struct FollowerStateMachine: Sendable {
             return rejoin(because: "\(offFrames) frames off the timeline by \(offset.seconds) s")
         }
         guard slippedFrames >= configuration.offFramesToRejoin else { return nil }
-        // The sink is punctual and the pipeline sound: anchoring again on it puts it back.
+        // The sink is punctual: anchoring again, with no new pipeline, puts the frames back. A
+        // pipeline that slips again soon after is not sound: the next anchor is on a new one.
+        let again = lastSlip.map { now - $0 < configuration.slipRenewalWindow } ?? false
+        lastSlip = now
         return rejoin(
             because: "\(slippedFrames) frames due \(slip.seconds) s off their timestamps' place on the timeline",
-            renewingPipeline: false)
+            renewingPipeline: again)
     }
 
     private mutating func rejoin(because reason: String, renewingPipeline: Bool = true) -> FollowerAction {

@@ -1,7 +1,9 @@
 import Foundation
 import GroundTruth
+import LockstepTime
 import TestSupport
 import WallDisplay
+import WallTimeline
 import XCTest
 
 #if canImport(Glibc)
@@ -492,6 +494,38 @@ final class ScreenTests: XCTestCase {
         try await assertPlaying("after tr rejoined")
         try run("pause")
         try await assertPaused("pause after the rejoin")
+
+        // The item-end boundary: a pause timed inside the last frame of a pass holds that frame on
+        // the glass, not the next pass's first, and every node reports it (a pause that fell there
+        // by chance once showed frame 0 of the next pass while every node reported the item's end).
+        // The pause goes to every node as a controller sends it, at a time chosen from the timeline.
+        func pauseInsideTheLastFrame() throws -> (frame: Int, in: Double) {
+            let stored = try clients[0].get("/timeline")
+            let timeline = try JSONDecoder().decode(Timeline.self, from: Data(stored.body.utf8))
+            let masterNow = try XCTUnwrap(try clients[0].status()["masterTimeNs"] as? Int, "the node's master time")
+            let now = MediaTime(nanoseconds: Int64(masterNow))
+            var position = timeline.position(at: now)
+            var end = try XCTUnwrap(position.passEnd, "a pass that ends: \(position)")
+            if end - now < MediaTime(value: 1, timescale: 2) {
+                position = timeline.position(at: end + MediaTime(value: 1, timescale: 1000))
+                end = try XCTUnwrap(position.passEnd, "the next pass ends: \(position)")
+            }
+            let paused = try timeline.applying(.pause, at: end - MediaTime(value: 15, timescale: 1000))
+            let body = String(decoding: try JSONEncoder().encode(paused), as: UTF8.self)
+            for client in clients {
+                let reply = try client.request("PUT", "/timeline", body: body)
+                XCTAssertEqual(reply.status, 200, "\(reply)")
+            }
+            return (Int((position.entry.duration.seconds * 30).rounded()) - 1, (end - now).seconds)
+        }
+        for round in 1...4 {
+            try run("resume")
+            try await assertPlaying("resume \(round) before a pause at an item's end")
+            let (last, due) = try pauseInsideTheLastFrame()
+            // The pause's time is up to a pass ahead: looked for once it has passed.
+            try await Task.sleep(for: .seconds(due + 0.2))
+            try await assertPaused("paused inside the last frame (\(round))", at: last)
+        }
 
         // Through all of it, no X request failed (ximagesink's pool once outlived its connection:
         // BadShmSeg on every frame put and every buffer freed after a rebuilt video chain).

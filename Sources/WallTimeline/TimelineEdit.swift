@@ -142,7 +142,10 @@ extension Timeline {
                 isPlaying: restored.isPlaying && !ended)
             after?.cue = restored.cue
         }
-        if keepsCue, after == nil, let cueAfter = cueAfter(next, before: before, current: current, here: here) {
+        if keepsCue, after == nil, var cueAfter = cueAfter(next, before: before, current: current, here: here) {
+            // A resume while a cue's clip plays over a paused playlist is meant for the wall: the
+            // clip plays on, and the playlist it returns to plays too, from where it was paused.
+            if case .resume = edit, cueAfter.show == .playlist { cueAfter.isPlaying = true }
             after = cueAfter
         }
         var edited = self

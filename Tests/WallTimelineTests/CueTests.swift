@@ -193,6 +193,24 @@ final class CueTests: XCTestCase {
         assertBackOnTheLoop(resumed, at: cueAt + seconds(13), "pause then resume")
     }
 
+    /// The wall paused, a visitor's cue plays its clip, and the operator resumes during it: after the
+    /// clip the loop plays on from where it was paused (it used to return to the pause, the resume
+    /// lost: in the fifth chaos hour a wall stood paused for 11 minutes so).
+    func testAResumeWhileACueInterruptsAPause_returnsToTheLoopPlaying() throws {
+        let pausedAt = start + seconds(1)
+        let cueAt = pausedAt + seconds(2)
+        let paused = try attractLoop().applying(.pause, at: pausedAt)
+            .applying(.cue(name: "welcome", Cue(target: .playlist(welcome))), at: cueAt)
+        XCTAssertEqual(paused.position(at: cueAt + seconds(5)).state, .paused, "without a resume: back to the pause")
+        XCTAssertEqual(paused.position(at: cueAt + seconds(5)).itemTime, seconds(1))
+        let resumed = try paused.applying(.resume, at: cueAt + seconds(1))
+        XCTAssertEqual(resumed.position(at: cueAt + ms(3_900)).entry.media, "welcome.mp4", "the clip plays on")
+        let back = resumed.position(at: cueAt + seconds(5))
+        XCTAssertEqual(back.entry.media, "attract.mp4")
+        XCTAssertEqual(back.itemTime, seconds(2), "from where it was paused, a second after the clip's end")
+        XCTAssertEqual(back.state, .playing)
+    }
+
     func testASeekInACuesClip_keepsItsReturn_fromTheClipsNewEnd() throws {
         let cueAt = start + seconds(1)
         let timeline = try welcomed(at: cueAt).applying(.seek(entry: 0, itemTime: seconds(3)), at: cueAt + ms(500))

@@ -619,10 +619,10 @@ public struct FollowerStateMachine: Sendable {
                 MediaTime.maximum(position.itemTime - record.presentationTimestamp, .zero - second), second)
             offset = offset + slip
         }
+        let off = offset.magnitude > configuration.offTolerance
         let slipped = slip.magnitude > configuration.slipTolerance
-        let inStep = offset.magnitude <= configuration.offTolerance && !slipped
-        judged = (inStep, offset)
-        offFrames = offset.magnitude <= configuration.offTolerance ? 0 : offFrames + 1
+        judged = (!off && !slipped, offset)
+        offFrames = off ? offFrames + 1 : 0
         slippedFrames = slipped ? slippedFrames + 1 : 0
         if offFrames >= configuration.offFramesToRejoin {
             return rejoin(because: "\(offFrames) frames off the timeline by \(offset.seconds) s")

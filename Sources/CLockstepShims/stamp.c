@@ -24,6 +24,11 @@
  * move that follows a pause. So as it goes on, the sinks downstream stop drawing prerolls
  * (show-preroll-frame), until the next flush (that move), PLAYING or READY; and it is not taken as
  * the last frame shown.
+ *
+ * The end of a stream waits at the gate as a frame would, at the running time it is due (its segment's
+ * stop, else the last frame's end): an item's end past a pause's time does not reach the sink before
+ * the pause, so a pause there (or a held frame presented just before its item's end, then paused)
+ * meets no end of item.
  */
 
 typedef struct {
@@ -45,6 +50,8 @@ typedef struct {
     gboolean flushing;
     /* A frame waits at the gate while playing. */
     gboolean holding;
+    /* The running time the last frame ends at; NONE before one. */
+    GstClockTime last_end;
     /* The sinks whose preroll drawing is off for a frame held past a pause, each with a reference. */
     GSList *muted_sinks;
     pthread_cond_t changed;
@@ -95,6 +102,10 @@ static GstFlowReturn lockstep_stamp_chain(GstPad *pad, GstObject *parent, GstBuf
 
     pthread_mutex_lock(&self->lock);
     GstClockTime running_time = gst_segment_to_running_time(&self->segment, GST_FORMAT_TIME, pts);
+    if (GST_CLOCK_TIME_IS_VALID(pts) && GST_CLOCK_TIME_IS_VALID(duration)) {
+        GstClockTime end = gst_segment_to_running_time(&self->segment, GST_FORMAT_TIME, pts + duration);
+        if (GST_CLOCK_TIME_IS_VALID(end)) self->last_end = end;
+    }
     gboolean held = lockstep_stamp_wait_at_gate(self, running_time);
     if (self->flushing) {
         pthread_mutex_unlock(&self->lock);
@@ -210,6 +221,23 @@ static gboolean lockstep_stamp_sink_event(GstPad *pad, GstObject *parent, GstEve
         gst_event_copy_segment(event, &self->segment);
         pthread_mutex_unlock(&self->lock);
         break;
+    case GST_EVENT_EOS: {
+        pthread_mutex_lock(&self->lock);
+        GstClockTime end = GST_CLOCK_TIME_NONE;
+        if (self->segment.format == GST_FORMAT_TIME && self->segment.rate > 0 &&
+            GST_CLOCK_TIME_IS_VALID(self->segment.stop)) {
+            end = gst_segment_to_running_time(&self->segment, GST_FORMAT_TIME, self->segment.stop);
+        }
+        if (!GST_CLOCK_TIME_IS_VALID(end)) end = self->last_end;
+        lockstep_stamp_wait_at_gate(self, end);
+        gboolean flushing = self->flushing;
+        pthread_mutex_unlock(&self->lock);
+        if (flushing) {
+            gst_event_unref(event);
+            return FALSE;
+        }
+        break;
+    }
     case GST_EVENT_FLUSH_START:
         pthread_mutex_lock(&self->lock);
         self->flushing = TRUE;
@@ -220,6 +248,7 @@ static gboolean lockstep_stamp_sink_event(GstPad *pad, GstObject *parent, GstEve
         /* A seek: what comes now is another position, which no pause scheduled before it holds. */
         pthread_mutex_lock(&self->lock);
         gst_segment_init(&self->segment, GST_FORMAT_TIME);
+        self->last_end = GST_CLOCK_TIME_NONE;
         self->flushing = FALSE;
         self->gate = GST_CLOCK_TIME_NONE;
         pthread_mutex_unlock(&self->lock);
@@ -262,6 +291,7 @@ static GstStateChangeReturn lockstep_stamp_change_state(GstElement *element, Gst
         self->playing = FALSE;
         self->flushing = FALSE;
         self->gate = GST_CLOCK_TIME_NONE;
+        self->last_end = GST_CLOCK_TIME_NONE;
         pthread_cond_broadcast(&self->changed);
         pthread_mutex_unlock(&self->lock);
         break;
@@ -308,6 +338,7 @@ static void lockstep_stamp_init(LockstepStamp *self) {
     pthread_cond_init(&self->changed, &attributes);
     pthread_condattr_destroy(&attributes);
     self->gate = GST_CLOCK_TIME_NONE;
+    self->last_end = GST_CLOCK_TIME_NONE;
     gst_segment_init(&self->segment, GST_FORMAT_TIME);
     self->sinkpad = gst_pad_new_from_static_template(&sink_template, "sink");
     gst_pad_set_chain_function(self->sinkpad, lockstep_stamp_chain);

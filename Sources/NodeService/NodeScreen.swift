@@ -213,9 +213,9 @@ public final class NodeScreen: FollowerPlayer, Sendable {
             return .failed("\(error)")
         }
         // A start while the screen plays (or shows a picture) is prepared in standby, the screen
-        // playing on meanwhile; the spare is marked as it is taken, so a cue kept in standby never
-        // loads over it.
-        let inStandby = preparation.hold == nil && ((showsThePlaylist && player.rate != 0) || fromPicture)
+        // playing on meanwhile; so is a held frame (a paused wall a cue returns to). The spare is
+        // marked as it is taken, so a cue kept in standby never loads over it.
+        let inStandby = (showsThePlaylist && player.rate != 0) || fromPicture
         let (active, standby) = roles.withLock { roles -> (Int, Int?) in
             let spare = inStandby && players.count > 1 ? roles.takeSpare(of: players.count) : nil
             roles.preparing = spare
@@ -314,7 +314,8 @@ public final class NodeScreen: FollowerPlayer, Sendable {
         player.removeAllItems()
         player.actionAtItemEnd = .advance
         for (item, _) in items { player.insert(item, after: nil) }
-        player.actionAtItemEnd = preparation.advanceAtItemEnd ? .advance : .pause
+        // A held frame stays in its pass.
+        player.actionAtItemEnd = preparation.advanceAtItemEnd && preparation.hold == nil ? .advance : .pause
         let first = items[0]
         do {
             try await waitUntilReady(first.item)
@@ -329,15 +330,16 @@ public final class NodeScreen: FollowerPlayer, Sendable {
             }
         }
         if let hold = preparation.hold {
-            player.showsPrerollFrame = true
+            // On the screen it shows as soon as it is there; in standby, at its time (`presentHeld`).
+            player.showsPrerollFrame = standby == nil
             guard await exactSeek(to: hold, on: player) != nil, await prerollPlayer(player) != nil else {
                 player.renewPipelineAtNextLoad()
                 return .failed("the player did not show item time \(hold.seconds) s of \(first.path)")
             }
-            return .ready
-        }
-        guard await prerollPlayer(player) == true else {
-            return .failed("the player did not preroll \(first.path)")
+        } else {
+            guard await prerollPlayer(player) == true else {
+                return .failed("the player did not preroll \(first.path)")
+            }
         }
         if let standby {
             roles.withLock { $0.prepared = standby }
@@ -347,6 +349,26 @@ public final class NodeScreen: FollowerPlayer, Sendable {
     }
 
     public func start(rate: PlaybackRate, itemTime: MediaTime, presentAt: MediaTime) throws {
+        try swapIn(presentAt: presentAt) { (player) throws(PlayerError) in
+            player.automaticallyWaitsToMinimizeStalling = false
+            try player.setRate(rate.floatValue, time: itemTime, atHostTime: presentAt)
+        }
+    }
+
+    /// A held frame prepared in standby takes the screen at `presentAt`: the player presents it
+    /// through its sink then, as a start its first frame, and stays paused on it. Prepared on the
+    /// screen, it is there already.
+    public func presentHeld(itemTime: MediaTime, presentAt: MediaTime) throws {
+        guard roles.withLock({ $0.prepared != nil }) else { return }
+        try swapIn(presentAt: presentAt) { (player) throws(PlayerError) in
+            player.automaticallyWaitsToMinimizeStalling = false
+            try player.setRate(0, time: itemTime, atHostTime: presentAt)
+        }
+    }
+
+    /// Starts the player prepared in standby (`begin`) in place of the one on the screen, which
+    /// pauses just before `presentAt`; with none prepared, `begin` acts on the one on the screen.
+    private func swapIn(presentAt: MediaTime, begin: (QueuePlayer) throws(PlayerError) -> Void) throws {
         let swap = roles.withLock { roles -> (from: Int, to: Int, swap: Int)? in
             guard let prepared = roles.prepared else { return nil }
             defer {
@@ -359,8 +381,7 @@ public final class NodeScreen: FollowerPlayer, Sendable {
             return (roles.active, prepared, roles.swaps + 1)
         }
         guard let swap else {
-            player.automaticallyWaitsToMinimizeStalling = false
-            try player.setRate(rate.floatValue, time: itemTime, atHostTime: presentAt)
+            try begin(player)
             return
         }
         // The prepared player starts at the start's master time, and the one on the screen pauses
@@ -368,8 +389,7 @@ public final class NodeScreen: FollowerPlayer, Sendable {
         // of its own due at that instant is not drawn over the new one.
         let incoming = players[swap.to]
         let outgoing = players[swap.from]
-        incoming.automaticallyWaitsToMinimizeStalling = false
-        try incoming.setRate(rate.floatValue, time: itemTime, atHostTime: presentAt)
+        try begin(incoming)
         try? outgoing.setRate(0, time: .invalid, atHostTime: presentAt - Self.outgoingPauseAhead)
         // A picture on the screen stays there until the incoming player's first frame draws over it.
         let picture = incoming.masterClock.flatMap { replacePicture(with: nil, presentAt: presentAt, clock: $0) }

@@ -207,6 +207,13 @@ public actor Follower {
                     await perform(machine.playerRefused("the start: \(error)"))
                     return
                 }
+            case .presentHeld(let itemTime, let presentAt):
+                do {
+                    try player.presentHeld(itemTime: itemTime, presentAt: presentAt)
+                } catch {
+                    await perform(machine.playerRefused("the held frame: \(error)"))
+                    return
+                }
             case .pause(let presentAt):
                 do {
                     try player.pause(presentAt: presentAt)

@@ -10,6 +10,10 @@ public enum FollowerAction: Hashable, Sendable {
     /// Start presenting `itemTime` of the current pass at `presentAt` on the master clock
     /// (`setRate(_:time:atHostTime:)`); display latency is taken off already.
     case start(rate: PlaybackRate, itemTime: MediaTime, presentAt: MediaTime)
+    /// Put the frame a preparation held (`Preparation.hold`, item time `itemTime`) on the glass at
+    /// `presentAt` on the master clock: prepared in standby behind the player on the screen, it
+    /// takes the screen then; prepared on the screen, it shows already.
+    case presentHeld(itemTime: MediaTime, presentAt: MediaTime)
     /// Pause the running player at `presentAt` on the master clock.
     case pause(presentAt: MediaTime)
     /// Queue `pass` behind the passes the player holds.

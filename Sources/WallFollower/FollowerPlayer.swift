@@ -9,6 +9,9 @@ public protocol FollowerPlayer: AnyObject, Sendable {
     func prepare(_ preparation: Preparation) async -> PreparationOutcome
     /// `setRate(_:time:atHostTime:)`: presents `itemTime` at `presentAt` on the master clock.
     func start(rate: PlaybackRate, itemTime: MediaTime, presentAt: MediaTime) throws
+    /// Puts the frame the last preparation held (item time `itemTime`) on the glass at `presentAt`
+    /// on the master clock, where it was prepared in standby; nothing where it shows already.
+    func presentHeld(itemTime: MediaTime, presentAt: MediaTime) throws
     /// Pauses at `presentAt` on the master clock.
     func pause(presentAt: MediaTime) throws
     func enqueue(_ pass: Pass)

@@ -297,11 +297,15 @@ public struct FollowerStateMachine: Sendable {
             return failAnchor("entry \(anchor.position.entryIndex): \(reason)", now: now)
         }
         let position = anchor.position
-        guard anchor.preparation.hold == nil else {
+        if let hold = anchor.preparation.hold {
             settle(
                 FollowPlan(segmentFrom: anchor.segmentFrom, anchor: anchor.at, state: position.state, handed: []),
                 anchor: anchor, now: now)
-            return [.note(.holding(version: anchor.version, state: position.state, itemTime: anchor.preparation.hold!))]
+            // Prepared behind a screen that plays on, the held frame takes the screen at its time.
+            return [
+                .presentHeld(itemTime: hold, presentAt: presentation(anchor.at)),
+                .note(.holding(version: anchor.version, state: position.state, itemTime: hold)),
+            ]
         }
         let presentAt = presentation(anchor.at)
         lastStart = StartSlack(version: anchor.version, at: anchor.at, slack: presentAt - now)

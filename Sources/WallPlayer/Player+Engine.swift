@@ -57,6 +57,9 @@ struct ScheduledStart {
     var rate: Float
     var itemTime: MediaTime
     var hostTime: MediaTime
+    /// A pause's start: its first frame presented at the host time, then paused there
+    /// (`setRate(0, time:atHostTime:)` on a prerolled pipeline).
+    var holdsFirstFrame = false
 }
 
 // MARK: - Loading
@@ -903,6 +906,10 @@ extension Player {
     }
 
     func cancelScheduledStart() {
+        // A held frame's start muted the audio until its pause.
+        if engine.pendingStart?.holdsFirstFrame == true {
+            engine.pipeline?.playbin.set("mute", settings.withLock { $0.isMuted })
+        }
         engine.pendingStart = nil
         engine.startAlarms.forEach { $0.cancel() }
         engine.startAlarms = []

@@ -55,7 +55,10 @@ extension Player {
     /// already; for a start that is exact to the host time, preroll in advance and give a host
     /// time far enough ahead. A rate of 0 pauses at the host time, and with a numeric `itemTime`
     /// shows that item time there, exactly (as the timebase AVPlayer sets: at the host time, the
-    /// item is at `itemTime`, not moving).
+    /// item is at `itemTime`, not moving). Prerolled at `itemTime` already and not playing, the
+    /// player presents that frame through its sink at the host time, and no frame after it: a
+    /// player prepared behind another (`showsPrerollFrame` false) so takes the screen with a still
+    /// frame at a host time as exactly as a start does with a moving one.
     ///
     /// - Throws: `PlayerError.waitsToMinimizeStalling` when `automaticallyWaitsToMinimizeStalling`
     ///   is true, `.notFileBased` for an item that is not a local file, `.itemNotReady` without a
@@ -86,6 +89,11 @@ extension Player {
     private func scheduleStart(rate newRate: Float, itemTime: MediaTime, hostTime: MediaTime) {
         guard let (pipeline, item) = beginRateChange() else { return }
         if newRate == 0 {
+            if itemTime.isNumeric, hostTime.isNumeric, holdsPrerolledFrame(at: itemTime, pipeline: pipeline, item: item)
+            {
+                presentPrerolledFrame(itemTime: itemTime, hostTime: hostTime, pipeline: pipeline)
+                return
+            }
             let pause: @Sendable (Player) -> Void = { player in
                 player.applyRate(0, immediately: true)
                 guard itemTime.isNumeric else { return }
@@ -121,6 +129,51 @@ extension Player {
         if item.status == .readyToPlay, engine.pendingSeek == nil {
             continueScheduledStart()
         }
+    }
+
+    /// Whether the pipeline stands prerolled at `itemTime`, not playing, with a frame in its video
+    /// sink: a pause there at a host time can present that frame at the host time exactly.
+    private func holdsPrerolledFrame(at itemTime: MediaTime, pipeline: PlaybackPipeline, item: PlayerItem) -> Bool {
+        item.status == .readyToPlay && item.hasPlayableVideo && settings.withLock({ $0.video }) != nil
+            && engine.prerolled && engine.pendingSeek == nil
+            && engine.runningTimeZero == itemTime && engine.segmentRate > 0
+            && engine.pipelineState != GST_STATE_PLAYING && !pipeline.playbin.isPlayingOrGoingTo
+    }
+
+    /// A pause at `hostTime` showing `itemTime`, on a pipeline prerolled there: the frame waiting in
+    /// the sink is presented at the host time as a start's first frame would be (through the sink,
+    /// on its clock), every frame after it waits at the gate with the audio muted, and the pipeline
+    /// pauses `heldFrameSettling` later and moves back to `itemTime` exactly. A player prepared
+    /// behind another (its preroll frame not drawn) so takes the screen at a host time with a
+    /// still frame, as a start takes it with a moving one.
+    private func presentPrerolledFrame(itemTime: MediaTime, hostTime: MediaTime, pipeline: PlaybackPipeline) {
+        guard hostTime - effectiveClock.now() > Self.scheduledStartLead else {
+            // Too late for the sink to present it on time: it draws the frame at once, as a preroll.
+            pipeline.showPrerollFrame(true)
+            let seek = makeSeek(to: itemTime, before: .zero, after: .zero, queue: queue) { [weak self] _ in
+                guard let self else { return }
+                self.engine.pipeline?.showPrerollFrame(self.settings.withLock { $0.showsPrerollFrame })
+            }
+            performSeek(seek)
+            return
+        }
+        pipeline.playbin.set("mute", true)
+        pipeline.holdFrames(from: hostTime + Self.heldFrameGate)
+        engine.nextStartID += 1
+        let start = ScheduledStart(
+            id: engine.nextStartID, rate: Float(engine.segmentRate), itemTime: itemTime, hostTime: hostTime,
+            holdsFirstFrame: true)
+        engine.pendingStart = start
+        engine.scheduledMode = true
+        pipeline.playbin.setStartTime(GStreamer.clockTimeNone)
+        armScheduledStart(start)
+    }
+
+    /// Ends a pause begun by `presentPrerolledFrame`: paused, the audio as it was, the pipeline back
+    /// at the item time shown (the frame after it waits at the gate, undrawn).
+    private func settleHeldFrame(_ start: ScheduledStart) {
+        applyRate(0, immediately: true)
+        performSeek(makeSeek(to: start.itemTime, before: .zero, after: .zero, queue: nil, completion: nil))
     }
 
     /// Prerolls at the start's item time and rate if the pipeline is not there yet, else arms
@@ -162,7 +215,10 @@ extension Player {
         pipeline.playbin.setStartTime(GStreamer.clockTimeNone)
         pipeline.playbin.baseTime = base
         engine.runningTimeZero = nil
-        setTimebase(Timebase(hostTime: hostTime, itemTime: start.itemTime, rate: Double(start.rate)))
+        setTimebase(
+            start.holdsFirstFrame
+                ? .stopped(at: start.itemTime)
+                : Timebase(hostTime: hostTime, itemTime: start.itemTime, rate: Double(start.rate)))
         if hostTime < now {
             logger.warning("scheduled start is late", metadata: ["start.late_by_ns": .nanoseconds(now - hostTime)])
         }
@@ -179,6 +235,10 @@ extension Player {
             addStartAlarm(at: playAt, startID: start.id) { player in
                 player.engine.pipeline?.playbin.setState(GST_STATE_PLAYING)
             }
+        }
+        if start.holdsFirstFrame {
+            addStartAlarm(at: hostTime + Self.heldFrameSettling, startID: start.id) { $0.settleHeldFrame(start) }
+            return
         }
         addStartAlarm(at: hostTime, startID: start.id) { player in
             player.engine.pendingStart = nil

@@ -56,6 +56,14 @@ public class Player: @unchecked Sendable {
     static let scheduledStartLead = MediaTime(value: 50, timescale: 1000)
     /// How far ahead a start is scheduled when `setRate(_:time:atHostTime:)` gets no host time.
     static let unscheduledStartDelay = MediaTime(value: 100, timescale: 1000)
+    /// A pause presenting a prerolled frame at its host time holds every frame due this long after
+    /// it, and the item's end: the first frame passes (due at the host time, or clipped to it), none
+    /// after it, and an end due just after it (a frame held 1 ms before its item's end) waits for
+    /// the pause.
+    static let heldFrameGate = MediaTime(value: 1, timescale: 1_000_000)
+    /// How long after its host time such a pause takes the pipeline to PAUSED: time for the sink to
+    /// present the frame, well within the gate's limit (200 ms).
+    static let heldFrameSettling = MediaTime(value: 50, timescale: 1000)
 
     let logger: Logger
     /// Where engine work runs, one operation at a time.

@@ -28,6 +28,7 @@ final class FollowerDriverTests: XCTestCase {
         enum Call: Hashable {
             case prepare(media: [String], start: MediaTime, hold: MediaTime?)
             case start(rate: PlaybackRate, itemTime: MediaTime, presentAt: MediaTime)
+            case presentHeld(itemTime: MediaTime, presentAt: MediaTime)
             case pause(presentAt: MediaTime)
             case enqueue(media: String)
             case show(TimelineShow, presentAt: MediaTime)
@@ -60,6 +61,10 @@ final class FollowerDriverTests: XCTestCase {
             if refuse { throw Refused() }
             calls.withLock { $0.append(.start(rate: rate, itemTime: itemTime, presentAt: presentAt)) }
             paused.withLock { $0 = false }
+        }
+
+        func presentHeld(itemTime: MediaTime, presentAt: MediaTime) throws {
+            calls.withLock { $0.append(.presentHeld(itemTime: itemTime, presentAt: presentAt)) }
         }
 
         func pause(presentAt: MediaTime) throws {

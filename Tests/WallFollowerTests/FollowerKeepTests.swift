@@ -56,6 +56,7 @@ private struct NoClock: FollowerClock {
 private final class IdlePlayer: FollowerPlayer {
     func prepare(_ preparation: Preparation) async -> PreparationOutcome { .failed("not in this test") }
     func start(rate: PlaybackRate, itemTime: MediaTime, presentAt: MediaTime) throws {}
+    func presentHeld(itemTime: MediaTime, presentAt: MediaTime) throws {}
     func pause(presentAt: MediaTime) throws {}
     func enqueue(_ pass: Pass) {}
     func setAdvancesAtItemEnd(_ advances: Bool) {}

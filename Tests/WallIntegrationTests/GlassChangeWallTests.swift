@@ -155,6 +155,34 @@ final class GlassChangeWallTests: XCTestCase {
                     name: "pause → resume", at: resume.from, isNew: { _, code in code != nil }, old: { _, _ in false }))
             try await Task.sleep(for: .seconds(max(0, (resume.from - LocalClock.monotonic.now()).seconds) + 1))
             verbs = (pause.from, resume.from)
+            // A cue over a paused wall, and its return to the pause: the cue's clip plays to its
+            // last frame, and the paused frame comes back at the return's time, through the sink.
+            let pausedAgain = try command(["pause"])
+            try await Task.sleep(for: .seconds(max(0, (pausedAgain.from - LocalClock.monotonic.now()).seconds) + 1.5))
+            let heldCodes = Set(
+                receiver.seen.map { screen in
+                    screen.last { $0.at <= pausedAgain.from + MediaTime(value: 5, timescale: 1000) }?.code
+                })
+            XCTAssertEqual(heldCodes.count, 1, "every screen paused on one frame: \(heldCodes)")
+            let heldCode = try XCTUnwrap(heldCodes.first.flatMap { $0 }, "the paused frame's code")
+            for id in ids {
+                try await wall.client(id).waitForStatus(within: 10, "intro held in standby on \(id)") { status in
+                    ((status["timeline"] as? [String: Any])?["cuesReady"] as? [String])?.contains("intro") == true
+                }
+            }
+            let overPause = try command(["cue", "intro"])
+            changes.append(
+                Change(
+                    name: "paused → cue", at: overPause.from, isNew: { _, code in (300..<360).contains(code ?? -1) },
+                    old: { _, code in code == heldCode }))
+            let backToPause = overPause.from + MediaTime(value: 2, timescale: 1)
+            changes.append(Change(name: "cue → paused wall", at: backToPause) { _, code in code == heldCode })
+            try await Task.sleep(for: .seconds(max(0, (backToPause - LocalClock.monotonic.now()).seconds) + 1))
+            // The cue's clip ran to its end on every screen: its last frame (11.967 s) was shown.
+            for (index, screen) in receiver.seen.enumerated() {
+                let cueCodes = screen.filter { $0.at > overPause.from && $0.at < backToPause }.map(\.code)
+                XCTAssertEqual(cueCodes.max(), 359, "node \(ids[index]) played the cue to its last frame")
+            }
         }
 
         let frames = receiver.seen

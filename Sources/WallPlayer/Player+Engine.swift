@@ -134,13 +134,13 @@ extension Player {
                 return
             }
         }
+        sourceChanging.store(true, ordering: .sequentiallyConsistent)
+        if let reused = engine.pipeline { stopForReuse(reused) }
         guard let pipeline = ensurePipeline() else {
+            sourceChanging.store(false, ordering: .sequentiallyConsistent)
             item.markFailed(error ?? .pipelineConstruction("no pipeline"))
             return
         }
-        sourceChanging.store(true, ordering: .sequentiallyConsistent)
-        pipeline.playbin.settle()
-        pipeline.playbin.setState(GST_STATE_READY)
         // The old source is down, its streaming threads stopped. What it posted on its way down (an
         // "Internal data stream error" from a demuxer cut off mid-file) is about the media replaced,
         // and so is any successor it asked for: neither may touch the item loaded now.
@@ -250,11 +250,45 @@ extension Player {
     /// change 8 s late in GlassChangeWallTests, twice in CI).
     func retire(_ pipeline: PlaybackPipeline, stalled: Bool = false) {
         let stopped = pipeline.stopOnItsOwnThread(settling: !stalled)
-        let limit = DispatchTimeInterval.nanoseconds(Int(Self.teardownLimit.nanoseconds ?? 0))
-        guard stopped.wait(timeout: .now() + limit) == .timedOut else { return }
+        guard stopped.wait(timeout: .now() + Self.teardownInterval) == .timedOut else { return }
+        countAbandoned("a replaced pipeline did not stop: left on its own thread; going on with a new pipeline")
+    }
+
+    /// Takes the pipeline to READY to load another item (or none) on it: the old source down, its
+    /// streaming threads stopped. A pipeline wedged inside GStreamer never gets there (`retire`):
+    /// the change is made on a thread of its own, and past `teardownLimit` the pipeline is left to
+    /// it and shut down there, and the player goes on with a new one at its next load. Before, the
+    /// change waited on the control queue, and one wedged pipeline held its player for good: every
+    /// later load on it timed out (a node stopped and resumed in the chaos bench, 9 minutes long).
+    /// Whether the pipeline is still the player's.
+    @discardableResult
+    func stopForReuse(_ pipeline: PlaybackPipeline) -> Bool {
+        let stopped = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            pipeline.playbin.settle()
+            pipeline.playbin.setState(GST_STATE_READY)
+            stopped.signal()
+        }
+        thread.name = "wallplayer.stop"
+        thread.start()
+        guard stopped.wait(timeout: .now() + Self.teardownInterval) == .timedOut else { return true }
+        engine.pipeline = nil
+        pipelineRef.withLock { $0 = nil }
+        engine.prerolled = false
+        _ = pipeline.stopOnItsOwnThread(settling: false)
+        countAbandoned(
+            "a pipeline did not stop for its next item: left on its own thread; going on with a new pipeline")
+        return false
+    }
+
+    private static var teardownInterval: DispatchTimeInterval {
+        .nanoseconds(Int(teardownLimit.nanoseconds ?? 0))
+    }
+
+    private func countAbandoned(_ message: String) {
         let stuck = pipelinesAbandoned.add(1, ordering: .relaxed).newValue
         logger.error(
-            "a replaced pipeline did not stop: left on its own thread; going on with a new pipeline",
+            "\(message)",
             metadata: [
                 "player.teardown_limit_s": .value(Self.teardownLimit.seconds),
                 "player.pipelines_abandoned": .value(stuck),
@@ -365,8 +399,7 @@ extension Player {
     /// cannot load. The old media must not play on under the new item (AVPlayer shows nothing
     /// for a failed item), nor post its end as the new item's.
     private func haltLoadedMedia() {
-        engine.pipeline?.playbin.settle()
-        engine.pipeline?.playbin.setState(GST_STATE_READY)
+        if let pipeline = engine.pipeline { stopForReuse(pipeline) }
         setTimebase(.stopped(at: .zero))
     }
 
@@ -602,8 +635,7 @@ extension Player {
             item.markFailed(error)
         }
         cancelAllPending()
-        pipeline.playbin.settle()
-        pipeline.playbin.setState(GST_STATE_READY)
+        stopForReuse(pipeline)
         engine.prerolled = false
         stopPlayback()
         setTimebase(.stopped(at: engine.timebase.itemTime(atHost: .invalid)))

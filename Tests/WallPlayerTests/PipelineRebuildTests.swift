@@ -73,9 +73,41 @@ final class PipelineRebuildTests: XCTestCase {
 /// thread after the limit, and the player goes on with a new pipeline, the picture back.
 final class WedgedPipelineTests: XCTestCase {
     func testAPipelineWedgedInItsSink_isAbandoned_andTheNewOnePlays() async throws {
-        // A sink that blocks outside GStreamer: filesink writing to a pipe nobody reads. Once the
-        // pipe is full its streaming thread sits in write() holding the stream lock, and setting
-        // the pipeline to NULL waits for that lock for good.
+        try await withWedgedPlayer { player in
+            let started = Date()
+            player.videoOutput = Headless.video  // replaces the wedged pipeline
+            let presented = player.presentedFrames
+            let frames = try await collect(5, from: presented, within: 20, "frames from the new pipeline")
+            XCTAssertEqual(frames.count, 5)
+            let took = Date().timeIntervalSince(started)
+            XCTAssertGreaterThanOrEqual(
+                took, Player.teardownLimit.seconds - 0.5, "it waited for the old pipeline first")
+            XCTAssertLessThan(took, Player.teardownLimit.seconds + 10, "then went on without it")
+            XCTAssertEqual(player.abandonedPipelines, 1)
+        }
+    }
+
+    /// The same wedge met by the next item on the same pipeline (a node's player emptied and loaded
+    /// again): the pipeline's stop for reuse is left on its own thread after the limit, and the
+    /// item loads on a new pipeline. Before, the stop waited on the control queue for good, and
+    /// every later load on that player timed out.
+    func testAPipelineWedgedInItsSink_whenTheNextItemLoads_isAbandoned_andTheItemBecomesReady() async throws {
+        try await withWedgedPlayer { player in
+            let started = Date()
+            let next = PlayerItem(url: try TestMedia.frameCode(seconds: 4))
+            player.replaceCurrentItem(with: next)
+            try await next.waitUntilReady(within: Player.teardownLimit.seconds + 15)
+            let took = Date().timeIntervalSince(started)
+            XCTAssertGreaterThanOrEqual(
+                took, Player.teardownLimit.seconds - 0.5, "it waited for the old pipeline first")
+            XCTAssertEqual(player.abandonedPipelines, 1)
+        }
+    }
+
+    /// A playing player whose sink blocks outside GStreamer: filesink writing to a pipe nobody reads.
+    /// Once the pipe is full its streaming thread sits in write() holding the stream lock, and
+    /// stopping the pipeline (to READY or NULL) waits for that lock for good.
+    private func withWedgedPlayer(_ body: (Player) async throws -> Void) async throws {
         let fifo = FileManager.default.temporaryDirectory.appendingPathComponent("wedge-\(getpid()).fifo").path
         unlink(fifo)
         XCTAssertEqual(mkfifo(fifo, 0o600), 0)
@@ -88,21 +120,14 @@ final class WedgedPipelineTests: XCTestCase {
             unlink(fifo)
         }
         let player = try await Player.ready(
-            try TestMedia.frameCode(seconds: 6), video: VideoOutputSettings(sinkDescription: "filesink location=\(fifo)"))
+            try TestMedia.frameCode(seconds: 6),
+            video: VideoOutputSettings(sinkDescription: "filesink location=\(fifo)"))
         player.play()
         try await eventually(within: 10, "the sink blocked on the full pipe") {
             var size: Int32 = 0
             return ioctl(reader, UInt(FIONREAD), &size) == 0 && size >= 60_000
         }
-        let started = Date()
-        player.videoOutput = Headless.video  // replaces the wedged pipeline
-        let presented = player.presentedFrames
-        let frames = try await collect(5, from: presented, within: 20, "frames from the new pipeline")
-        XCTAssertEqual(frames.count, 5)
-        let took = Date().timeIntervalSince(started)
-        XCTAssertGreaterThanOrEqual(took, Player.teardownLimit.seconds - 0.5, "it waited for the old pipeline first")
-        XCTAssertLessThan(took, Player.teardownLimit.seconds + 10, "then went on without it")
-        XCTAssertEqual(player.abandonedPipelines, 1)
+        try await body(player)
         player.pause()
     }
 }

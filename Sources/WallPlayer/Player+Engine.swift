@@ -34,6 +34,8 @@ struct Engine {
     var nextStartID = 0
     /// Numbers each load, so a preroll watchdog knows whether its load is still the current one.
     var loadGeneration = 0
+    /// The pipeline prerolled since the last load (a first load, or a ready item loaded again).
+    var loadPrerolled = true
     /// Pipelines rebuilt because the current item's first preroll stalled.
     var prerollRetries = 0
     /// The pipeline met a streaming error: the next load builds a new one rather than reuse it.
@@ -193,13 +195,17 @@ extension Player {
     /// with a clear error if it keeps happening.
     private func armPrerollWatchdog(for item: PlayerItem) {
         engine.loadGeneration += 1
+        engine.loadPrerolled = false
         let generation = engine.loadGeneration
         guard item.asset.isFileBased else { return }
         let limit = (Self.prerollWatchdog.nanoseconds ?? 0) << min(engine.prerollRetries, Self.prerollRetryLimit)
         let delay = DispatchTimeInterval.nanoseconds(Int(limit))
+        // Whether the item was ready before or not: a ready item loaded again (a seek after its
+        // successor was handed over reloads it) stalls as a first load does, and a seek waiting on
+        // that load never completed (LoopEdgeTests, once beside a compile).
         queue.asyncAfter(deadline: .now() + delay) { [weak self] in
             guard let self, self.engine.loadGeneration == generation, self.engine.loadedItem === item,
-                item.status == .unknown
+                !self.engine.loadPrerolled, item.status != .failed
             else { return }
             self.prerollStalled(item)
         }
@@ -658,6 +664,10 @@ extension Player {
     private func pipelinePrerolled(_ pipeline: PlaybackPipeline) {
         pipeline.prerolled()
         guard let item = engine.loadedItem, item.status != .failed else { return }
+        if !engine.loadPrerolled {
+            engine.loadPrerolled = true
+            engine.prerollRetries = 0
+        }
         if item.status != .readyToPlay, item.needsLearnedOrigin { learnOrigin(of: item, on: pipeline) }
         if engine.queuedSeek == nil {
             // The sink holds the frame the item is at: after its first load, and after every load
@@ -670,7 +680,6 @@ extension Player {
             }
         }
         if item.status != .readyToPlay {
-            engine.prerollRetries = 0
             item.markReady(facts(from: pipeline, item: item))
             watchNetworkFacts(of: item)
         }

@@ -51,4 +51,38 @@ final class StalledPrerollTests: XCTestCase {
         XCTAssertEqual(stopped.wait(timeout: .now() + 5), .success, "the stalled pipeline stopped")
         return (pipeline, Date().timeIntervalSince(began))
     }
+
+    /// A ready item loaded again on the same pipeline (a seek after its successor was handed over
+    /// reloads it) whose preroll stalls is rebuilt by the watchdog as a first load is, and the seek
+    /// waiting on that load completes. Before, the watchdog watched only items not yet ready: the
+    /// seek waited for good (LoopEdgeTests, once beside a compile).
+    func testAReadyItemLoadedAgain_whosePrerollStalls_isRebuilt_andTheSeekWaitingOnItCompletes() async throws {
+        let player = try await Player.ready(
+            try TestMedia.frameCode(seconds: 4),
+            video: VideoOutputSettings(sinkDescription: "identity name=stall ! fakesink sync=true"))
+        let item = try XCTUnwrap(player.currentItem)
+        let pipeline = try XCTUnwrap(player.pipelineRef.withLock { $0 })
+        let sink = try XCTUnwrap(pipeline.videoSink)
+        let stall = try XCTUnwrap(gst_bin_get_by_name(sink.cast(to: GstBin.self), "stall"))
+        let pad = try XCTUnwrap(gst_element_get_static_pad(stall, "src"))
+        let block = GstPadProbeType(GST_PAD_PROBE_TYPE_BLOCK.rawValue | GST_PAD_PROBE_TYPE_BUFFER.rawValue)
+        gst_pad_add_probe(pad, block, { _, _, _ in GST_PAD_PROBE_OK }, nil, nil)
+        gst_object_unref(UnsafeMutableRawPointer(pad))
+        gst_object_unref(UnsafeMutableRawPointer(stall))
+
+        let began = Date()
+        player.queue.async {
+            player.load(item)
+            player.engine.queuedSeek = player.makeSeek(
+                to: MediaTime(value: 1, timescale: 1), before: .zero, after: .zero, queue: nil, completion: nil)
+        }
+        let sought = try await withTimeout(10, "the seek on the reloaded item") {
+            await player.seek(to: MediaTime(value: 2, timescale: 1), toleranceBefore: .zero, toleranceAfter: .zero)
+        }
+        XCTAssertTrue(sought, "the seek on the reloaded item completed")
+        XCTAssertLessThan(Date().timeIntervalSince(began), 10, "within the watchdog's first retries")
+        XCTAssertFalse(player.pipelineRef.withLock { $0 } === pipeline, "on a new pipeline")
+        XCTAssertEqual(item.status, .readyToPlay)
+        XCTAssertEqual(player.currentTime(), MediaTime(value: 2, timescale: 1))
+    }
 }

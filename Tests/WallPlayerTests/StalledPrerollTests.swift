@@ -33,13 +33,7 @@ final class StalledPrerollTests: XCTestCase {
             audioSink: "fakesink sync=true", realtimePriority: nil,
             callbacks: .init(message: { _ in }, presented: { _ in }, aboutToFinish: { nil }))
         pipeline.playbin.set("uri", try TestMedia.frameCode(seconds: 2).absoluteString)
-        let sink = try XCTUnwrap(pipeline.videoSink)
-        let stall = try XCTUnwrap(gst_bin_get_by_name(sink.cast(to: GstBin.self), "stall"))
-        let pad = try XCTUnwrap(gst_element_get_static_pad(stall, "src"))
-        let block = GstPadProbeType(GST_PAD_PROBE_TYPE_BLOCK.rawValue | GST_PAD_PROBE_TYPE_BUFFER.rawValue)
-        gst_pad_add_probe(pad, block, { _, _, _ in GST_PAD_PROBE_OK }, nil, nil)
-        gst_object_unref(UnsafeMutableRawPointer(pad))
-        gst_object_unref(UnsafeMutableRawPointer(stall))
+        try blockFirstVideoBuffer(of: pipeline)
         pipeline.playbin.setState(GST_STATE_PAUSED)
         let oneSecond = MediaTime(value: 1, timescale: 1).clockTime ?? 0
         XCTAssertEqual(
@@ -62,13 +56,7 @@ final class StalledPrerollTests: XCTestCase {
             video: VideoOutputSettings(sinkDescription: "identity name=stall ! fakesink sync=true"))
         let item = try XCTUnwrap(player.currentItem)
         let pipeline = try XCTUnwrap(player.pipelineRef.withLock { $0 })
-        let sink = try XCTUnwrap(pipeline.videoSink)
-        let stall = try XCTUnwrap(gst_bin_get_by_name(sink.cast(to: GstBin.self), "stall"))
-        let pad = try XCTUnwrap(gst_element_get_static_pad(stall, "src"))
-        let block = GstPadProbeType(GST_PAD_PROBE_TYPE_BLOCK.rawValue | GST_PAD_PROBE_TYPE_BUFFER.rawValue)
-        gst_pad_add_probe(pad, block, { _, _, _ in GST_PAD_PROBE_OK }, nil, nil)
-        gst_object_unref(UnsafeMutableRawPointer(pad))
-        gst_object_unref(UnsafeMutableRawPointer(stall))
+        try blockFirstVideoBuffer(of: pipeline)
 
         let began = Date()
         player.queue.async {
@@ -84,5 +72,17 @@ final class StalledPrerollTests: XCTestCase {
         XCTAssertFalse(player.pipelineRef.withLock { $0 } === pipeline, "on a new pipeline")
         XCTAssertEqual(item.status, .readyToPlay)
         XCTAssertEqual(player.currentTime(), MediaTime(value: 2, timescale: 1))
+    }
+
+    /// Holds every video buffer at the `stall` identity of the pipeline's video sink ("identity
+    /// name=stall ! fakesink"), as every streaming task of a stalled playbin3 waits: no preroll comes.
+    private func blockFirstVideoBuffer(of pipeline: PlaybackPipeline) throws {
+        let sink = try XCTUnwrap(pipeline.videoSink)
+        let stall = try XCTUnwrap(gst_bin_get_by_name(sink.cast(to: GstBin.self), "stall"))
+        let pad = try XCTUnwrap(gst_element_get_static_pad(stall, "src"))
+        let block = GstPadProbeType(GST_PAD_PROBE_TYPE_BLOCK.rawValue | GST_PAD_PROBE_TYPE_BUFFER.rawValue)
+        gst_pad_add_probe(pad, block, { _, _, _ in GST_PAD_PROBE_OK }, nil, nil)
+        gst_object_unref(UnsafeMutableRawPointer(pad))
+        gst_object_unref(UnsafeMutableRawPointer(stall))
     }
 }

@@ -266,25 +266,14 @@ extension Player {
     /// it and shut down there, and the player goes on with a new one at its next load. Before, the
     /// change waited on the control queue, and one wedged pipeline held its player for good: every
     /// later load on it timed out (a node stopped and resumed in the chaos bench, 9 minutes long).
-    /// Whether the pipeline is still the player's.
-    @discardableResult
-    func stopForReuse(_ pipeline: PlaybackPipeline) -> Bool {
-        let stopped = DispatchSemaphore(value: 0)
-        let thread = Thread {
-            pipeline.playbin.settle()
-            pipeline.playbin.setState(GST_STATE_READY)
-            stopped.signal()
-        }
-        thread.name = "wallplayer.stop"
-        thread.start()
-        guard stopped.wait(timeout: .now() + Self.teardownInterval) == .timedOut else { return true }
+    func stopForReuse(_ pipeline: PlaybackPipeline) {
+        guard pipeline.readyOnItsOwnThread().wait(timeout: .now() + Self.teardownInterval) == .timedOut else { return }
         engine.pipeline = nil
         pipelineRef.withLock { $0 = nil }
         engine.prerolled = false
         _ = pipeline.stopOnItsOwnThread(settling: false)
         countAbandoned(
             "a pipeline did not stop for its next item: left on its own thread; going on with a new pipeline")
-        return false
     }
 
     private static var teardownInterval: DispatchTimeInterval {

@@ -295,16 +295,32 @@ final class PlaybackPipeline: @unchecked Sendable {
     /// Shuts the pipeline down on a thread of its own; the semaphore is signalled once it has
     /// stopped. A pipeline wedged inside GStreamer then holds only that thread, never its caller's.
     func stopOnItsOwnThread(settling: Bool = true) -> DispatchSemaphore {
-        let stopped = DispatchSemaphore(value: 0)
         PipelineTeardowns.group.enter()
-        let thread = Thread { [self] in
+        return onItsOwnThread(named: "wallplayer.teardown") { [self] in
             shutdown(settling: settling)
-            stopped.signal()
             PipelineTeardowns.group.leave()
         }
-        thread.name = "wallplayer.teardown"
+    }
+
+    /// Takes the pipeline to READY (a change under way settled first) on a thread of its own, to
+    /// load another item on it; the semaphore is signalled once it is there.
+    func readyOnItsOwnThread() -> DispatchSemaphore {
+        onItsOwnThread(named: "wallplayer.stop") { [self] in
+            playbin.settle()
+            playbin.setState(GST_STATE_READY)
+        }
+    }
+
+    /// Runs `work` on a new thread; the semaphore is signalled once it has returned.
+    private func onItsOwnThread(named name: String, _ work: @escaping @Sendable () -> Void) -> DispatchSemaphore {
+        let done = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            work()
+            done.signal()
+        }
+        thread.name = name
         thread.start()
-        return stopped
+        return done
     }
 
     /// Stops every thread and drops the bus hook; the pipeline cannot be used afterwards.

@@ -54,7 +54,8 @@ public final class Node: Sendable {
         self.logger = logger
         plays = PlayLog(settings: settings, logger: logger)
         storeProblem = Mutex(nil)
-        let configuration = FollowerStateMachine.Configuration(displayLatency: settings.displayLatency)
+        let configuration = FollowerStateMachine.Configuration(
+            displayLatency: settings.displayLatency, preparesInPlace: screen.players.count == 1)
         follower = Follower(
             wall: settings.wallName, configuration: configuration, player: screen, clock: NodeClock(clock),
             keeper: TimelineStore(path: settings.timelineFile), logger: logger)

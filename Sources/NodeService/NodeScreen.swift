@@ -46,6 +46,9 @@ public final class NodeScreen: FollowerPlayer, Sendable {
         var prepared: Int?
         /// The cue's pass, when the prepared player is a cue that was held in standby.
         var preparedCue: Pass?
+        /// Whether the player on the screen holds the next start or held frame prepared undrawn,
+        /// to take the glass at its time (the screen showed the playlist while it was prepared).
+        var preparedInPlace = false
         /// The player a start is being prepared on in standby: no cue may take it meanwhile.
         var preparing: Int?
         /// Counts changes of what the screen shows (a cut, a show, a preparation), so a late clean-up
@@ -79,6 +82,7 @@ public final class NodeScreen: FollowerPlayer, Sendable {
             defer {
                 prepared = nil
                 preparedCue = nil
+                preparedInPlace = false
             }
             guard let index = prepared, let pass = preparedCue, wanted.contains(where: { $0.pass == pass }) else {
                 return nil
@@ -222,10 +226,14 @@ public final class NodeScreen: FollowerPlayer, Sendable {
             return (roles.active, spare)
         }
         if let standby {
-            return await prepare(preparation, items: items, on: players[standby], standby: standby)
+            return await prepare(preparation, items: items, on: players[standby], standby: standby, undrawn: true)
         }
+        // On the screen's own player (one pipeline, or a paused screen), what is prepared stays
+        // undrawn while the screen shows the playlist, and takes the glass at its time: the old
+        // frame stays until then, as it does on a screen with a standby.
+        let undrawn = showsThePlaylist
         for index in roles.withLock({ $0.free(of: players.count) }) { empty(players[index]) }
-        return await prepare(preparation, items: items, on: players[active], standby: nil)
+        return await prepare(preparation, items: items, on: players[active], standby: nil, undrawn: undrawn)
     }
 
     /// Why `preparation`, the cut to a cue kept in standby, found no player holding it; nil when its
@@ -301,15 +309,18 @@ public final class NodeScreen: FollowerPlayer, Sendable {
     }
 
     /// Loads and prerolls `preparation` on `player`: the one on the screen, or the one in standby.
+    /// Prepared `undrawn` (always in standby), its frame reaches the glass only at its time.
     private func prepare(
-        _ preparation: Preparation, items: [(item: PlayerItem, path: String)], on player: QueuePlayer, standby: Int?
+        _ preparation: Preparation, items: [(item: PlayerItem, path: String)], on player: QueuePlayer, standby: Int?,
+        undrawn: Bool
     ) async -> PreparationOutcome {
         defer { if standby != nil { roles.withLock { $0.preparing = nil } } }
+        state.withLock { $0.pendingMedia = nil }
         if preparation.renewPipeline { player.renewPipelineAtNextLoad() }
         if standby == nil { takeDownPicture() }
-        // In standby its first frame must not reach the screen before the start; nor, for a held
+        // Undrawn, its first frame must not reach the screen before the start; nor, for a held
         // frame, the entry's first frame the load prerolls on before the exact seek to it.
-        player.showsPrerollFrame = standby == nil && preparation.hold == nil
+        player.showsPrerollFrame = !undrawn && preparation.hold == nil
         player.pause()
         player.removeAllItems()
         player.actionAtItemEnd = .advance
@@ -322,16 +333,10 @@ public final class NodeScreen: FollowerPlayer, Sendable {
         } catch {
             return .failed("\(error)")
         }
-        if standby == nil {
-            state.withLock {
-                $0.media = first.path
-                $0.show = nil
-                $0.problem = nil
-            }
-        }
+        if standby == nil, !undrawn { nowShows(media: first.path) }
         if let hold = preparation.hold {
-            // On the screen it shows as soon as it is there; in standby, at its time (`presentHeld`).
-            player.showsPrerollFrame = standby == nil
+            // Drawn, it shows as soon as it is there; undrawn, at its time (`presentHeld`).
+            player.showsPrerollFrame = !undrawn
             guard await exactSeek(to: hold, on: player) != nil, await prerollPlayer(player) != nil else {
                 player.renewPipelineAtNextLoad()
                 return .failed("the player did not show item time \(hold.seconds) s of \(first.path)")
@@ -341,8 +346,10 @@ public final class NodeScreen: FollowerPlayer, Sendable {
                 return .failed("the player did not preroll \(first.path)")
             }
         }
-        if let standby {
-            roles.withLock { $0.prepared = standby }
+        if standby != nil || undrawn {
+            roles.withLock { roles in
+                if let standby { roles.prepared = standby } else { roles.preparedInPlace = true }
+            }
             state.withLock { $0.pendingMedia = first.path }
         }
         return .ready
@@ -355,11 +362,11 @@ public final class NodeScreen: FollowerPlayer, Sendable {
         }
     }
 
-    /// A held frame prepared in standby takes the screen at `presentAt`: the player presents it
-    /// through its sink then, as a start its first frame, and stays paused on it. Prepared on the
-    /// screen, it is there already.
+    /// A held frame prepared undrawn (in standby, or on the screen's player while it showed the
+    /// playlist) takes the screen at `presentAt`: the player presents it through its sink then, as
+    /// a start its first frame, and stays paused on it. Prepared drawn, it is there already.
     public func presentHeld(itemTime: MediaTime, presentAt: MediaTime) throws {
-        guard roles.withLock({ $0.prepared != nil }) else { return }
+        guard roles.withLock({ $0.prepared != nil || $0.preparedInPlace }) else { return }
         try swapIn(presentAt: presentAt) { (player) throws(PlayerError) in
             player.automaticallyWaitsToMinimizeStalling = false
             try player.setRate(0, time: itemTime, atHostTime: presentAt)
@@ -369,6 +376,16 @@ public final class NodeScreen: FollowerPlayer, Sendable {
     /// Starts the player prepared in standby (`begin`) in place of the one on the screen, which
     /// pauses just before `presentAt`; with none prepared, `begin` acts on the one on the screen.
     private func swapIn(presentAt: MediaTime, begin: (QueuePlayer) throws(PlayerError) -> Void) throws {
+        let inPlace = roles.withLock { roles -> Int? in
+            guard roles.prepared == nil, roles.preparedInPlace else { return nil }
+            roles.preparedInPlace = false
+            roles.swaps += 1
+            return roles.swaps
+        }
+        if let inPlace {
+            try beginInPlace(change: inPlace, presentAt: presentAt, begin: begin)
+            return
+        }
         let swap = roles.withLock { roles -> (from: Int, to: Int, swap: Int)? in
             guard let prepared = roles.prepared else { return nil }
             defer {
@@ -393,20 +410,12 @@ public final class NodeScreen: FollowerPlayer, Sendable {
         try? outgoing.setRate(0, time: .invalid, atHostTime: presentAt - Self.outgoingPauseAhead)
         // A picture on the screen stays there until the incoming player's first frame draws over it.
         let picture = incoming.masterClock.flatMap { replacePicture(with: nil, presentAt: presentAt, clock: $0) }
-        let media = state.withLock { state -> String? in
-            defer { state.pendingMedia = nil }
-            return state.pendingMedia
-        }
+        let media = takePendingMedia()
         // At the cut's time the status names the new media (until then the screen shows the old);
         // once the cut is on the screen, the incoming player shows what it prerolls again (a pause
         // shows its exact frame), and the outgoing one lets go of its media.
         afterChange(swap.swap, presentAt: presentAt, clock: incoming.masterClock) { screen, latest in
-            guard latest else { return }
-            screen.state.withLock { state in
-                state.media = media
-                state.show = nil
-                state.problem = nil
-            }
+            if latest { screen.nowShows(media: media) }
         } settled: { screen, latest in
             picture?.close()
             // Unless a cut since took it as its spare, the outgoing player is emptied, and free.
@@ -414,6 +423,45 @@ public final class NodeScreen: FollowerPlayer, Sendable {
                 if roles.settling.remove(swap.from) != nil { screen.empty(outgoing) }
             }
             if latest { incoming.showsPrerollFrame = true }
+        }
+    }
+
+    /// Starts (`begin`) the player on the screen, which holds change `change` prepared undrawn: at
+    /// `presentAt` its frame reaches the glass, and the status names its media; once it is there,
+    /// the player shows what it prerolls again (a pause shows its exact frame).
+    private func beginInPlace(
+        change: Int, presentAt: MediaTime, begin: (QueuePlayer) throws(PlayerError) -> Void
+    ) throws {
+        let player = self.player
+        let media = takePendingMedia()
+        do {
+            try begin(player)
+        } catch {
+            player.showsPrerollFrame = true
+            throw error
+        }
+        afterChange(change, presentAt: presentAt, clock: player.masterClock) { screen, latest in
+            if latest { screen.nowShows(media: media) }
+        } settled: { _, latest in
+            if latest { player.showsPrerollFrame = true }
+        }
+    }
+
+    /// The media a start prepared undrawn will play, taken for the status to name once it is on
+    /// the glass.
+    private func takePendingMedia() -> String? {
+        state.withLock { state -> String? in
+            defer { state.pendingMedia = nil }
+            return state.pendingMedia
+        }
+    }
+
+    /// The status names `media` as what the screen shows: the player's, no show in its place.
+    private func nowShows(media: String?) {
+        state.withLock { state in
+            state.media = media
+            state.show = nil
+            state.problem = nil
         }
     }
 

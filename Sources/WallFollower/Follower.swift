@@ -253,12 +253,12 @@ public actor Follower {
                     "timeline.item_time_ns": .nanoseconds(itemTime), "timeline.at_ns": .nanoseconds(at),
                     "timeline.in_ns": .nanoseconds(aheadBy),
                 ])
-        case .holding(let version, let state, let itemTime):
+        case .holding(let version, let state, let itemTime, let aheadBy):
             logger.info(
                 "holding a frame",
                 metadata: [
                     "timeline.version": .value(version), "timeline.state": "\(state.rawValue)",
-                    "timeline.item_time_ns": .nanoseconds(itemTime),
+                    "timeline.item_time_ns": .nanoseconds(itemTime), "timeline.in_ns": .nanoseconds(aheadBy),
                 ])
         case .showing(let version, let show, let at):
             logger.info(

@@ -11,8 +11,9 @@ public enum FollowerAction: Hashable, Sendable {
     /// (`setRate(_:time:atHostTime:)`); display latency is taken off already.
     case start(rate: PlaybackRate, itemTime: MediaTime, presentAt: MediaTime)
     /// Put the frame a preparation held (`Preparation.hold`, item time `itemTime`) on the glass at
-    /// `presentAt` on the master clock: prepared in standby behind the player on the screen, it
-    /// takes the screen then; prepared on the screen, it shows already.
+    /// `presentAt` on the master clock, through the sink: prepared undrawn (in standby behind the
+    /// player on the screen, or on it while it showed the playlist), it takes the screen then;
+    /// prepared on a screen that showed nothing of the playlist, it shows already.
     case presentHeld(itemTime: MediaTime, presentAt: MediaTime)
     /// Pause the running player at `presentAt` on the master clock.
     case pause(presentAt: MediaTime)
@@ -87,7 +88,8 @@ public enum PreparationOutcome: Hashable, Sendable {
 /// Events of the machine worth a log line, with what an operator needs to read them.
 public enum FollowerNote: Hashable, Sendable {
     case anchored(version: UInt64, entry: Int, pass: Int, itemTime: MediaTime, at: MediaTime, aheadBy: MediaTime)
-    case holding(version: UInt64, state: TimelinePosition.State, itemTime: MediaTime)
+    /// A held frame ready `aheadBy` before its time (negative: after it).
+    case holding(version: UInt64, state: TimelinePosition.State, itemTime: MediaTime, aheadBy: MediaTime)
     case showing(version: UInt64, show: TimelineShow, at: MediaTime)
     case pauseScheduled(at: MediaTime)
     case resumeScheduled(at: MediaTime)

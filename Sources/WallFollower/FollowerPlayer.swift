@@ -10,7 +10,7 @@ public protocol FollowerPlayer: AnyObject, Sendable {
     /// `setRate(_:time:atHostTime:)`: presents `itemTime` at `presentAt` on the master clock.
     func start(rate: PlaybackRate, itemTime: MediaTime, presentAt: MediaTime) throws
     /// Puts the frame the last preparation held (item time `itemTime`) on the glass at `presentAt`
-    /// on the master clock, where it was prepared in standby; nothing where it shows already.
+    /// on the master clock, where it was prepared undrawn; nothing where it shows already.
     func presentHeld(itemTime: MediaTime, presentAt: MediaTime) throws
     /// Pauses at `presentAt` on the master clock.
     func pause(presentAt: MediaTime) throws

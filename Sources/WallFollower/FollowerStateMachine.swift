@@ -65,9 +65,16 @@ public struct FollowerStateMachine: Sendable {
         /// Passes the player holds at once: the current one and the next. The player hands the next
         /// one over when the current reaches its end in the pipeline.
         public var queueDepth = 2
+        /// Whether the screen prepares what comes next on the pipeline it shows (a KMS plane, a
+        /// Wayland surface, `standby: false`): the playing clip stops when the preparation begins.
+        /// A held frame after a playing segment is then prepared as late as this node's last
+        /// preparation allows (`inPlaceHoldAhead`), so the clip plays on; the frame, prepared
+        /// undrawn, reaches the glass at its time, and at once should it be ready only after it.
+        public var preparesInPlace = false
 
-        public init(displayLatency: MediaTime = .zero) {
+        public init(displayLatency: MediaTime = .zero, preparesInPlace: Bool = false) {
             self.displayLatency = displayLatency
+            self.preparesInPlace = preparesInPlace
         }
     }
 
@@ -151,6 +158,9 @@ public struct FollowerStateMachine: Sendable {
     public private(set) var lead: MediaTime
     /// What the last preparation took.
     private var preparationTime: MediaTime
+    /// What the last preparation of a held frame took (a load, an exact move and a preroll: more
+    /// than a start's), once one was made.
+    private var holdPreparationTime: MediaTime?
     /// The last start made ready, and how far ahead of its time (`FollowerReport.lastStart`).
     private var lastStart: StartSlack?
     public private(set) var rejoins = 0
@@ -253,11 +263,13 @@ public struct FollowerStateMachine: Sendable {
                 // An edit took effect that no anchor carried out (it arrived late): go where the wall is.
                 return actions + anchor(timeline, at: now + lead, now: now)
             }
-            // An edit is prepared a lead ahead of its time. From a held frame to another, what is
-            // prepared shows as soon as it is ready: that starts as long before its time as the last
-            // preparation took.
-            let holds = plan.state != .playing && upcoming.map { !$0.isPlaying && $0.show == .playlist } ?? false
-            let ahead = holds ? preparationTime : lead
+            // An edit is prepared a lead ahead of its time, and shown at its time. A held frame
+            // after a playing clip, on a screen that prepares in place, is prepared as late as
+            // its preparation allows: the clip stops when it begins.
+            let heldAfterPlaying =
+                plan.state == .playing && upcoming.map { !$0.isPlaying && $0.show == .playlist } ?? false
+            let ahead =
+                heldAfterPlaying && configuration.preparesInPlace ? MediaTime.minimum(inPlaceHoldAhead, lead) : lead
             if let upcoming, upcoming.from > plan.segmentFrom, upcoming.from - now <= ahead, plan.pausedAt == nil {
                 return actions + carryOut(upcoming, of: timeline, plan: plan, observation: observation, now: now)
             }
@@ -298,13 +310,17 @@ public struct FollowerStateMachine: Sendable {
         }
         let position = anchor.position
         if let hold = anchor.preparation.hold {
+            holdPreparationTime = now - anchor.began
             settle(
                 FollowPlan(segmentFrom: anchor.segmentFrom, anchor: anchor.at, state: position.state, handed: []),
                 anchor: anchor, now: now)
             // Prepared behind a screen that plays on, the held frame takes the screen at its time.
+            let presentAt = presentation(anchor.at)
             return [
-                .presentHeld(itemTime: hold, presentAt: presentation(anchor.at)),
-                .note(.holding(version: anchor.version, state: position.state, itemTime: hold)),
+                .presentHeld(itemTime: hold, presentAt: presentAt),
+                .note(
+                    .holding(
+                        version: anchor.version, state: position.state, itemTime: hold, aheadBy: presentAt - now)),
             ]
         }
         let presentAt = presentation(anchor.at)
@@ -464,6 +480,17 @@ public struct FollowerStateMachine: Sendable {
         lead = lead(forPreparationTaking: took)
         problem = nil
         state = anchor.superseded ? .idle : .following(plan)
+    }
+
+    /// How far ahead of its time a held frame after a playing clip is prepared on a screen that
+    /// prepares in place: the last held frame's preparation (before any, twice the last
+    /// preparation: a load and a preroll, and an exact move that may cost as much again), a
+    /// quarter more and 120 ms (a driver's tick, 40 ms, may come that much after the instant; a
+    /// player presents a prepared frame through its sink only when it has 50 ms to; 30 ms to
+    /// spare).
+    var inPlaceHoldAhead: MediaTime {
+        let took = holdPreparationTime ?? preparationTime + preparationTime
+        return took + MediaTime(nanoseconds: (took.nanoseconds ?? 0) / 4 + 120_000_000)
     }
 
     /// How far ahead to anchor after a preparation that took `took`: twice that, plus 150 ms.

@@ -172,6 +172,15 @@ extension Player {
     /// Ends a pause begun by `presentPrerolledFrame`: paused, the audio as it was, the pipeline back
     /// at the item time shown (the frame after it waits at the gate, undrawn).
     private func settleHeldFrame(_ start: ScheduledStart) {
+        // The frame after the held one waits at the gate at most 200 ms (the stamp's limit), so
+        // that a pause that never comes cannot wedge the render thread: a pause this late may have
+        // let it be drawn.
+        let late = effectiveClock.now() - start.hostTime
+        if late > Self.heldFrameSettling + MediaTime(value: 100, timescale: 1000) {
+            logger.warning(
+                "a held frame's pause came late: the frame after it may have been drawn",
+                metadata: ["start.late_by_ns": .nanoseconds(late - Self.heldFrameSettling)])
+        }
         applyRate(0, immediately: true)
         performSeek(makeSeek(to: start.itemTime, before: .zero, after: .zero, queue: nil, completion: nil))
     }

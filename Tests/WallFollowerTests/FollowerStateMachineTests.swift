@@ -92,7 +92,8 @@ final class FollowerStateMachineTests: XCTestCase {
         // Ready 10 ms after its time (a cut held in standby on a busy machine): it starts at its
         // time, its first frame 10 ms late, rather than a lead later.
         let late = machine.prepared(preparation.id, outcome: .ready, now: seconds(20) + ms(610))
-        XCTAssertEqual(late.first, .start(rate: .normal, itemTime: seconds(2) + ms(600), presentAt: seconds(20) + ms(600)))
+        XCTAssertEqual(
+            late.first, .start(rate: .normal, itemTime: seconds(2) + ms(600), presentAt: seconds(20) + ms(600)))
         XCTAssertEqual(
             machine.report(now: seconds(20) + ms(610))?.lastStart?.slack, ms(-10), "what the controller learns")
     }
@@ -237,6 +238,65 @@ final class FollowerStateMachineTests: XCTestCase {
         machine.shown(.stopped)
         XCTAssertEqual(machine.report(now: seconds(32))?.settled, true)
         XCTAssertEqual(machine.report(now: seconds(32))?.position?.state, .stopped)
+    }
+
+    /// A cue over a paused wall returns to the pause: on a screen with a standby the held frame is
+    /// prepared a lead ahead behind the cue's clip; on one that prepares in place, where the clip
+    /// stops when the preparation begins, as late as its last held frame's preparation allows.
+    /// Either way the frame is presented at its time.
+    func testAHeldFrameAfterAPlayingClip_isPreparedAsLateAsItMay_onAScreenThatPreparesInPlace() throws {
+        let cue = Cue(
+            target: .playlist(
+                Playlist(entries: [TimelineEntry(media: "cue.mp4", outPoint: seconds(2))], loops: false)),
+            after: .return)
+        let paused = try timeline(start: .zero).applying(.pause, at: seconds(20))
+            .applying(.cue(name: "intro", cue), at: seconds(21))
+        for inPlace in [false, true] {
+            var machine = FollowerStateMachine(wall: "w", configuration: .init(preparesInPlace: inPlace))
+            machine.adopt(paused, now: nil)
+            // The pause, 20 s into a 6 s loop (2 s into entry a), held in 100 ms.
+            let pause = try XCTUnwrap(preparations(settled(&machine, at: seconds(19))).first)
+            XCTAssertEqual(pause.hold, seconds(2))
+            _ = machine.prepared(pause.id, outcome: .ready, now: seconds(19) + ms(100))
+            /// Ticks from `now` until a preparation is asked for; from 21 s the cue's frames show,
+            /// each on time.
+            func nextPreparation(from now: inout MediaTime, before end: MediaTime) -> Preparation? {
+                while now < end {
+                    now = now + ms(40)
+                    let frame =
+                        now < seconds(21)
+                        ? nil
+                        : FrameSample(
+                            sequence: UInt64((now.nanoseconds ?? 0) / 1_000_000),
+                            presentationTimestamp: now - seconds(21),
+                            presentedAt: now, dueAt: now)
+                    if let preparation = preparations(
+                        machine.tick(observe(now, frame: frame, queued: 1, paused: frame == nil))
+                    ).first {
+                        return preparation
+                    }
+                }
+                return nil
+            }
+            var now = seconds(19) + ms(100)
+            // The cue's clip, started in 300 ms: a lead of 750 ms from then.
+            let start = try XCTUnwrap(nextPreparation(from: &now, before: seconds(21)))
+            XCTAssertNil(start.hold, "the cue's clip plays")
+            now = now + ms(300)
+            _ = machine.prepared(start.id, outcome: .ready, now: now)
+            XCTAssertEqual(machine.lead, ms(750))
+            let preparation = try XCTUnwrap(
+                nextPreparation(from: &now, before: seconds(23)), "the return to the pause is prepared before its time")
+            XCTAssertEqual(preparation.hold, seconds(2), "the paused frame")
+            // In place: the held frame's 100 ms, a quarter more and 120 ms.
+            let ahead = seconds(23) - now
+            let expected = inPlace ? ms(245) : ms(750)
+            XCTAssertLessThanOrEqual(ahead, expected, "in place: \(inPlace)")
+            XCTAssertGreaterThan(ahead, expected - ms(40), "in place: \(inPlace)")
+            XCTAssertEqual(
+                machine.prepared(preparation.id, outcome: .ready, now: now + ms(100)).first,
+                .presentHeld(itemTime: seconds(2), presentAt: seconds(23)), "at its time, in place: \(inPlace)")
+        }
     }
 
     func testAMasterOnANewEpoch_movesTheTimeline_andAsksForItToBeKept() throws {

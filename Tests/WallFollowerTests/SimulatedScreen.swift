@@ -111,6 +111,10 @@ final class SimulatedScreen {
     /// Presents every frame due up to `time`.
     func advance(to time: MediaTime) {
         guard time > advancedTo else { return }
+        if let held = heldFrame, held.at <= time {
+            show(held.glass, at: held.at)
+            heldFrame = nil
+        }
         while case .playing(let hostStart, let itemStart, let rate) = mode, let pass = queue.first {
             let limit = pauseAt.map { MediaTime.minimum($0, time) } ?? time
             let scale = { (media: MediaTime) -> MediaTime in
@@ -181,16 +185,28 @@ final class SimulatedScreen {
         queue = preparation.passes
         advances = preparation.advanceAtItemEnd
         pauseAt = nil
+        heldFrame = nil
+        // As a node's screen: while it shows the playlist, what is prepared stays undrawn until
+        // its time; otherwise a preroll shows the frame that holds its time.
+        var undrawn = true
+        if case .idle = mode { undrawn = false }
         mode = .still
         let first = preparation.passes[0]
         let shown = preparation.hold ?? first.start
-        // A preroll shows the frame that holds its time.
-        show(.frame(media: media(first), number: frameNumber(shown)), at: time)
+        if !undrawn { show(.frame(media: media(first), number: frameNumber(shown)), at: time) }
         pendingStart = shown
     }
 
     /// The item time the player is prerolled or held at.
     private var pendingStart: MediaTime?
+    /// A held frame prepared undrawn, and when it reaches the glass.
+    private var heldFrame: (glass: Glass, at: MediaTime)?
+
+    func presentHeld(itemTime: MediaTime, presentAt: MediaTime, at time: MediaTime) {
+        advance(to: time)
+        guard let pass = queue.first else { return }
+        heldFrame = (.frame(media: media(pass), number: frameNumber(itemTime)), MediaTime.maximum(presentAt, time))
+    }
 
     func start(rate: PlaybackRate, itemTime: MediaTime, presentAt: MediaTime, at time: MediaTime) {
         advance(to: time)

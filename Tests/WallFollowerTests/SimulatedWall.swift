@@ -197,9 +197,8 @@ final class SimulatedWall {
                 node.pendingPrepare = (preparation, now + preparationTime)
             case .start(let rate, let itemTime, let presentAt):
                 node.screen.start(rate: rate, itemTime: itemTime, presentAt: presentAt, at: masterNow)
-            case .presentHeld:
-                // The simulated screen prepares on the glass: the held frame shows already.
-                break
+            case .presentHeld(let itemTime, let presentAt):
+                node.screen.presentHeld(itemTime: itemTime, presentAt: presentAt, at: masterNow)
             case .pause(let presentAt):
                 node.screen.pause(presentAt: presentAt, at: masterNow)
             case .enqueue(let pass):

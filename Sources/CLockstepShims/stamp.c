@@ -17,7 +17,10 @@
  * otherwise let the sink present frames past the pause (at a cut, the old clip's next frame beside the
  * new clip's first). A held frame goes on when the element leaves PLAYING (the sink prerolls it, as it
  * would a frame it was waiting to present), on a flush, when the gate is opened, or after
- * GATE_LIMIT_NS, so a pause that never comes cannot wedge the render thread.
+ * GATE_LIMIT_NS, so a pause that never comes cannot wedge the render thread. For a held frame's start
+ * (a paused frame presented at a host time: a one-frame start from PAUSED, then a pause) the gate
+ * holds from before the element is PLAYING: the sink changes state first and may present the held
+ * frame and take the next before this element's own change has come.
  *
  * A frame held past a pause is prerolled but not drawn: a video sink draws its preroll, and the glass
  * would show the frame after the pause's (the next item's first, at an item's end) until the exact
@@ -47,6 +50,10 @@ typedef struct {
     /* The gate: base time plus running time at or after which frames wait while playing; NONE: open. */
     GstClockTime gate;
     gboolean playing;
+    /* The gate holds before this element is PLAYING too, until it leaves PLAYING (a held frame's:
+     * the sink, which changes state first, may present the held frame and ask for the next before
+     * this element's own change to PLAYING has come). */
+    gboolean held;
     gboolean flushing;
     /* A frame waits at the gate while playing. */
     gboolean holding;
@@ -72,7 +79,7 @@ static GstStaticPadTemplate src_template =
 
 /* Whether `buffer` (at `running_time`) must wait at the gate now. Called with the lock held. */
 static gboolean lockstep_stamp_gated(LockstepStamp *self, GstClockTime running_time) {
-    if (!self->playing || self->flushing || !GST_CLOCK_TIME_IS_VALID(self->gate)) return FALSE;
+    if ((!self->playing && !self->held) || self->flushing || !GST_CLOCK_TIME_IS_VALID(self->gate)) return FALSE;
     if (!GST_CLOCK_TIME_IS_VALID(running_time)) return FALSE;
     GstClockTime base_time = gst_element_get_base_time(GST_ELEMENT_CAST(self));
     return base_time + running_time >= self->gate;
@@ -251,6 +258,7 @@ static gboolean lockstep_stamp_sink_event(GstPad *pad, GstObject *parent, GstEve
         self->last_end = GST_CLOCK_TIME_NONE;
         self->flushing = FALSE;
         self->gate = GST_CLOCK_TIME_NONE;
+        self->held = FALSE;
         pthread_mutex_unlock(&self->lock);
         /* Before it reaches the sink: the frame the flush brings is drawn. */
         lockstep_stamp_unmute(self);
@@ -277,6 +285,7 @@ static GstStateChangeReturn lockstep_stamp_change_state(GstElement *element, Gst
         pthread_mutex_lock(&self->lock);
         self->muted_sinks = g_slist_concat(muted, self->muted_sinks);
         self->playing = FALSE;
+        self->held = FALSE;
         pthread_cond_broadcast(&self->changed);
         pthread_mutex_unlock(&self->lock);
         break;
@@ -289,6 +298,7 @@ static GstStateChangeReturn lockstep_stamp_change_state(GstElement *element, Gst
         lockstep_stamp_unmute(self);
         pthread_mutex_lock(&self->lock);
         self->playing = FALSE;
+        self->held = FALSE;
         self->flushing = FALSE;
         self->gate = GST_CLOCK_TIME_NONE;
         self->last_end = GST_CLOCK_TIME_NONE;
@@ -372,10 +382,11 @@ GstSample *lockstep_presentation_stamp_last_sample(GstElement *stamp) {
     return sample;
 }
 
-void lockstep_presentation_stamp_set_gate(GstElement *stamp, GstClockTime gate) {
+void lockstep_presentation_stamp_set_gate(GstElement *stamp, GstClockTime gate, gboolean held) {
     LockstepStamp *self = (LockstepStamp *)stamp;
     pthread_mutex_lock(&self->lock);
     self->gate = gate;
+    self->held = held && GST_CLOCK_TIME_IS_VALID(gate);
     pthread_cond_broadcast(&self->changed);
     pthread_mutex_unlock(&self->lock);
 }

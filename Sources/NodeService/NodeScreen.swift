@@ -422,7 +422,7 @@ public final class NodeScreen: FollowerPlayer, Sendable {
             screen.roles.withLock { roles in
                 if roles.settling.remove(swap.from) != nil { screen.empty(outgoing) }
             }
-            if latest { incoming.showsPrerollFrame = true }
+            screen.drawsPrerolls(incoming, unlessChangedSince: swap.swap)
         }
     }
 
@@ -442,8 +442,17 @@ public final class NodeScreen: FollowerPlayer, Sendable {
         }
         afterChange(change, presentAt: presentAt, clock: player.masterClock) { screen, latest in
             if latest { screen.nowShows(media: media) }
-        } settled: { _, latest in
-            if latest { player.showsPrerollFrame = true }
+        } settled: { screen, _ in
+            screen.drawsPrerolls(player, unlessChangedSince: change)
+        }
+    }
+
+    /// Once change `change` is on the glass, `player` shows what it prerolls again (a pause shows
+    /// its exact frame); not if a change since (a preparation, undrawn) has it: checked and set
+    /// under one lock, as a preparation takes it.
+    private func drawsPrerolls(_ player: QueuePlayer, unlessChangedSince change: Int) {
+        roles.withLock { roles in
+            if roles.swaps == change { player.showsPrerollFrame = true }
         }
     }
 
@@ -578,6 +587,10 @@ public final class NodeScreen: FollowerPlayer, Sendable {
     }
 
     public func showExactFrame(itemTime: MediaTime) async -> Bool? {
+        // Paused, nothing undrawn waits for its time: the frame moved to is drawn, even where a
+        // start just now left its player's prerolls undrawn.
+        let player = self.player
+        player.showsPrerollFrame = true
         let answer = await exactSeek(to: itemTime, on: player)
         if answer == nil { player.renewPipelineAtNextLoad() }
         return answer

@@ -158,9 +158,9 @@ public struct FollowerStateMachine: Sendable {
     public private(set) var lead: MediaTime
     /// What the last preparation took.
     private var preparationTime: MediaTime
-    /// What the last preparation of a held frame took (a load, an exact move and a preroll: more
-    /// than a start's), once one was made.
-    private var holdPreparationTime: MediaTime?
+    /// What the last preparations of a held frame took (a load, an exact move and a preroll: more
+    /// than a start's), the newest last.
+    private var holdPreparations: [MediaTime] = []
     /// The last start made ready, and how far ahead of its time (`FollowerReport.lastStart`).
     private var lastStart: StartSlack?
     public private(set) var rejoins = 0
@@ -267,7 +267,11 @@ public struct FollowerStateMachine: Sendable {
             // after a playing clip, on a screen that prepares in place, is prepared as late as
             // its preparation allows: the clip stops when it begins.
             let heldAfterPlaying =
-                plan.state == .playing && upcoming.map { !$0.isPlaying && $0.show == .playlist } ?? false
+                plan.state == .playing
+                && upcoming.map {
+                    !$0.isPlaying && $0.show == .playlist
+                        && (current.show != .playlist || $0.playlist != current.playlist)
+                } ?? false
             let ahead =
                 heldAfterPlaying && configuration.preparesInPlace ? MediaTime.minimum(inPlaceHoldAhead, lead) : lead
             if let upcoming, upcoming.from > plan.segmentFrom, upcoming.from - now <= ahead, plan.pausedAt == nil {
@@ -310,7 +314,8 @@ public struct FollowerStateMachine: Sendable {
         }
         let position = anchor.position
         if let hold = anchor.preparation.hold {
-            holdPreparationTime = now - anchor.began
+            holdPreparations.append(now - anchor.began)
+            if holdPreparations.count > 8 { holdPreparations.removeFirst() }
             settle(
                 FollowPlan(segmentFrom: anchor.segmentFrom, anchor: anchor.at, state: position.state, handed: []),
                 anchor: anchor, now: now)
@@ -483,13 +488,15 @@ public struct FollowerStateMachine: Sendable {
     }
 
     /// How far ahead of its time a held frame after a playing clip is prepared on a screen that
-    /// prepares in place: the last held frame's preparation (before any, twice the last
-    /// preparation: a load and a preroll, and an exact move that may cost as much again), a
-    /// quarter more and 120 ms (a driver's tick, 40 ms, may come that much after the instant; a
-    /// player presents a prepared frame through its sink only when it has 50 ms to; 30 ms to
-    /// spare).
+    /// prepares in place: the slowest of the last eight held frames' preparations, and at least the
+    /// last preparation (before any held frame, twice that: a load and a preroll, and an exact move
+    /// that may cost as much again), a quarter more and 120 ms (a driver's tick, 40 ms, may come
+    /// that much after the instant; a player presents a prepared frame through its sink only when
+    /// it has 50 ms to; 30 ms to spare).
     var inPlaceHoldAhead: MediaTime {
-        let took = holdPreparationTime ?? preparationTime + preparationTime
+        let took =
+            holdPreparations.max().map { MediaTime.maximum($0, preparationTime) }
+            ?? preparationTime + preparationTime
         return took + MediaTime(nanoseconds: (took.nanoseconds ?? 0) / 4 + 120_000_000)
     }
 

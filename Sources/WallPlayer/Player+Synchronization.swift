@@ -97,8 +97,7 @@ extension Player {
             let pause: @Sendable (Player) -> Void = { player in
                 player.applyRate(0, immediately: true)
                 guard itemTime.isNumeric else { return }
-                player.performSeek(
-                    player.makeSeek(to: itemTime, before: .zero, after: .zero, queue: nil, completion: nil))
+                player.drawExactly(itemTime)
             }
             guard hostTime.isNumeric else { return pause(self) }
             // The pause is a state change its alarm makes; the frames due from its time on wait at
@@ -149,16 +148,11 @@ extension Player {
     private func presentPrerolledFrame(itemTime: MediaTime, hostTime: MediaTime, pipeline: PlaybackPipeline) {
         guard hostTime - effectiveClock.now() > Self.scheduledStartLead else {
             // Too late for the sink to present it on time: it draws the frame at once, as a preroll.
-            pipeline.showPrerollFrame(true)
-            let seek = makeSeek(to: itemTime, before: .zero, after: .zero, queue: queue) { [weak self] _ in
-                guard let self else { return }
-                self.engine.pipeline?.showPrerollFrame(self.settings.withLock { $0.showsPrerollFrame })
-            }
-            performSeek(seek)
+            drawExactly(itemTime)
             return
         }
         pipeline.playbin.set("mute", true)
-        pipeline.holdFrames(from: hostTime + Self.heldFrameGate)
+        pipeline.holdFrames(from: hostTime + Self.heldFrameGate, fromTheStart: true)
         engine.nextStartID += 1
         let start = ScheduledStart(
             id: engine.nextStartID, rate: Float(engine.segmentRate), itemTime: itemTime, hostTime: hostTime,
@@ -167,6 +161,18 @@ extension Player {
         engine.scheduledMode = true
         pipeline.playbin.setStartTime(GStreamer.clockTimeNone)
         armScheduledStart(start)
+    }
+
+    /// Moves exactly to `itemTime` and draws that frame as a preroll, also on a player whose
+    /// prerolls are not drawn (`showsPrerollFrame` false: one taking the screen with it); then its
+    /// prerolls are drawn as that setting says again.
+    private func drawExactly(_ itemTime: MediaTime) {
+        engine.pipeline?.showPrerollFrame(true)
+        let seek = makeSeek(to: itemTime, before: .zero, after: .zero, queue: queue) { [weak self] _ in
+            guard let self else { return }
+            self.engine.pipeline?.showPrerollFrame(self.settings.withLock { $0.showsPrerollFrame })
+        }
+        performSeek(seek)
     }
 
     /// Ends a pause begun by `presentPrerolledFrame`: paused, the audio as it was, the pipeline back

@@ -288,9 +288,10 @@ final class FollowerStateMachineTests: XCTestCase {
             let preparation = try XCTUnwrap(
                 nextPreparation(from: &now, before: seconds(23)), "the return to the pause is prepared before its time")
             XCTAssertEqual(preparation.hold, seconds(2), "the paused frame")
-            // In place: the held frame's 100 ms, a quarter more and 120 ms.
+            // In place: the slowest of the held frame's 100 ms and the start's 300 ms, a quarter
+            // more and 120 ms.
             let ahead = seconds(23) - now
-            let expected = inPlace ? ms(245) : ms(750)
+            let expected = inPlace ? ms(495) : ms(750)
             XCTAssertLessThanOrEqual(ahead, expected, "in place: \(inPlace)")
             XCTAssertGreaterThan(ahead, expected - ms(40), "in place: \(inPlace)")
             XCTAssertEqual(

@@ -95,9 +95,10 @@ GstSample *lockstep_presentation_stamp_last_sample(GstElement *stamp);
 /*
  * While the pipeline plays, holds back every frame whose base time plus running time is at or after
  * `gate` (a pause's host time less the pipeline's latency), until the element leaves PLAYING, a flush
- * (which also opens the gate), another gate, or 200 ms. GST_CLOCK_TIME_NONE opens it.
+ * (which also opens the gate), another gate, or 200 ms. GST_CLOCK_TIME_NONE opens it. `held` (a held
+ * frame's start, from PAUSED): it holds before the element is PLAYING too.
  */
-void lockstep_presentation_stamp_set_gate(GstElement *stamp, GstClockTime gate);
+void lockstep_presentation_stamp_set_gate(GstElement *stamp, GstClockTime gate, gboolean held);
 
 /*
  * When `message` is a video sink asking for its window (prepare-window-handle), hands it `handle`

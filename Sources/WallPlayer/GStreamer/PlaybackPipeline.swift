@@ -547,11 +547,14 @@ final class PlaybackPipeline: @unchecked Sendable {
 
     /// While playing, holds back every frame due on the pipeline's clock at or after `hostTime` (a
     /// pause's), until the pipeline pauses: a pause woken late then presents none of them. A flush
-    /// or a new start opens the gate (nil).
-    func holdFrames(from hostTime: MediaTime?) {
+    /// or a new start opens the gate (nil). `fromTheStart`, for a held frame's start from PAUSED:
+    /// the gate holds from before the pipeline plays (its sink, which starts first, presents the
+    /// held frame and may ask for the next before the gate's element has started).
+    func holdFrames(from hostTime: MediaTime?, fromTheStart: Bool = false) {
         guard let stamp else { return }
         lockstep_presentation_stamp_set_gate(
-            stamp.pointer, hostTime.flatMap { ($0 - latency).clockTime } ?? GStreamer.clockTimeNone)
+            stamp.pointer, hostTime.flatMap { ($0 - latency).clockTime } ?? GStreamer.clockTimeNone,
+            fromTheStart ? 1 : 0)
     }
 }
 

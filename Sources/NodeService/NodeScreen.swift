@@ -229,9 +229,10 @@ public final class NodeScreen: FollowerPlayer, Sendable {
             return await prepare(preparation, items: items, on: players[standby], standby: standby, undrawn: true)
         }
         // On the screen's own player (one pipeline, or a paused screen), what is prepared stays
-        // undrawn while the screen shows the playlist, and takes the glass at its time: the old
-        // frame stays until then, as it does on a screen with a standby.
-        let undrawn = showsThePlaylist
+        // undrawn while the screen shows the playlist or a picture, and takes the glass at its
+        // time: the old frame stays until then, as it does on a screen with a standby (a picture
+        // on a one-pipeline screen lets go of the sink first, as the preparation begins).
+        let undrawn = showsThePlaylist || state.withLock { $0.picture != nil }
         for index in roles.withLock({ $0.free(of: players.count) }) { empty(players[index]) }
         return await prepare(preparation, items: items, on: players[active], standby: nil, undrawn: undrawn)
     }

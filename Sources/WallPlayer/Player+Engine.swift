@@ -62,6 +62,9 @@ struct ScheduledStart {
     /// A pause's start: its first frame presented at the host time, then paused there
     /// (`setRate(0, time:atHostTime:)` on a prerolled pipeline).
     var holdsFirstFrame = false
+    /// Its base time is set and its alarms are due: a preroll now (a sink prerolling again on its
+    /// way to PLAYING) changes nothing; a seek makes it to be armed again.
+    var armed = false
 }
 
 // MARK: - Loading

@@ -100,6 +100,8 @@ extension Player {
     /// Issues a flushing seek; a seek still outstanding is superseded and completes with false.
     func performSeek(_ request: SeekRequest) {
         guard let pipeline = engine.pipeline else { return }
+        // A start waiting for its host time is armed again once the seek has prerolled.
+        engine.pendingStart?.armed = false
         if hasHandedOverSuccessor(), let item = engine.loadedItem {
             // Once the current item is fully read and the next one handed over, playbin3 (GStreamer
             // 1.22.0) no longer completes a flushing seek: paused in a short looping item's last

@@ -195,6 +195,12 @@ extension Player {
     /// the start. Called again when the seek it issues completes.
     func continueScheduledStart() {
         guard let start = engine.pendingStart else { return }
+        // Armed, the start stands: a seek to its item time now would flush the frame it waits to
+        // present and open the gate holding the frames after a held one.
+        guard !start.armed else {
+            logger.debug("a preroll after the start was armed: the start stands")
+            return
+        }
         if engine.prerolled, engine.runningTimeZero == start.itemTime, engine.segmentRate == Double(start.rate) {
             armScheduledStart(start)
             return
@@ -214,6 +220,7 @@ extension Player {
     /// the host time, and schedules PLAYING shortly before it.
     private func armScheduledStart(_ start: ScheduledStart) {
         guard let pipeline = engine.pipeline else { return }
+        if engine.pendingStart?.id == start.id { engine.pendingStart?.armed = true }
         let clock = effectiveClock
         let latency = pipelineLatency
         pipeline.use(clock)

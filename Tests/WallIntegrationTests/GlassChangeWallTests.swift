@@ -33,7 +33,7 @@ final class GlassChangeWallTests: XCTestCase {
 
     /// The same walk where each screen holds one pipeline (a KMS plane, a Wayland surface; here
     /// `standby: false`): a pause, a cue over it and its return to the paused frame, then the
-    /// pictures (still → black → test card → black). The player lets go of the sink a little
+    /// pictures (still → black → test card → black) and back to the clip. The player lets go of the sink a little
     /// before each picture's time, and the picture, prepared then, is drawn at its time as on any
     /// screen (before, 17 to 56 ms late, the screens up to 27 ms apart); the cue and the paused
     /// frame, prepared undrawn on the one pipeline, reach the glass at their times.
@@ -179,15 +179,15 @@ final class GlassChangeWallTests: XCTestCase {
         let back = try XCTUnwrap(card.until, "identify says when the card ends")
         changes.append(Change(name: "test card → black", at: back) { picture, _ in picture?.isBlack == true })
         try await Task.sleep(for: .seconds(max(0, (back - LocalClock.monotonic.now()).seconds) + 1.5))
-        // Back to the clip, a cue and its return, a pause and a resume. Not on screens that hold
-        // one pipeline: there the clip's reload after a picture meets playbin3's stalled preroll
-        // (docs/GSTREAMER.md) in about one load in ten with four nodes loading at once, and the
-        // node joins 8 s late; that is the player's watchdog, not a picture, and is its own matter.
+        // Back to the clip: on a screen of one pipeline too, the picture lets go of the sink as the
+        // clip's preparation begins, and the clip's first frame, prepared undrawn, comes at its time.
+        let again = try command(["play"])
+        changes.append(Change(name: "black → clip", at: again.from) { _, code in code == 0 })
+        try await Task.sleep(for: .seconds(max(0, (again.from - LocalClock.monotonic.now()).seconds) + 1))
+        // A cue and its return, a pause and a resume (a screen of one pipeline walked its cue over
+        // a pause before the pictures).
         var verbs: (pause: MediaTime, resume: MediaTime)?
         if standby {
-            let again = try command(["play"])
-            changes.append(Change(name: "black → clip", at: again.from) { _, code in code == 0 })
-            try await Task.sleep(for: .seconds(max(0, (again.from - LocalClock.monotonic.now()).seconds) + 1))
             // A cue every node holds in standby (its clip from 10 s: codes 300 on), and its return to
             // the loop where it was, 2 s later.
             for id in ids {

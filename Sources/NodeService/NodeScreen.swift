@@ -310,7 +310,8 @@ public final class NodeScreen: FollowerPlayer, Sendable {
     }
 
     /// Loads and prerolls `preparation` on `player`: the one on the screen, or the one in standby.
-    /// Prepared `undrawn` (always in standby), its frame reaches the glass only at its time.
+    /// Prepared `undrawn` (always in standby), its frame reaches the glass only at its time, and
+    /// the status names its media from then.
     private func prepare(
         _ preparation: Preparation, items: [(item: PlayerItem, path: String)], on player: QueuePlayer, standby: Int?,
         undrawn: Bool
@@ -334,7 +335,7 @@ public final class NodeScreen: FollowerPlayer, Sendable {
         } catch {
             return .failed("\(error)")
         }
-        if standby == nil, !undrawn { nowShows(media: first.path) }
+        if !undrawn { nowShows(media: first.path) }
         if let hold = preparation.hold {
             // Drawn, it shows as soon as it is there; undrawn, at its time (`presentHeld`).
             player.showsPrerollFrame = !undrawn
@@ -347,7 +348,7 @@ public final class NodeScreen: FollowerPlayer, Sendable {
                 return .failed("the player did not preroll \(first.path)")
             }
         }
-        if standby != nil || undrawn {
+        if undrawn {
             roles.withLock { roles in
                 if let standby { roles.prepared = standby } else { roles.preparedInPlace = true }
             }
@@ -417,7 +418,7 @@ public final class NodeScreen: FollowerPlayer, Sendable {
         // shows its exact frame), and the outgoing one lets go of its media.
         afterChange(swap.swap, presentAt: presentAt, clock: incoming.masterClock) { screen, latest in
             if latest { screen.nowShows(media: media) }
-        } settled: { screen, latest in
+        } settled: { screen, _ in
             picture?.close()
             // Unless a cut since took it as its spare, the outgoing player is emptied, and free.
             screen.roles.withLock { roles in

@@ -191,6 +191,18 @@ public actor Follower {
         return nil
     }
 
+    /// Makes `call`, one the player may refuse; a refusal goes to the machine, whose answer is
+    /// carried out in place of the rest. Whether the player took it.
+    private func taken(_ what: String, _ call: () throws -> Void) async -> Bool {
+        do {
+            try call()
+            return true
+        } catch {
+            await perform(machine.playerRefused("\(what): \(error)"))
+            return false
+        }
+    }
+
     private func perform(_ actions: [FollowerAction]) async {
         for action in actions {
             guard !Task.isCancelled else { return }
@@ -201,26 +213,15 @@ public actor Follower {
                 if now == nil, outcome == .ready { outcome = .failed("the master clock is no longer usable") }
                 await perform(machine.prepared(preparation.id, outcome: outcome, now: now ?? lastNow ?? .zero))
             case .start(let rate, let itemTime, let presentAt):
-                do {
-                    try player.start(rate: rate, itemTime: itemTime, presentAt: presentAt)
-                } catch {
-                    await perform(machine.playerRefused("the start: \(error)"))
-                    return
-                }
+                guard
+                    await taken("the start", { try player.start(rate: rate, itemTime: itemTime, presentAt: presentAt) })
+                else { return }
             case .presentHeld(let itemTime, let presentAt):
-                do {
-                    try player.presentHeld(itemTime: itemTime, presentAt: presentAt)
-                } catch {
-                    await perform(machine.playerRefused("the held frame: \(error)"))
-                    return
-                }
+                guard
+                    await taken("the held frame", { try player.presentHeld(itemTime: itemTime, presentAt: presentAt) })
+                else { return }
             case .pause(let presentAt):
-                do {
-                    try player.pause(presentAt: presentAt)
-                } catch {
-                    await perform(machine.playerRefused("the scheduled pause: \(error)"))
-                    return
-                }
+                guard await taken("the scheduled pause", { try player.pause(presentAt: presentAt) }) else { return }
             case .enqueue(let pass):
                 player.enqueue(pass)
             case .advanceAtItemEnd(let advances):

@@ -67,8 +67,8 @@ public struct FollowerStateMachine: Sendable {
         public var queueDepth = 2
         /// Whether the screen prepares what comes next on the pipeline it shows (a KMS plane, a
         /// Wayland surface, `standby: false`): the playing clip stops when the preparation begins.
-        /// A held frame after a playing segment is then prepared as late as this node's last
-        /// preparation allows (`inPlaceHoldAhead`), so the clip plays on; the frame, prepared
+        /// A held frame after a playing segment is then prepared as late as this node's recent
+        /// preparations allow (`inPlaceHoldAhead`), so the clip plays on; the frame, prepared
         /// undrawn, reaches the glass at its time, and at once should it be ready only after it.
         public var preparesInPlace = false
 
@@ -269,8 +269,7 @@ public struct FollowerStateMachine: Sendable {
             let heldAfterPlaying =
                 plan.state == .playing
                 && upcoming.map {
-                    !$0.isPlaying && $0.show == .playlist
-                        && (current.show != .playlist || $0.playlist != current.playlist)
+                    !$0.isPlaying && $0.show == .playlist && !Self.continuesPlaylist($0, after: current)
                 } ?? false
             let ahead =
                 heldAfterPlaying && configuration.preparesInPlace ? MediaTime.minimum(inPlaceHoldAhead, lead) : lead
@@ -521,7 +520,7 @@ public struct FollowerStateMachine: Sendable {
         now: MediaTime
     ) -> [FollowerAction] {
         let before = timeline.segment(at: segment.from - MediaTime(value: 1, timescale: 1_000_000_000))
-        let samePlaylist = segment.show == .playlist && before.show == .playlist && segment.playlist == before.playlist
+        let samePlaylist = Self.continuesPlaylist(segment, after: before)
         if plan.state == .playing, !segment.isPlaying, samePlaylist {
             let held = timeline.position(at: segment.from)
             // By host time: the paused segment counts the playlist's cycles from its own origin.
@@ -549,6 +548,12 @@ public struct FollowerStateMachine: Sendable {
             return actions
         }
         return anchor(timeline, at: segment.from, now: now)
+    }
+
+    /// Whether `segment` shows the playlist `before` showed (a pause or a resume of it, not a cut
+    /// elsewhere).
+    private static func continuesPlaylist(_ segment: TimelineSegment, after before: TimelineSegment) -> Bool {
+        segment.show == .playlist && before.show == .playlist && segment.playlist == before.playlist
     }
 
     /// A resume where the player already holds the paused frame, prerolled: a start at the resume's

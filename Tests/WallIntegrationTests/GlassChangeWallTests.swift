@@ -111,6 +111,15 @@ final class GlassChangeWallTests: XCTestCase {
         var changes: [Change] = []
         var cueEnds: [Int] = []
 
+        /// Waits until every node holds the cue `intro` in standby (its status says so).
+        func introHeldOnEveryNode() async throws {
+            for id in ids {
+                try await wall.client(id).waitForStatus(within: 10, "intro held in standby on \(id)") { status in
+                    ((status["timeline"] as? [String: Any])?["cuesReady"] as? [String])?.contains("intro") == true
+                }
+            }
+        }
+
         /// A cue over a paused wall, and its return to the pause: the cue's clip plays to its last
         /// frame (on a screen that holds one pipeline, until the held frame's preparation begins),
         /// and the paused frame comes back at the return's time, through the sink.
@@ -124,11 +133,7 @@ final class GlassChangeWallTests: XCTestCase {
             XCTAssertEqual(heldCodes.count, 1, "every screen paused on one frame: \(heldCodes)")
             let heldCode = try XCTUnwrap(heldCodes.first.flatMap { $0 }, "the paused frame's code")
             if standby {
-                for id in ids {
-                    try await wall.client(id).waitForStatus(within: 10, "intro held in standby on \(id)") { status in
-                        ((status["timeline"] as? [String: Any])?["cuesReady"] as? [String])?.contains("intro") == true
-                    }
-                }
+                try await introHeldOnEveryNode()
             }
             let overPause = try command(["cue", "intro"])
             changes.append(
@@ -190,11 +195,7 @@ final class GlassChangeWallTests: XCTestCase {
         if standby {
             // A cue every node holds in standby (its clip from 10 s: codes 300 on), and its return to
             // the loop where it was, 2 s later.
-            for id in ids {
-                try await wall.client(id).waitForStatus(within: 10, "intro held in standby on \(id)") { status in
-                    ((status["timeline"] as? [String: Any])?["cuesReady"] as? [String])?.contains("intro") == true
-                }
-            }
+            try await introHeldOnEveryNode()
             let cue = try command(["cue", "intro"])
             changes.append(Change(name: "clip → cue", at: cue.from) { _, code in (300..<360).contains(code ?? -1) })
             let returned = cue.from + MediaTime(value: 2, timescale: 1)

@@ -63,16 +63,22 @@ final class AsymmetricPathWallTests: XCTestCase {
     /// 1 ms off, the same way, so the screens are in step. Their bounds from the master cannot
     /// show it (1.2 ms each whatever the asymmetry); their measurement of each other does.
     func testAFixedAsymmetrySharedByTheScreens_passesOnTheirMeasurementOfEachOther() async throws {
-        let run = try await runWall(paths: [Self.slowUplink, Self.slowUplink], measureEachOther: true)
+        // Judged above a render spike, as the first test is: a CI run saw a few frames of one
+        // screen 0.6-0.7 ms apart from the other's (ground truth p50 0.000, p99 0.638 ms, the
+        // nodes' report agreeing within 0.017 ms, so on the glass, not in the clocks) where runs
+        // here read 0.03 ms. The master's bounds (2.4 ms together) stay far above it.
+        let threshold = 0.0008
+        let run = try await runWall(
+            paths: [Self.slowUplink, Self.slowUplink], measureEachOther: true, threshold: threshold)
         let pair = try XCTUnwrap(run.drift.pairs.first)
         let fromMaster = try ["a", "b"].map { id in
             try XCTUnwrap(run.drift.nodes.first { $0.node == id }?.guaranteedClockErrorBound?.maximum).seconds
         }
         XCTAssertGreaterThan(
-            fromMaster.reduce(0, +), Self.threshold, "the master's bounds alone cannot vouch\n\(run.summary)")
+            fromMaster.reduce(0, +), threshold, "the master's bounds alone cannot vouch\n\(run.summary)")
         XCTAssertEqual(pair.guaranteedClockUncertainty?.measuredBetween, true, run.summary)
         XCTAssertEqual(run.drift.verdict.outcome, .pass, run.summary)
-        XCTAssertLessThanOrEqual(run.truthP99, Self.threshold + Self.truthTolerance, run.summary)
+        XCTAssertLessThanOrEqual(run.truthP99, threshold + Self.truthTolerance, run.summary)
     }
 
     /// A load-dependent asymmetry: requests queue behind bursty, correlated, heavy-tailed traffic

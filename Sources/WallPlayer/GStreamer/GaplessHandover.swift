@@ -268,7 +268,19 @@ private let handoverProbe: GstPadProbeCallback = { pad, info, data in
     while !isFlushing(pad), !isFlushing(output.output.pointer) {
         let now = LocalClock.monotonicNanoseconds()
         if let parked = successor.parkedFor(now: now), parked >= GaplessHandover.settleNanoseconds { break }
-        if now - start >= GaplessHandover.longestHoldNanoseconds { break }
+        if now - start >= GaplessHandover.longestHoldNanoseconds {
+            // The drain goes on with the successor's streams not all parked: the switch may race
+            // (see `GaplessHandover`), so a pipeline that stops after this says why.
+            let counts = successor.state.withLock { ($0.arrived, max($0.outputs, $0.announced)) }
+            holdLogger.warning(
+                "a drained item handed over before its successor's streams were parked",
+                metadata: [
+                    "gst.pad": .string(GStreamer.padName(pad)),
+                    "hold.ms": .stringConvertible((now - start) / 1_000_000),
+                    "successor.parked": .string("\(counts.0) of \(counts.1) streams"),
+                ])
+            break
+        }
         usleep(GaplessHandover.pollMicroseconds)
     }
     return GST_PAD_PROBE_OK

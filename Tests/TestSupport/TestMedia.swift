@@ -136,6 +136,22 @@ public enum TestMedia {
         return url
     }
 
+    /// A white image, `white.png` in `folder` (beside a wall's media, where its stills may come
+    /// from): a flat picture, not black, whose luma is past every frame code's.
+    public static func whiteImage(in folder: URL) throws -> URL {
+        let raw = folder.appendingPathComponent("white.rgb")
+        try Data([UInt8](repeating: 255, count: 64 * 36 * 3)).write(to: raw)
+        defer { try? FileManager.default.removeItem(at: raw) }
+        let white = folder.appendingPathComponent("white.png")
+        _ = try run(
+            "/usr/bin/ffmpeg",
+            [
+                "-nostdin", "-loglevel", "error", "-y", "-f", "rawvideo", "-pix_fmt", "rgb24", "-s", "64x36", "-i",
+                raw.path, "-frames:v", "1", white.path,
+            ])
+        return white
+    }
+
     /// A file in a fresh scratch folder of the test run, for deliberately bad media.
     public static func scratchFile(named name: String, contents: Data) throws -> URL {
         let url = directory.appendingPathComponent("scratch-\(ProcessInfo.processInfo.processIdentifier)")
@@ -209,7 +225,8 @@ public enum TestMedia {
             .split(separator: "\n").map(String.init)
         {
             if line.hasPrefix("#EXTINF:") {
-                dated.append("#EXT-X-PROGRAM-DATE-TIME:" + formatter.string(from: programStart.addingTimeInterval(elapsed)))
+                dated.append(
+                    "#EXT-X-PROGRAM-DATE-TIME:" + formatter.string(from: programStart.addingTimeInterval(elapsed)))
                 elapsed += Double(line.dropFirst("#EXTINF:".count).prefix { $0 != "," }) ?? 0
             }
             dated.append(line)

@@ -48,16 +48,7 @@ final class GlassChangeWallTests: XCTestCase {
         defer { try? FileManager.default.removeItem(at: folder) }
         let clip = folder.appendingPathComponent("clip.mp4")
         try FileManager.default.copyItem(at: try TestMedia.frameCode(seconds: 20), to: clip)
-        // A white image: a flat picture, not black, whose luma is past every frame code's.
-        let raw = folder.appendingPathComponent("white.rgb")
-        try Data([UInt8](repeating: 255, count: 64 * 36 * 3)).write(to: raw)
-        let white = folder.appendingPathComponent("white.png")
-        _ = try TestMedia.run(
-            "/usr/bin/ffmpeg",
-            [
-                "-nostdin", "-loglevel", "error", "-y", "-f", "rawvideo", "-pix_fmt", "rgb24", "-s", "64x36", "-i",
-                raw.path, "-frames:v", "1", white.path,
-            ])
+        let white = try TestMedia.whiteImage(in: folder)
         let receiver = try FrameCodeCollector(count: ids.count)
         defer { receiver.stop() }
         let wall = TestWall(

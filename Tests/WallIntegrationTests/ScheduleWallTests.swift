@@ -93,7 +93,11 @@ final class ScheduleWallTests: XCTestCase {
             let toMaster = shifted.toMaster
             try await Task.sleep(for: .seconds(lead + 1.5))
             for process in nodes + [master] { process.signal(SIGTERM) }
-            let logs = nodes.map { $0.finish().errors }
+            // A failure shows the nodes' own account (their log goes to standard output).
+            let logs = nodes.map { node in
+                let finished = node.finish()
+                return finished.errors + finished.output
+            }
             _ = master.finish()
             let seen = receiver.seen
             for (index, id) in ids.enumerated() {

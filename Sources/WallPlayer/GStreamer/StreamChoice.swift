@@ -208,10 +208,11 @@ final class StreamChooser: @unchecked Sendable {
         let send = state.withLock { state -> [String]? in
             guard state.prerolled, let collection = state.collection else { return nil }
             var wanted: [String] = []
+            var inCollection: Set<String> = []
             forEachStream(of: collection.pointer) { stream, kind, number in
-                if plays(state.wanted, kind, number), let id = gst_stream_get_stream_id(stream) {
-                    wanted.append(String(cString: id))
-                }
+                guard let id = gst_stream_get_stream_id(stream).map({ String(cString: $0) }) else { return }
+                inCollection.insert(id)
+                if plays(state.wanted, kind, number) { wanted.append(id) }
             }
             let wantedSet = Set(wanted)
             // What decodebin3 last said it decodes, if it names streams of this collection: after
@@ -221,10 +222,6 @@ final class StreamChooser: @unchecked Sendable {
             // all at decodebin3's inputs yet, would have decodebin3 (GStreamer 1.22) drop the
             // output of a kind whose stream is still to come, and the item never starts
             // (`StartInLastFrameTests`: 1 gapless change in about 25 under load).
-            var inCollection: Set<String> = []
-            forEachStream(of: collection.pointer) { stream, _, _ in
-                if let id = gst_stream_get_stream_id(stream) { inCollection.insert(String(cString: id)) }
-            }
             let selected = state.selected.flatMap { $0.isSubset(of: inCollection) ? $0 : nil }
             let differs = selected.map { $0 != wantedSet } ?? (state.applied != state.wanted)
             guard differs, state.sent != wantedSet else { return nil }

@@ -48,12 +48,14 @@ final class ScheduleWallTests: XCTestCase {
         defer { try? FileManager.default.removeItem(at: folder) }
         let clip = folder.appendingPathComponent("clip.mp4")
         try FileManager.default.copyItem(at: try TestMedia.frameCode(seconds: 20), to: clip)
+        // The outside is a still, held to the clip's standard at the transition.
+        let white = try TestMedia.whiteImage(in: folder)
         let receiver = try FrameCodeCollector(count: ids.count)
         defer { receiver.stop() }
         let schedule = [
             "schedule:",
             "  time-zone: Europe/Paris",
-            "  outside: black",
+            "  outside: {still: \(white.path)}",
             "  playlists:",
             "    loop: [{media: \(clip.path), out: 4s}]",
             "    reel: [{media: \(clip.path), in: 10s, out: 13s}]",
@@ -131,18 +133,19 @@ final class ScheduleWallTests: XCTestCase {
                         let last = try XCTUnwrap(loopFrames.last, "the loop played before: \(context)")
                         XCTAssertLessThan(
                             (transition - last.at).seconds, 0.040, "the loop ran until the transition: \(context)")
-                        // The schedule's outside (black) takes over at the transition, within a frame.
-                        let black = receiver.pictures[index].map { (picture: $0, at: $0.at + toMaster) }.first {
-                            $0.picture.isBlack && $0.at > last.at
+                        // The schedule's outside (a white still) takes over at the transition, within a frame.
+                        let still = receiver.pictures[index].map { (picture: $0, at: $0.at + toMaster) }.first {
+                            $0.picture.flat && $0.picture.y > 200 && $0.at > last.at
                         }
-                        let blackAt = try XCTUnwrap(black?.at, "black after the loop: \(context)")
+                        let stillAt = try XCTUnwrap(still?.at, "the still after the loop: \(context)")
                         XCTAssertEqual(
-                            (blackAt - transition).seconds, 0, accuracy: 1.0 / 30,
-                            "the outside's black at the transition's master time: \(context)")
+                            (stillAt - transition).seconds, 0, accuracy: 1.0 / 30,
+                            "the outside's still at the transition's master time: \(context)")
                         print(
                             "schedule test: \(trial.name): node \(id) showed its last frame "
-                                + String(format: "%.3f ms", (transition - last.at).seconds * 1000) + " before, black "
-                                + String(format: "%+.3f ms", (blackAt - transition).seconds * 1000) + " from it")
+                                + String(format: "%.3f ms", (transition - last.at).seconds * 1000)
+                                + " before, the still "
+                                + String(format: "%+.3f ms", (stillAt - transition).seconds * 1000) + " from it")
                     }
                 }
             }

@@ -208,10 +208,14 @@ public actor Follower {
             guard !Task.isCancelled else { return }
             switch action {
             case .prepare(let preparation):
+                let stillBefore = clock.stoodStill()
                 var outcome = await player.prepare(preparation)
                 let now = self.now()
                 if now == nil, outcome == .ready { outcome = .failed("the master clock is no longer usable") }
-                await perform(machine.prepared(preparation.id, outcome: outcome, now: now ?? lastNow ?? .zero))
+                await perform(
+                    machine.prepared(
+                        preparation.id, outcome: outcome, now: now ?? lastNow ?? .zero,
+                        stoodStill: clock.stoodStill() - stillBefore))
             case .start(let rate, let itemTime, let presentAt):
                 guard
                     await taken("the start", { try player.start(rate: rate, itemTime: itemTime, presentAt: presentAt) })

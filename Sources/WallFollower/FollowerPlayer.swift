@@ -31,6 +31,13 @@ public protocol FollowerPlayer: AnyObject, Sendable {
 /// The master clock as the follower reads it.
 public protocol FollowerClock: Sendable {
     func reading() -> ClockReading
+    /// All the time this process stood still so far (stopped, paused, starved of the CPU): time
+    /// that passed on the clock but was no preparation's.
+    func stoodStill() -> MediaTime
+}
+
+extension FollowerClock {
+    public func stoodStill() -> MediaTime { StandStillMonitor.process.total() }
 }
 
 /// Where a node keeps the timeline it follows, so that a restart comes back to it.

@@ -305,19 +305,26 @@ public struct FollowerStateMachine: Sendable {
         }
     }
 
-    /// The driver's answer to `.prepare(preparation)`, at master time `now`.
-    public mutating func prepared(_ id: UInt64, outcome: PreparationOutcome, now: MediaTime) -> [FollowerAction] {
+    /// The driver's answer to `.prepare(preparation)`, at master time `now`; the process stood
+    /// still `stoodStill` of the time it took (stopped by SIGSTOP, a paused machine): that time was
+    /// no preparation's, and does not make the next anchor further ahead. A stop during a
+    /// preparation made it look seconds long, and the next lead the 4 s maximum: 4 s out of step
+    /// after a stop that otherwise cost 0.1 s.
+    public mutating func prepared(
+        _ id: UInt64, outcome: PreparationOutcome, now: MediaTime, stoodStill: MediaTime = .zero
+    ) -> [FollowerAction] {
         guard case .preparing(let anchor) = state, anchor.preparation.id == id else { return [] }
         if case .failed(let reason) = outcome {
             return failAnchor("entry \(anchor.position.entryIndex): \(reason)", now: now)
         }
+        let took = MediaTime.maximum(now - anchor.began - stoodStill, .zero)
         let position = anchor.position
         if let hold = anchor.preparation.hold {
-            holdPreparations.append(now - anchor.began)
+            holdPreparations.append(took)
             if holdPreparations.count > 8 { holdPreparations.removeFirst() }
             settle(
                 FollowPlan(segmentFrom: anchor.segmentFrom, anchor: anchor.at, state: position.state, handed: []),
-                anchor: anchor, now: now)
+                anchor: anchor, took: took)
             // Prepared behind a screen that plays on, the held frame takes the screen at its time.
             let presentAt = presentation(anchor.at)
             return [
@@ -332,14 +339,14 @@ public struct FollowerStateMachine: Sendable {
         guard presentAt >= now - configuration.lateStartTolerance else {
             // The next try is as far ahead as this preparation needs (it was asked too close, or
             // took long): no further, so that a short clip the wall plays is not skipped whole.
-            lead = lead(forPreparationTaking: now - anchor.began)
+            lead = lead(forPreparationTaking: took)
             state = .idle
             return [.note(.readyTooLate(lateBy: now - presentAt, newLead: lead))]
         }
         settle(
             FollowPlan(
                 segmentFrom: anchor.segmentFrom, anchor: anchor.at, state: .playing, handed: anchor.handed),
-            anchor: anchor, now: now)
+            anchor: anchor, took: took)
         guard case .following = state else { return [] }
         return [
             .start(rate: position.rate, itemTime: position.itemTime, presentAt: presentAt),
@@ -478,8 +485,7 @@ public struct FollowerStateMachine: Sendable {
     }
 
     /// Records an anchor's plan (unless a newer timeline superseded it meanwhile) and what it took.
-    private mutating func settle(_ plan: FollowPlan, anchor: Anchor, now: MediaTime) {
-        let took = now - anchor.began
+    private mutating func settle(_ plan: FollowPlan, anchor: Anchor, took: MediaTime) {
         preparationTime = took
         lead = lead(forPreparationTaking: took)
         problem = nil

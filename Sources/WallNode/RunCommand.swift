@@ -1,6 +1,7 @@
 import ArgumentParser
 import CLockstepNetShims
 import LockstepCLI
+import LockstepTime
 import Logging
 import NodeService
 import WallProtocol
@@ -59,6 +60,9 @@ extension WallNode {
             // 0.62 MB (docs/BENCHMARKS.md, "Memory while looping").
             lockstep_limit_malloc_arenas(2)
             logging.bootstrap()
+            // From now on a stop (SIGSTOP, a paused machine) is logged, and not counted as time a
+            // preparation or a preroll took.
+            _ = StandStillMonitor.process
             try simulatedClock.apply()
             let logger = Logger(label: "lockstep.node")
             let settings: NodeSettings

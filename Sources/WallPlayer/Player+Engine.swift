@@ -38,6 +38,9 @@ struct Engine {
     var loadPrerolled = true
     /// Pipelines rebuilt because the current item's first preroll stalled.
     var prerollRetries = 0
+    /// All the time the process stood still so far, which the preroll watchdog does not count
+    /// (the process's `StandStillMonitor`; tests stand in for it).
+    var stoodStill: @Sendable () -> MediaTime = { StandStillMonitor.process.total() }
     /// The pipeline met a streaming error: the next load builds a new one rather than reuse it.
     var pipelineFailed = false
     /// Since when a network item's server has not answered, where the item was then, and whether
@@ -202,14 +205,30 @@ extension Player {
         let generation = engine.loadGeneration
         guard item.asset.isFileBased else { return }
         let limit = (Self.prerollWatchdog.nanoseconds ?? 0) << min(engine.prerollRetries, Self.prerollRetryLimit)
-        let delay = DispatchTimeInterval.nanoseconds(Int(limit))
         // Whether the item was ready before or not: a ready item loaded again (a seek after its
         // successor was handed over reloads it) stalls as a first load does, and a seek waiting on
         // that load never completed (LoopEdgeTests, once beside a compile).
-        queue.asyncAfter(deadline: .now() + delay) { [weak self] in
+        watchPreroll(of: item, generation: generation, for: MediaTime(nanoseconds: limit))
+    }
+
+    /// Rebuilds the pipeline if `item`'s preroll has not completed `wait` from now, not counting
+    /// the time the process stood still (SIGSTOP, a paused machine): a stop during a preroll
+    /// stopped the preroll too, and rebuilding the pipeline on waking (as the watchdog did, the
+    /// dispatch timer due during the stop) only made the preparation later still.
+    private func watchPreroll(of item: PlayerItem, generation: Int, for wait: MediaTime) {
+        let stillBefore = engine.stoodStill()
+        queue.asyncAfter(deadline: .now() + .nanoseconds(Int(wait.nanoseconds ?? 0))) { [weak self] in
             guard let self, self.engine.loadGeneration == generation, self.engine.loadedItem === item,
                 !self.engine.loadPrerolled, item.status != .failed
             else { return }
+            let stoodStill = self.engine.stoodStill() - stillBefore
+            if stoodStill > .zero {
+                self.logger.debug(
+                    "the process stood still while the pipeline prerolled; its watchdog waits that much longer",
+                    metadata: ["player.item": "\(item)", "player.stood_still_ns": .nanoseconds(stoodStill)])
+                self.watchPreroll(of: item, generation: generation, for: stoodStill)
+                return
+            }
             self.prerollStalled(item)
         }
     }

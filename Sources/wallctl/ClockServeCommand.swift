@@ -118,6 +118,8 @@ struct ClockServeCommand: AsyncParsableCommand {
         let clock = try simulatedClock.apply()
         let key = try keyFile.map { path throws(SyncClockError) in try ClockKey(contentsOfFile: path) }
         logging.bootstrap(defaultLevel: .info, defaultFormat: .text)
+        // A master stopped for a while says so: its clients' clocks went unanswered meanwhile.
+        _ = StandStillMonitor.process
         var configuration = SyncClockServer.Configuration(
             timescale: realtime ? .realtime : .localClock,
             rateLimit: rateLimit > 0 ? ReplyRateLimit(repliesPerSecond: rateLimit, burst: rateBurst) : nil, key: key,

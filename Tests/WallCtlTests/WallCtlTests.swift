@@ -96,6 +96,25 @@ final class WallCtlTests: XCTestCase {
         try assertFails(["clock", "serve", "--listen", "127.0.0.1:\(port)"], saying: "already in use")
     }
 
+    /// A process stopped for a while (SIGSTOP) says so when it runs again, and for how long: the
+    /// time it stood still is what its watchdogs and a node's preparations leave out.
+    func testAStoppedServer_logsHowLongItStoodStill() throws {
+        let server = try ChildProcess(wallctl, ["clock", "serve", "--listen", "127.0.0.1:0", "--log-format", "json"])
+        _ = try XCTUnwrap(server.readLine(), "the banner")
+        server.signal(SIGSTOP)
+        Thread.sleep(forTimeInterval: 1.5)
+        server.signal(SIGCONT)
+        Thread.sleep(forTimeInterval: 0.3)
+        server.signal(SIGINT)
+        let served = server.finish()
+        let record = try XCTUnwrap(
+            served.errors.split(separator: "\n").first { $0.contains("the process stood still") }
+                .flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] },
+            "logged: \(served.errors)")
+        let stood = try XCTUnwrap(record["time.stood_still_ns"] as? Int, "\(record)")
+        XCTAssertEqual(Double(stood) / 1e9, 1.5, accuracy: 0.3, "\(record)")
+    }
+
     func testServeAndProbe_lockAndPrintOneJSONObjectPerEstimate() throws {
         let server = try ChildProcess(
             wallctl,

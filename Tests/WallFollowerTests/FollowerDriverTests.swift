@@ -21,6 +21,10 @@ final class FollowerDriverTests: XCTestCase {
         }
 
         func reading() -> ClockReading { .usable(now: time.withLock { $0 }, epoch: epoch) }
+
+        /// The time the process stood still, as the test says.
+        let stood = Mutex(MediaTime.zero)
+        func stoodStill() -> MediaTime { stood.withLock { $0 } }
     }
 
     /// A player that does at once what it is asked, and notes it.
@@ -39,8 +43,14 @@ final class FollowerDriverTests: XCTestCase {
         let refusals = Mutex(0)
         private let passes = Mutex(0)
         private let paused = Mutex(true)
+        /// What happens while the next preparation is under way (once).
+        let duringNextPreparation = Mutex<(@Sendable () -> Void)?>(nil)
 
         func prepare(_ preparation: Preparation) async -> PreparationOutcome {
+            duringNextPreparation.withLock { during in
+                during?()
+                during = nil
+            }
             calls.withLock {
                 $0.append(
                     .prepare(
@@ -149,6 +159,31 @@ final class FollowerDriverTests: XCTestCase {
         XCTAssertEqual(player.starts, [.start(rate: .normal, itemTime: .zero, presentAt: seconds(101))])
         let again = try await follower.adopt(wanted)
         XCTAssertFalse(again, "the one followed already")
+    }
+
+    /// The process stopped (SIGSTOP) for 7.1 s of a preparation that took 7.3 s: ready too late,
+    /// it tries again as far ahead as the preparation itself needs (twice its 200 ms, and 150 ms),
+    /// not 4 s ahead: back in step 0.6 s after it woke.
+    func testAPreparationThatSpannedAStop_isTriedAgainAsSoonAsItsOwnTimeNeeds() async throws {
+        let follower = follower()
+        try await follower.adopt(try timeline())
+        let clock = clock
+        let woke = Mutex(MediaTime.zero)
+        player.duringNextPreparation.withLock {
+            $0 = {
+                clock.time.withLock { $0 = $0 + MediaTime(value: 7300, timescale: 1000) }
+                clock.stood.withLock { $0 = $0 + MediaTime(value: 7100, timescale: 1000) }
+                woke.withLock { $0 = clock.time.withLock { $0 } }
+            }
+        }
+
+        await runUntilStarted(follower)
+
+        let start = try XCTUnwrap(player.starts.first)
+        guard case .start(_, _, let presentAt) = start else { return XCTFail("\(start)") }
+        XCTAssertEqual(
+            presentAt, woke.withLock { $0 } + MediaTime(value: 590, timescale: 1000),
+            "a tick (40 ms) after it woke, 550 ms ahead")
     }
 
     func testAnotherWallsTimeline_orAnOlderOne_isRefused_andTheOneFollowedStays() async throws {

@@ -85,6 +85,23 @@ final class FollowerStateMachineTests: XCTestCase {
             "ready in time: it starts where the wall is then")
     }
 
+    /// A process stopped (SIGSTOP, a paused machine) for 7.1 s of a preparation that took 7.3 s:
+    /// the preparation took 200 ms, and the next try is that far ahead, not the 4 s maximum (a
+    /// stop during a preparation left a node 4 s out of step, where any other stop cost 0.1 s).
+    func testAPreparationThatSpannedAStop_isAsLongAsItsOwnTime_andTheNextTryIsSoon() throws {
+        var machine = FollowerStateMachine(wall: "w")
+        machine.adopt(try timeline(start: .zero), now: nil)
+        let preparation = try XCTUnwrap(preparations(settled(&machine, at: seconds(20))).first)
+        let late = machine.prepared(
+            preparation.id, outcome: .ready, now: seconds(27) + ms(300), stoodStill: seconds(7) + ms(100))
+        XCTAssertEqual(late, [.note(.readyTooLate(lateBy: ms(6700), newLead: ms(550)))], "twice 200 ms, plus 150 ms")
+        let again = try XCTUnwrap(preparations(machine.tick(observe(seconds(27) + ms(300)))).first)
+        XCTAssertEqual(
+            machine.prepared(again.id, outcome: .ready, now: seconds(27) + ms(500)).first,
+            .start(rate: .normal, itemTime: seconds(3) + ms(850), presentAt: seconds(27) + ms(850)),
+            "back in step 550 ms after it woke")
+    }
+
     func testAStartReadyJustAfterItsTime_startsThenAnyway_andSaysHowLate() throws {
         var machine = FollowerStateMachine(wall: "w")
         machine.adopt(try timeline(start: .zero), now: nil)

@@ -51,12 +51,7 @@ final class StalledPrerollTests: XCTestCase {
     /// waiting on that load completes. Before, the watchdog watched only items not yet ready: the
     /// seek waited for good (LoopEdgeTests, once beside a compile).
     func testAReadyItemLoadedAgain_whosePrerollStalls_isRebuilt_andTheSeekWaitingOnItCompletes() async throws {
-        let player = try await Player.ready(
-            try TestMedia.frameCode(seconds: 4),
-            video: VideoOutputSettings(sinkDescription: "identity name=stall ! fakesink sync=true"))
-        let item = try XCTUnwrap(player.currentItem)
-        let pipeline = try XCTUnwrap(player.pipelineRef.withLock { $0 })
-        try blockFirstVideoBuffer(of: pipeline)
+        let (player, item, pipeline) = try await readyPlayerWhoseNextPrerollStalls()
 
         let began = Date()
         player.queue.async {
@@ -72,6 +67,43 @@ final class StalledPrerollTests: XCTestCase {
         XCTAssertFalse(player.pipelineRef.withLock { $0 } === pipeline, "on a new pipeline")
         XCTAssertEqual(item.status, .readyToPlay)
         XCTAssertEqual(player.currentTime(), MediaTime(value: 2, timescale: 1))
+    }
+
+    /// A preroll that waits while the process stands still (SIGSTOP, a paused machine) is no
+    /// stall: the watchdog waits that much longer before it rebuilds the pipeline. Here the process
+    /// counts as stood still for the first 2.5 s of a preroll that never comes: the pipeline is
+    /// rebuilt 1 s of running time after, not at 1 s. Before, a node stopped during a preparation
+    /// rebuilt its pipeline on waking, and came back seconds late.
+    func testAPrerollWhileTheProcessStoodStill_isWaitedFor_thenRebuiltIfItStillStalls() async throws {
+        let (player, item, pipeline) = try await readyPlayerWhoseNextPrerollStalls()
+        let standing = MediaTime(seconds: 2.5, preferredTimescale: 1000)
+        let began = LocalClock.monotonic.now()
+        player.queue.async {
+            player.engine.stoodStill = { MediaTime.minimum(LocalClock.monotonic.now() - began, standing) }
+            player.load(item)
+        }
+        var replacedAfter: Double?
+        while replacedAfter == nil, (LocalClock.monotonic.now() - began).seconds < 8 {
+            try await Task.sleep(for: .milliseconds(20))
+            if player.pipelineRef.withLock({ $0 }) !== pipeline {
+                replacedAfter = (LocalClock.monotonic.now() - began).seconds
+            }
+        }
+        let after = try XCTUnwrap(replacedAfter, "the pipeline still stalled after the stand-still is rebuilt")
+        XCTAssertGreaterThan(after, 3.3, "not while the process stood still, nor 1 s after it stood still")
+        XCTAssertLessThan(after, 4.5, "1 s of running time after it stood still, and a rebuild")
+    }
+
+    /// A player with a ready 4 s item whose pipeline holds every video buffer from now on: loading
+    /// the item again on it never prerolls.
+    private func readyPlayerWhoseNextPrerollStalls() async throws -> (Player, PlayerItem, PlaybackPipeline) {
+        let player = try await Player.ready(
+            try TestMedia.frameCode(seconds: 4),
+            video: VideoOutputSettings(sinkDescription: "identity name=stall ! fakesink sync=true"))
+        let item = try XCTUnwrap(player.currentItem)
+        let pipeline = try XCTUnwrap(player.pipelineRef.withLock { $0 })
+        try blockFirstVideoBuffer(of: pipeline)
+        return (player, item, pipeline)
     }
 
     /// Holds every video buffer at the `stall` identity of the pipeline's video sink ("identity

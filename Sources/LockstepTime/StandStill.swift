@@ -94,9 +94,10 @@ public final class StandStillMonitor: Sendable {
     }
 
     /// All the time the process stood still since the monitor started, on the monotonic clock.
+    /// (Beats and readings take their time under the lock: in that order, a reading never exceeds
+    /// the next, which a beat taken just before a reading but recorded after it could make it.)
     public func total() -> MediaTime {
-        let now = LocalClock.monotonic.now()
-        return ledger.withLock { $0.total(at: now) }
+        ledger.withLock { $0.total(at: LocalClock.monotonic.now()) }
     }
 
     /// How many times the process stood still.
@@ -107,8 +108,7 @@ public final class StandStillMonitor: Sendable {
         var pause = timespec(tv_sec: 0, tv_nsec: Int(interval.nanoseconds ?? 50_000_000))
         while true {
             nanosleep(&pause, nil)
-            let now = LocalClock.monotonic.now()
-            if let still = ledger.withLock({ $0.beat(at: now) }) {
+            if let still = ledger.withLock({ $0.beat(at: LocalClock.monotonic.now()) }) {
                 logger.notice(
                     "the process stood still (stopped, paused or starved of the CPU)",
                     metadata: ["time.stood_still_ns": .nanoseconds(still)])

@@ -388,7 +388,7 @@ public final class NodeScreen: FollowerPlayer, Sendable {
             try beginInPlace(change: inPlace, presentAt: presentAt, begin: begin)
             return
         }
-        let swap = roles.withLock { roles -> (from: Int, to: Int, swap: Int)? in
+        let swap = roles.withLock { roles -> (from: Int, to: Int, swap: Int, settling: Set<Int>)? in
             guard let prepared = roles.prepared else { return nil }
             defer {
                 roles.prepared = nil
@@ -397,7 +397,7 @@ public final class NodeScreen: FollowerPlayer, Sendable {
                 roles.active = prepared
                 roles.swaps += 1
             }
-            return (roles.active, prepared, roles.swaps + 1)
+            return (roles.active, prepared, roles.swaps + 1, roles.settling.subtracting([prepared]))
         }
         guard let swap else {
             try begin(player)
@@ -405,11 +405,15 @@ public final class NodeScreen: FollowerPlayer, Sendable {
         }
         // The prepared player starts at the start's master time, and the one on the screen pauses
         // just before: it plays until the first frame of the other replaces its last, and a frame
-        // of its own due at that instant is not drawn over the new one.
+        // of its own due at that instant is not drawn over the new one. So do players taken off
+        // the screen by a cut whose time has not come (an edit came before it, and overtook it):
+        // each would play on until that cut's time otherwise.
         let incoming = players[swap.to]
         let outgoing = players[swap.from]
         try begin(incoming)
-        try? outgoing.setRate(0, time: .invalid, atHostTime: presentAt - Self.outgoingPauseAhead)
+        for index in [swap.from] + swap.settling.sorted() {
+            try? players[index].setRate(0, time: .invalid, atHostTime: presentAt - Self.outgoingPauseAhead)
+        }
         // A picture on the screen stays there until the incoming player's first frame draws over it.
         let picture = incoming.masterClock.flatMap { replacePicture(with: nil, presentAt: presentAt, clock: $0) }
         let media = takePendingMedia()

@@ -205,8 +205,15 @@ public struct FollowerStateMachine: Sendable {
                 anchor.superseded = true
                 state = .preparing(anchor)
             }
-        case .following, .showing:
-            if !(now.map(unchanged) ?? false) { state = .idle }
+        case .following(let plan):
+            // The segment in force, and the one a start prepared ahead of its time is for: an edit
+            // that comes before that start (a cue 40 ms after a load's start was prepared) makes it
+            // no longer the timeline's, and the node carries out the new edit at its own time.
+            if !(now.map { unchanged($0) && (plan.anchor <= $0 || unchanged(plan.anchor)) } ?? false) {
+                state = .idle
+            }
+        case .showing(let plan):
+            if !(now.map { unchanged($0) && (plan.at <= $0 || unchanged(plan.at)) } ?? false) { state = .idle }
         }
     }
 

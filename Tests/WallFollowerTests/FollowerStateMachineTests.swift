@@ -168,17 +168,23 @@ final class FollowerStateMachineTests: XCTestCase {
         XCTAssertEqual(next.passes.first?.media, "b.mp4")
     }
 
-    /// A cut prepared ahead of its time leaves the screen on the segment before it, in step: the
-    /// node says so until the cut, rather than judging the old clip's frames against the new one.
-    func testACutPreparedAhead_leavesTheNodeInStep_untilItsTime() throws {
+    /// A machine playing a 6 s loop from 0 (started at 20.6 s), and the frame due at 21 s: entry
+    /// a, 3 s in, shown exactly then.
+    private func playingTheLoop() throws -> (FollowerStateMachine, Timeline, FrameSample) {
         var machine = FollowerStateMachine(wall: "w")
         let first = try timeline(start: .zero)
         machine.adopt(first, now: nil)
         let preparation = try XCTUnwrap(preparations(settled(&machine, at: seconds(20))).first)
         _ = machine.prepared(preparation.id, outcome: .ready, now: seconds(20) + ms(100))
-        // 21 s into a 6 s loop from 0: entry a, 3 s in; the frame due then shows exactly that.
         let frame = FrameSample(
             sequence: 1, presentationTimestamp: seconds(3), presentedAt: seconds(21), dueAt: seconds(21))
+        return (machine, first, frame)
+    }
+
+    /// A cut prepared ahead of its time leaves the screen on the segment before it, in step: the
+    /// node says so until the cut, rather than judging the old clip's frames against the new one.
+    func testACutPreparedAhead_leavesTheNodeInStep_untilItsTime() throws {
+        var (machine, first, frame) = try playingTheLoop()
         _ = machine.tick(observe(seconds(21), frame: frame, queued: 2, paused: false))
         XCTAssertEqual(machine.report(now: seconds(21))?.inStep, true)
         machine.adopt(try first.applying(.goTo(entry: 1), at: seconds(22)), now: seconds(21) + ms(100))
@@ -194,6 +200,38 @@ final class FollowerStateMachineTests: XCTestCase {
         XCTAssertEqual(machine.report(now: now)?.inStep, true, "while the cut is prepared")
         _ = machine.prepared(prepared.id, outcome: .ready, now: now + ms(50))
         XCTAssertEqual(machine.report(now: now + ms(60))?.inStep, true, "while the cut waits for its time")
+    }
+
+    /// A cut prepared for its time, then a newer timeline whose edit comes before that time (a cue
+    /// 40 ms after a load's start was prepared, the load's start after the cue's cut): the cut
+    /// prepared is no longer the timeline's, and the new edit is carried out at its own time.
+    /// Before, the node kept the stale cut, did nothing at the edit's time, and went where the wall
+    /// was once the stale cut's time had passed: 0.6 s out of step by ground truth (the seed 12
+    /// hour, 2026-12-01, n2 at 2,678 s).
+    func testACutPreparedAhead_thenAnEditBeforeIt_isCarriedOutAtTheEditsTime() throws {
+        var (machine, first, frame) = try playingTheLoop()
+        let second = try first.applying(.goTo(entry: 1), at: seconds(23))
+        machine.adopt(second, now: seconds(21))
+        var now = seconds(21)
+        var cut: Preparation?
+        while cut == nil, now < seconds(23) {
+            now = now + ms(40)
+            cut = preparations(machine.tick(observe(now, frame: frame, queued: 2, paused: false))).first
+        }
+        let prepared = try XCTUnwrap(cut, "the cut to entry b is prepared ahead")
+        XCTAssertEqual(
+            machine.prepared(prepared.id, outcome: .ready, now: now + ms(10)).first,
+            .start(rate: .normal, itemTime: .zero, presentAt: seconds(23)))
+
+        let editAt = now + ms(100)
+        machine.adopt(try second.applying(.goTo(entry: 0), at: editAt), now: now + ms(20))
+        let again = try XCTUnwrap(
+            preparations(machine.tick(observe(now + ms(20), frame: frame, queued: 2, paused: false))).first,
+            "the newer edit is prepared at once")
+        XCTAssertEqual(again.passes.first?.media, "a-{id}.mp4")
+        XCTAssertEqual(
+            machine.prepared(again.id, outcome: .ready, now: now + ms(30)).first,
+            .start(rate: .normal, itemTime: .zero, presentAt: editAt), "and started at the edit's time")
     }
 
     func testAPlayerThatPresentsNothing_rejoinsAfterTheStallLimit() throws {

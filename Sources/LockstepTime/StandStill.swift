@@ -100,9 +100,6 @@ public final class StandStillMonitor: Sendable {
         ledger.withLock { $0.total(at: LocalClock.monotonic.now()) }
     }
 
-    /// How many times the process stood still.
-    public var stands: Int { ledger.withLock { $0.stands } }
-
     private func beatForever() -> Never {
         let interval = ledger.withLock { $0.beatInterval }
         var pause = timespec(tv_sec: 0, tv_nsec: Int(interval.nanoseconds ?? 50_000_000))

@@ -411,7 +411,8 @@ public final class NodeScreen: FollowerPlayer, Sendable {
         let incoming = players[swap.to]
         let outgoing = players[swap.from]
         try begin(incoming)
-        for index in [swap.from] + swap.settling.sorted() {
+        let overtaken = swap.settling.sorted().filter { players[$0].timeControlStatus != .paused }
+        for index in [swap.from] + overtaken {
             try? players[index].setRate(0, time: .invalid, atHostTime: presentAt - Self.outgoingPauseAhead)
         }
         // A picture on the screen stays there until the incoming player's first frame draws over it.

@@ -27,6 +27,11 @@ read -r -a flags <<<"${BUILD_FLAGS:-}"
 release_scratch=${RELEASE_SCRATCH:-.build-release}
 out=out/test
 mkdir -p "$out"
+# What failed in any `swift test` step, printed again at the very end: a CI log is read from its tail,
+# and later steps push a step's own summary out of it.
+failures=$out/failures.txt
+: >"$failures"
+export FAILURES_FILE=$failures
 
 # The suites of `swift test` no timing judges, by name (a regex on Target.Suite/test).
 quiet_suites='NodeMemoryTests|DoorHardeningTests|NetworkObservationTests|NetworkAssetTests|ContentWallTests'
@@ -85,6 +90,10 @@ step "swift test: the suites judged on timing, alone" \
     || failed+=("the suites judged on timing")
 
 if [ "${#failed[@]}" -gt 0 ]; then
+    if [ -s "$failures" ]; then
+        echo "=== what failed in swift test ($failures):" >&2
+        cat "$failures" >&2
+    fi
     echo "test: FAILED: ${failed[*]}" >&2
     exit 1
 fi

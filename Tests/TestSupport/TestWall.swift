@@ -225,7 +225,7 @@ public struct TestNode: Sendable {
 }
 
 /// Waits until `condition` holds, asking again every `interval`; fails naming `what` after
-/// `seconds`. Tests wait on conditions like this, never on a fixed sleep followed by an assertion.
+/// `seconds`. The way to wait in a test: on a condition like this, not a fixed sleep before an assertion.
 public func eventually(
     within seconds: Double, _ what: String, every interval: Duration = .milliseconds(100),
     _ condition: () throws -> Bool

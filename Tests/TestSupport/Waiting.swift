@@ -1,7 +1,7 @@
 import Foundation
 
 /// Runs `operation`, failing with a message naming `what` if it takes longer than `seconds`.
-/// Tests never sleep to assert; they wait for an event with a bound.
+/// The way to wait in a test: for an event, with a bound, not a fixed sleep before an assertion.
 public func withTimeout<T: Sendable>(
     _ seconds: Double, _ what: String, _ operation: @escaping @Sendable () async throws -> T
 ) async throws -> T {

@@ -106,7 +106,7 @@ let package = Package(
         .target(
             name: "WallContent",
             dependencies: [
-                "LockstepLocks", "LockstepGuard", "WallTimeline", "CCrypto",
+                "LockstepLocks", "LockstepGuard", "LockstepNet", "LockstepTime", "WallTimeline", "CCrypto",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
@@ -258,8 +258,9 @@ let package = Package(
         .testTarget(
             name: "WallContentTests",
             dependencies: [
-                "LockstepGuard", "WallContent", "WallControl", "WallTimeline", "LockstepTime",
+                "LockstepGuard", "LockstepNet", "WallContent", "WallControl", "WallTimeline", "LockstepTime",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
@@ -275,7 +276,11 @@ let package = Package(
             name: "NodeServiceTests",
             dependencies: [
                 "NodeService", "WallPlayer", "WallProtocol", "WallTimeline", "LockstepTime", "TestSupport",
+                "WallContent", "WallControl", "LockstepLocks",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),

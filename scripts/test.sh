@@ -38,7 +38,8 @@ quiet_suites='NodeMemoryTests|DoorHardeningTests|NetworkObservationTests|Network
 quiet_suites+='|ContentDaemonTests|ControlHardeningTests|ControlTimeoutTests|ControlSecurityTests|WallCtlTests'
 quiet_suites+='|WallNodeCommandTests|WallCheckTests|TimelineAdmissionTests|WallEditTests|CueEditTests'
 quiet_suites+='|CalibrateCommandTests|ShowInputTests|BadInputTests|SystemdTests|ConsoleTLSTests'
-quiet_suites+='|NodeRobustnessTests|ConsoleRoutesTests'
+quiet_suites+='|NodeRobustnessTests|ConsoleRoutesTests|NodeContentTests|ContentStoreTests|PartialFileTests'
+quiet_suites+='|ChunkListTests|ChunkPlannerTests|ContentInputTests|MediaSignatureTests|TransferPacerTests'
 
 # Runs a step, and says how long it took and how it ended.
 step() {

@@ -76,6 +76,35 @@ public final class UDPSocket: Sendable {
         }
     }
 
+    /// Marks every datagram the socket sends with `trafficClass` (`IP_TOS`, or `IPV6_TCLASS`) and
+    /// queues them at its priority (`SO_PRIORITY`).
+    public func mark(_ trafficClass: TrafficClass) throws(NetworkError) {
+        var value = Int32(trafficClass.codePoint) << 2
+        let size = socklen_t(MemoryLayout<Int32>.size)
+        let marked =
+            family == .ipv6
+            ? setsockopt(descriptor, Int32(IPPROTO_IPV6), IPV6_TCLASS, &value, size)
+            : setsockopt(descriptor, Int32(IPPROTO_IP), IP_TOS, &value, size)
+        guard marked == 0 else {
+            throw .systemCall(call: "setsockopt(\(family == .ipv6 ? "IPV6_TCLASS" : "IP_TOS"))", target: localDescription, errno: errno)
+        }
+        var priority = trafficClass.socketPriority
+        guard setsockopt(descriptor, SOL_SOCKET, SO_PRIORITY, &priority, size) == 0 else {
+            throw .systemCall(call: "setsockopt(SO_PRIORITY)", target: localDescription, errno: errno)
+        }
+    }
+
+    /// The DiffServ code point the socket marks its datagrams with.
+    public var codePoint: UInt8? {
+        var value: Int32 = 0
+        var size = socklen_t(MemoryLayout<Int32>.size)
+        let read =
+            family == .ipv6
+            ? getsockopt(descriptor, Int32(IPPROTO_IPV6), IPV6_TCLASS, &value, &size)
+            : getsockopt(descriptor, Int32(IPPROTO_IP), IP_TOS, &value, &size)
+        return read == 0 ? UInt8(truncatingIfNeeded: value >> 2) : nil
+    }
+
     /// The address the socket is bound to.
     public var localAddress: SocketAddress? {
         var storage = sockaddr_storage()

@@ -134,6 +134,10 @@ public enum ControlServer {
             node.content.server.response(
                 sha256: context.parameters.get("sha256") ?? "", range: request.headers[.range])
         }
+        router.get(RouterPath(ControlPath.content + "/:sha256/chunks")) { request, context in
+            node.content.server.chunks(
+                sha256: context.parameters.get("sha256") ?? "", holdingsOnly: request.uri.queryParameters.get("have") != nil)
+        }
         router.post(RouterPath(ControlPath.contentFetch)) { request, context in
             let body = try await decode(ContentFetchRequest.self, request, context)
             return await answer { () throws(NodeError) in

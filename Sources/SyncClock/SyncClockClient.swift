@@ -241,6 +241,9 @@ public final class SyncClockClient: Sendable {
                     // Connected, the socket hears only the server: the kernel drops everyone else.
                     try socket.connect(to: address)
                     try socket.enableReceiveTimestamps()
+                    // Requests ahead of bulk transfers (content) on a shared uplink; where the
+                    // system refuses the mark, they go unmarked.
+                    try? socket.mark(.expedited)
                     return (socket, try Poller(), address)
                 } catch {
                     lastError = error

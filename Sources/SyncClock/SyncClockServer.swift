@@ -205,6 +205,13 @@ public final class SyncClockServer: Sendable {
                 do {
                     let socket = try UDPSocket.bound(to: address)
                     try socket.enableReceiveTimestamps()
+                    // Replies ahead of bulk transfers (content) on a shared uplink; where the
+                    // system refuses the mark, they go unmarked.
+                    do {
+                        try socket.mark(.expedited)
+                    } catch {
+                        logger.notice("clock replies go unmarked", metadata: ["error": "\(error)"])
+                    }
                     sockets.append(socket)
                 } catch {
                     if error.isAddressFamilyUnavailable, address.family == .ipv6, defaults.contains(endpoint) {

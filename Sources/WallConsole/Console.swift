@@ -335,6 +335,9 @@ public final class Console: Sendable {
             guard received == size else {
                 throw ActionError(status: 400, description: "\(name): \(received) of its \(size) bytes came")
             }
+            if let refusal = MediaSignature.refusal(ofFileAt: path, name: name) {
+                throw ActionError(status: 415, description: refusal)
+            }
             let id = try ContentDigest.id(ofFileAt: path)
             try library.adopt(fileAt: path, as: id)
             view.sha256 = id.sha256

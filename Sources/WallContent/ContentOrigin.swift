@@ -12,7 +12,8 @@ import WallTimeline
 
 /// Where a wall's nodes fetch files no peer holds yet: `wallctl push` serves the files it pushes
 /// while the nodes fetch them, at `GET /content/<sha256>` like a node, with the wall's control token.
-/// It serves one transfer at a time, so the other nodes take their copies from the first.
+/// It serves a few transfers at once (`limit`) and each node asks it for one chunk at a time, the
+/// chunks no peer has yet: the nodes take the rest of their copies from each other.
 public final class ContentOrigin: Sendable {
     public let server: ContentServer
     /// The wall's control token, which every request must carry; nil: the wall has none.
@@ -21,20 +22,30 @@ public final class ContentOrigin: Sendable {
     /// The store uploads go to (`wallctl serve`'s library); nil: nothing is taken.
     let library: ContentStore?
 
-    /// - Parameter files: the file holding each ID, on this machine (checked by the caller).
-    public init(files: [ContentID: String], token: ControlToken?, limit: Int = 1) {
+    /// - Parameters:
+    ///   - files: the file holding each ID, on this machine (checked by the caller).
+    ///   - lists: the files' chunk lists, where the caller computed them as it read the files.
+    ///   - bytesPerSecond: the most it sends, all transfers together (`content-bandwidth`); nil: no limit.
+    public init(
+        files: [ContentID: String], lists: [ChunkList] = [], token: ControlToken?, limit: Int = 4,
+        bytesPerSecond: Double? = nil
+    ) {
         self.token = token
         let byDigest = Dictionary(files.map { ($0.key.sha256, ($0.value, $0.key.size)) }) { first, _ in first }
-        server = ContentServer(limit: limit) { sha256 in byDigest[sha256] }
+        server = ContentServer(limit: limit, lists: lists, pacer: TransferPacer(limit: bytesPerSecond)) { sha256 in
+            byDigest[sha256]
+        }
         library = nil
     }
 
     /// An origin serving `library`'s complete files, which takes uploads into it
     /// (`PUT /content/<sha256>?size=N`, kept only once the digest matches).
-    public init(library: ContentStore, token: ControlToken?, limit: Int = 1) {
+    public init(library: ContentStore, token: ControlToken?, limit: Int = 4, bytesPerSecond: Double? = nil) {
         self.token = token
         self.library = library
-        server = ContentServer(limit: limit) { sha256 in library.file(sha256: sha256) }
+        server = ContentServer(limit: limit, pacer: TransferPacer(limit: bytesPerSecond)) { sha256 in
+            library.file(sha256: sha256)
+        }
     }
 
     /// Serves on `host`:`port` (0: any free port), over TLS with `tls`, until the task is
@@ -93,12 +104,18 @@ public final class ContentOrigin: Sendable {
             if let refused = refusal(request) { return refused }
             return server.response(sha256: context.parameters.get("sha256") ?? "", range: request.headers[.range])
         }
+        router.get("/content/:sha256/chunks") { request, context -> Response in
+            if let refused = refusal(request) { return refused }
+            return server.chunks(
+                sha256: context.parameters.get("sha256") ?? "", holdingsOnly: request.uri.queryParameters.get("have") != nil)
+        }
         if let library {
             router.get("/content") { request, _ -> Response in
                 if let refused = refusal(request) { return refused }
                 var headers = HTTPFields()
                 headers[.contentType] = "application/json"
-                let body = try JSONEncoder().encode(["held": library.holdings()])
+                let body = try JSONEncoder().encode(
+                    LibraryReport(held: library.holdings(), bytesSent: server.bytesSent))
                 return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
             }
             router.put("/content/:sha256") { request, context -> Response in
@@ -139,6 +156,11 @@ public final class ContentOrigin: Sendable {
                             .badRequest, "the upload of \(id) ended after \(received) of \(id.size) bytes")
                     }
                     try library.commit(id)
+                    // Its chunk list, computed now, so that the nodes asking for it are not told
+                    // to wait while the daemon reads the whole file.
+                    if let list = try? ContentDigest.chunkList(ofFileAt: library.root + "/sha256/" + id.sha256) {
+                        server.remember(list)
+                    }
                     return ContentServer.text(.ok, "kept")
                 } catch let error as ContentError {
                     switch error {
@@ -155,6 +177,18 @@ public final class ContentOrigin: Sendable {
         }
         routes(router, refusal)
         return router
+    }
+}
+
+/// `GET /content` of the control daemon's library: what it holds, and the bytes it has sent the
+/// nodes since it started (a push reads it before and after, to say what the origin sent).
+public struct LibraryReport: Sendable, Hashable, Codable {
+    public var held: [ContentID]
+    public var bytesSent: UInt64
+
+    public init(held: [ContentID], bytesSent: UInt64) {
+        self.held = held
+        self.bytesSent = bytesSent
     }
 }
 

@@ -145,7 +145,13 @@ public final class ContentStore: Sendable {
             try? FileManager.default.removeItem(atPath: partial)
             throw .corrupt(id, "its SHA-256 is \(digest): deleted, fetched again")
         }
-        guard rename(partial, completeFolder + "/" + id.sha256) == 0 else {
+        try keepChecked(id)
+    }
+
+    /// Moves `id`'s partial file among the complete ones: for a caller that has just checked that
+    /// its size and SHA-256 match (a rename in one file system: a power cut leaves one or the other).
+    func keepChecked(_ id: ContentID) throws(ContentError) {
+        guard rename(partialFolder + "/" + id.sha256, completeFolder + "/" + id.sha256) == 0 else {
             throw .storage("cannot keep \(id): \(String(cString: strerror(errno)))")
         }
         lastWanted.withLock { $0[id.sha256] = Date() }
@@ -174,8 +180,9 @@ public final class ContentStore: Sendable {
         var deleted: [String] = []
         let wanted = lastWanted.withLock { $0 }
         for folder in [completeFolder, partialFolder] {
-            for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] where !keep.contains(name)
-            {
+            // A partial file's list and claims (`<hex>.list`, `<hex>.chunks`) go with it.
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+            where !keep.contains(String(name.prefix { $0 != "." })) {
                 let path = folder + "/" + name
                 let modified =
                     (try? FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as? Date) ?? now

@@ -6,6 +6,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
+import WallContent
 import WallProtocol
 import WallTimeline
 
@@ -148,60 +149,115 @@ public struct NodeClient: Sendable {
         return (data, code)
     }
 
-    /// How a download ended.
-    public enum Download: Sendable, Hashable {
-        case complete
-        /// The node does not hold the file (404).
+    /// `GET /content` of the control daemon's library: what it holds and has sent.
+    public func library() async throws(ControlError) -> LibraryReport {
+        try await get(ControlPath.content)
+    }
+
+    /// What a source answered when asked about a file's chunks.
+    public enum ChunkAnswer<Value: Sendable & Equatable>: Sendable, Equatable {
+        case held(Value)
+        /// It holds none of the file (404).
         case notHeld
-        /// The node serves as many transfers as it will now (503): another source, or later.
+        /// It holds the file but cannot say yet (503: reading it to list its chunks), with its reason.
+        case busy(String)
+    }
+
+    /// `GET /content/<sha256>/chunks`: the source's chunk list of `id` and the chunks it serves.
+    public func chunkOffer(_ id: ContentID) async throws(ControlError) -> ChunkAnswer<ChunkOffer> {
+        let path = ControlPath.content + "/" + id.sha256 + "/chunks"
+        let (data, code) = try await send(.GET, path, body: nil)
+        if let answer: ChunkAnswer<ChunkOffer> = Self.unheld(code, data) { return answer }
+        guard code == 200 else {
+            throw .refused(node: self.id, command: "GET \(path)", reason: "HTTP \(code)")
+        }
+        let offer: ChunkOffer = try decode(data, path: path, code: code)
+        guard offer.list.id == id, offer.have.map({ $0.count == offer.list.count }) ?? true else {
+            throw .protocolViolation(node: self.id, detail: "its chunk list for \(id) does not fit the file")
+        }
+        return .held(offer)
+    }
+
+    /// `GET /content/<sha256>/chunks?have`: by which list the source holds `id` and which of its
+    /// `count` chunks it serves, for a fetch that has the list.
+    public func chunkHolding(_ id: ContentID, count: Int) async throws(ControlError) -> ChunkAnswer<ChunkHolding> {
+        let path = ControlPath.content + "/" + id.sha256 + "/chunks?have"
+        let (data, code) = try await send(.GET, path, body: nil)
+        if let answer: ChunkAnswer<ChunkHolding> = Self.unheld(code, data) { return answer }
+        guard code == 200 else {
+            throw .refused(node: self.id, command: "GET \(path)", reason: "HTTP \(code)")
+        }
+        let holding: ChunkHolding = try decode(data, path: path, code: code)
+        guard holding.have.map({ $0.count == count }) ?? true else {
+            throw .protocolViolation(node: self.id, detail: "its chunks of \(id) are not \(count)")
+        }
+        return .held(holding)
+    }
+
+    /// The answer a 404 or 503 about chunks is; nil for any other status.
+    private static func unheld<Value: Sendable & Equatable>(_ code: Int, _ data: Data) -> ChunkAnswer<Value>? {
+        switch code {
+        case 404: return .notHeld
+        case 503:
+            return .busy(String(decoding: data.prefix(200), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+        default: return nil
+        }
+    }
+
+    /// How a chunk's download ended.
+    public enum ChunkDownload: Sendable, Hashable {
+        /// Every byte of the chunk went to the writer, which says whether they match.
+        case received
+        /// The source does not serve that chunk (404).
+        case notHeld
+        /// The source serves as many transfers as it will now (503).
         case busy
     }
 
-    /// `GET /content/<sha256>` from byte `offset` on, appended to `file` as it arrives, no faster
-    /// than `bytesPerSecond` (nil: as fast as it comes); `progress` hears each chunk's length. A
-    /// transfer that stalls for the client's read timeout fails: what arrived is kept.
+    /// `GET /content/<sha256>` with `Range` the bytes of `writer`'s chunk, written to it as they
+    /// arrive, no faster than `pacer` lets the node's transfers go together; `progress` hears each
+    /// piece's length. A chunk that stalls for the client's read timeout fails.
+    ///
+    /// - Throws: `ControlError` when the source cannot be reached or refuses; `ContentError` when
+    ///   the store cannot keep the bytes, or more came than the chunk holds (damage).
     public func download(
-        _ id: ContentID, from offset: UInt64, to file: FileHandle, bytesPerSecond: Double?,
-        progress: @Sendable (Int) -> Void
-    ) async throws(ControlError) -> Download {
-        var request = HTTPClientRequest(url: base + ControlPath.content + "/" + id.sha256)
+        chunk writer: ChunkWriter, of list: ChunkList, pacer: TransferPacer?, progress: @Sendable (Int) -> Void
+    ) async throws -> ChunkDownload {
+        let range = list.range(of: writer.index)
+        var request = HTTPClientRequest(url: base + ControlPath.content + "/" + list.id.sha256)
         addIdentity(to: &request)
-        if offset > 0 { request.headers.add(name: "Range", value: "bytes=\(offset)-") }
-        let started = LocalClock.monotonic.now()
-        var received: UInt64 = 0
+        request.headers.add(name: "Range", value: "bytes=\(range.lowerBound)-\(range.upperBound - 1)")
         do {
-            let response = try await http.execute(request, deadline: .now() + .hours(48))
+            let response = try await http.execute(request, deadline: .now() + .minutes(10))
             switch response.status.code {
             case 404: return .notHeld
             case 503: return .busy
-            case 401: throw ControlError.unauthorized(node: self.id, tokenSent: authorization != nil)
-            case 200 where offset == 0, 206:
-                break
+            case 401: throw ControlError.unauthorized(node: id, tokenSent: authorization != nil)
+            case 206: break
             default:
                 throw ControlError.refused(
-                    node: self.id, command: "GET /content", reason: "HTTP \(response.status.code) for \(id)")
+                    node: id, command: "GET /content",
+                    reason: "HTTP \(response.status.code) for chunk \(writer.index) of \(list.id)")
             }
-            for try await chunk in response.body {
-                let data = Data(chunk.readableBytesView)
-                try file.write(contentsOf: data)
-                received += UInt64(data.count)
-                progress(data.count)
-                guard offset + received <= id.size else {
-                    throw ControlError.protocolViolation(node: self.id, detail: "\(id) came longer than its size")
-                }
-                if let bytesPerSecond, bytesPerSecond > 0 {
-                    // Paced: no faster than the limit over the transfer so far.
-                    let due = Double(received) / bytesPerSecond - (LocalClock.monotonic.now() - started).seconds
-                    if due > 0.001 { try await Task.sleep(for: .milliseconds(Int(due * 1000))) }
+            for try await piece in response.body {
+                try writer.append(Data(piece.readableBytesView))
+                progress(piece.readableBytes)
+                if let pacer {
+                    let wait = pacer.take(piece.readableBytes, at: LocalClock.monotonic.now())
+                    if let nanoseconds = wait.nanoseconds, nanoseconds > 1_000_000 {
+                        try await Task.sleep(for: .nanoseconds(nanoseconds))
+                    }
                 }
             }
         } catch let error as ControlError {
             throw error
+        } catch let error as ContentError {
+            throw error
         } catch {
-            throw .unreachable(
-                node: self.id, address: base, reason: Self.reason(error, timeout: timeout, server: server))
+            throw ControlError.unreachable(
+                node: id, address: base, reason: Self.reason(error, timeout: timeout, server: server))
         }
-        return .complete
+        return .received
     }
 
     /// `GET /check`: the node's version, config digest and sinks.

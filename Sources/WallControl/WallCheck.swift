@@ -168,8 +168,8 @@ public enum WallCheck {
         for need in pushing where !held.contains(need.id) { lacking.insert(need.id) }
         let bytes = lacking.reduce(UInt64(0)) { $0 + $1.size }
         guard bytes > free else { return nil }
-        return "the show's files it lacks (\(lacking.count), \(String(format: "%.2f", Double(bytes) / 1e9)) GB) do not "
-            + "fit its content store (\(String(format: "%.2f", Double(free) / 1e9)) GB free): make room, or a smaller show"
+        return "the show's files it lacks (\(lacking.count), \(ByteCount.text(bytes))) do not "
+            + "fit its content store (\(ByteCount.text(free)) free): make room, or a smaller show"
     }
 
     /// A node whose clock is not usable cannot start; a clock source it cannot follow is a failover
@@ -196,7 +196,7 @@ public enum WallCheck {
     static func judge(_ content: ContentReport, into judgement: inout Judgement) {
         let held = content.held.reduce(UInt64(0)) { $0 + $1.size }
         var line = "  content store: \(content.held.count) files, \(String(format: "%.1f", Double(held) / 1e6)) MB"
-        if let free = content.freeBytes { line += ", \(String(format: "%.1f", Double(free) / 1e9)) GB free" }
+        if let free = content.freeBytes { line += ", \(ByteCount.text(free)) free" }
         judgement.lines.append(line)
         for transfer in content.transfers {
             let text =

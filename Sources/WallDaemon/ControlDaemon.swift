@@ -72,7 +72,7 @@ public final class ControlDaemon: Sendable {
             throw .config("control-tls: \(error)")
         }
         self.config = config
-        origin = ContentOrigin(library: library, token: token)
+        origin = ContentOrigin(library: library, token: token, bytesPerSecond: config.contentBandwidth)
         audit = AuditLog(path: Self.auditFile(config))
         if audit.unreadableLines > 0 {
             say("audit log \(audit.path): \(audit.unreadableLines) line(s) that are not records skipped (a cut write)")

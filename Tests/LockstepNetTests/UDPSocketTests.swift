@@ -33,6 +33,20 @@ final class UDPSocketTests: XCTestCase {
         XCTAssertNil(try buffer.withUnsafeMutableBytes { try receiver.receive(into: $0) }, "nothing more waiting")
     }
 
+    func testMarking_setsTheDiffServCodePoint_inBothFamilies() throws {
+        let clock = try UDPSocket.bound(to: .ipv4Loopback(port: 0))
+        XCTAssertEqual(clock.codePoint, 0)
+        try clock.mark(.expedited)
+        XCTAssertEqual(clock.codePoint, 46, "EF")
+        let bulk = try UDPSocket.bound(to: .ipv4Loopback(port: 0))
+        try bulk.mark(.bulk)
+        XCTAssertEqual(bulk.codePoint, 8, "CS1")
+        if let six = try? UDPSocket.bound(to: .ipv6Loopback(port: 0)) {
+            try six.mark(.expedited)
+            XCTAssertEqual(six.codePoint, 46)
+        }
+    }
+
     func testBind_whenThePortIsTaken_saysSo() throws {
         let first = try UDPSocket.bound(to: .ipv4Loopback(port: 0))
         XCTAssertThrowsError(try UDPSocket.bound(to: first.localAddress!)) { error in

@@ -152,6 +152,17 @@ public enum TestMedia {
         return white
     }
 
+    /// `count` bytes a push takes as media, for tests that move files and never play them: an MP4
+    /// file-type box (what `wallctl push` looks for first), then random bytes.
+    public static func payload(count: Int) -> Data {
+        var generator = SystemRandomNumberGenerator()
+        let words = (0..<(count + 7) / 8).map { _ in generator.next() }
+        var data = words.withUnsafeBytes { Data($0.prefix(count)) }
+        let box: [UInt8] = [0, 0, 0, 0x18] + Array("ftypisom".utf8) + [0, 0, 2, 0] + Array("isomiso2".utf8)
+        data.replaceSubrange(0..<min(box.count, count), with: box.prefix(count))
+        return data
+    }
+
     /// A file in a fresh scratch folder of the test run, for deliberately bad media.
     public static func scratchFile(named name: String, contents: Data) throws -> URL {
         let url = directory.appendingPathComponent("scratch-\(ProcessInfo.processInfo.processIdentifier)")

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import Hummingbird
 import LockstepGuard
 import LockstepTime
 import NIOPosix
@@ -128,10 +129,14 @@ final class ContentStoreTests: XCTestCase {
         XCTAssertEqual(store.holdings(), [ids[0]])
     }
 
-    func testAnOrigin_servesWholeFilesWithRanges_toTheTokenHolderOnly() async throws {
-        let bytes = randomBytes(700_000)
+    func testAnOrigin_servesChunksAndTheirList_toTheTokenHolderOnly() async throws {
+        var generator = SystemRandomNumberGenerator()
+        let words = (0..<((10 << 20) + 8) / 8).map { _ in generator.next() }
+        let bytes = words.withUnsafeBytes { Array($0.prefix((10 << 20) + 5)) }
         let path = try file("source", bytes)
-        let id = try ContentDigest.id(ofFileAt: path)
+        let list = try ContentDigest.chunkList(ofFileAt: path)
+        let id = list.id
+        // No list given: the origin computes it the first time it is asked (a 503 meanwhile).
         let origin = ContentOrigin(files: [id: path], token: try ControlToken("secret-secret-secret"), limit: 1)
         let (ports, bound) = AsyncStream.makeStream(of: Int.self)
         let serving = Task { try await origin.run(host: "127.0.0.1", port: 0) { bound.yield($0) } }
@@ -145,39 +150,96 @@ final class ContentStoreTests: XCTestCase {
                 id: "origin", base: "http://127.0.0.1:\(port)", wall: "w", http: http, authorization: authorization,
                 timeout: MediaTime(value: 5, timescale: 1))
         }
+        let holder = client("Bearer secret-secret-secret")
+        var offer: ChunkOffer?
+        for _ in 0..<2000 where offer == nil {
+            switch try await holder.chunkOffer(id) {
+            case .held(let held): offer = held
+            case .busy: try await Task.sleep(for: .milliseconds(10))
+            case .notHeld: XCTFail("the origin holds it")
+            }
+        }
+        XCTAssertEqual(offer, ChunkOffer(list: list, have: nil), "the list it computed, every chunk served")
+
+        // A transfer that had chunk 0 before it was cut takes the other two, and only them.
         let store = ContentStore(root: folder.appendingPathComponent("store").path)
         try store.prepare()
-        // A transfer cut after 200 000 bytes, then resumed from there.
-        var handle = try store.appending(to: id)
-        try handle.write(contentsOf: Data(bytes[..<200_000]))
-        try handle.close()
-        handle = try store.appending(to: id)
-        let outcome = try await client("Bearer secret-secret-secret").download(
-            id, from: store.partialSize(of: id), to: handle, bytesPerSecond: nil
-        ) { _ in }
-        try handle.close()
-        XCTAssertEqual(outcome, .complete)
-        try store.commit(id)
-        XCTAssertEqual(origin.server.bytesSent, 500_000, "only what was missing was sent")
+        let partial = try PartialFile(store: store, list: list)
+        XCTAssertTrue(try partial.write(0, Data(bytes[..<(4 << 20)])))
+        for index in [1, 2] {
+            let writer = try XCTUnwrap(try partial.receive(index))
+            let outcome = try await holder.download(chunk: writer, of: list, pacer: nil) { _ in }
+            XCTAssertEqual(outcome, .received)
+            XCTAssertTrue(try writer.finish(), "chunk \(index) matches its SHA-256")
+        }
+        XCTAssertTrue(try partial.finish(into: store))
+        XCTAssertTrue(store.holds(id))
+        XCTAssertEqual(origin.server.bytesSent, id.size - (4 << 20), "only what was missing was sent")
+
         // Another file is not held there; without the token nothing is served.
         let other = try XCTUnwrap(ContentID(sha256: String(repeating: "b", count: 64), size: 10))
-        let sink = try FileHandle(forWritingTo: URL(fileURLWithPath: try file("sink", [])))
-        let notHeld = try await client("Bearer secret-secret-secret").download(
-            other, from: 0, to: sink, bytesPerSecond: nil
-        ) { _ in }
-        XCTAssertEqual(notHeld, .notHeld)
+        let none = try await holder.chunkOffer(other)
+        XCTAssertEqual(none, .notHeld)
         do {
-            _ = try await client(nil).download(id, from: 0, to: sink, bytesPerSecond: nil) { _ in }
+            _ = try await client(nil).chunkOffer(id)
             XCTFail("served without the token")
         } catch {
             XCTAssertTrue("\(error)".contains("token"), "\(error)")
         }
-        // Paced: 300 000 bytes at 1 MB/s take about 0.3 s.
-        let paced = try FileHandle(forWritingTo: URL(fileURLWithPath: try file("paced", [])))
+
+        // Paced: a 4 MiB chunk at 20 MB/s takes about 0.21 s.
+        let elsewhere = ContentStore(root: folder.appendingPathComponent("again").path)
+        try elsewhere.prepare()
+        let again = try PartialFile(store: elsewhere, list: list)
+        let writer = try XCTUnwrap(try again.receive(0))
         let began = LocalClock.monotonic.now()
-        _ = try await client("Bearer secret-secret-secret").download(id, from: 400_000, to: paced, bytesPerSecond: 1e6)
-        { _ in }
-        XCTAssertGreaterThan((LocalClock.monotonic.now() - began).seconds, 0.25)
+        _ = try await holder.download(chunk: writer, of: list, pacer: TransferPacer(bytesPerSecond: 20e6)) { _ in }
+        XCTAssertGreaterThan((LocalClock.monotonic.now() - began).seconds, 0.18)
+        XCTAssertTrue(try writer.finish())
         try await http.shutdown()
+    }
+
+    func testAFileStillArriving_servesOnlyTheRangesOfItsCheckedChunks() async throws {
+        var generator = SystemRandomNumberGenerator()
+        let words = (0..<((9 << 20) + 8) / 8).map { _ in generator.next() }
+        let bytes = words.withUnsafeBytes { Array($0.prefix(9 << 20)) }
+        let list = try ContentDigest.chunkList(ofFileAt: try file("source", bytes))
+        let store = ContentStore(root: folder.appendingPathComponent("store").path)
+        try store.prepare()
+        let partial = try PartialFile(store: store, list: list)
+        XCTAssertTrue(try partial.write(1, Data(bytes[(4 << 20)..<(8 << 20)])))
+        let server = ContentServer(limit: 2, lookup: { _ in nil }) { $0 == list.id.sha256 ? partial : nil }
+        let sha = list.id.sha256
+        XCTAssertEqual(server.response(sha256: sha, range: "bytes=4194304-8388607").status, .partialContent)
+        XCTAssertEqual(server.response(sha256: sha, range: "bytes=5000000-5000099").status, .partialContent)
+        XCTAssertEqual(server.response(sha256: sha, range: "bytes=0-4194303").status, .notFound, "chunk 0 not held")
+        XCTAssertEqual(server.response(sha256: sha, range: "bytes=4194304-").status, .notFound, "chunk 2 not held")
+        XCTAssertEqual(server.response(sha256: sha, range: nil).status, .notFound, "never the whole file")
+        XCTAssertEqual(server.response(sha256: sha, range: "bytes=20000000-").status, .rangeNotSatisfiable)
+        XCTAssertEqual(server.response(sha256: sha, range: "bytes=9-5").status, .rangeNotSatisfiable)
+        XCTAssertEqual(server.chunks(sha256: sha).status, .ok)
+        XCTAssertEqual(server.chunks(sha256: sha, holdingsOnly: true).status, .ok)
+        XCTAssertEqual(server.chunks(sha256: String(repeating: "c", count: 64)).status, .notFound)
+        XCTAssertEqual(server.chunks(sha256: "../etc").status, .badRequest)
+        XCTAssertEqual(
+            server.response(sha256: sha, range: "bytes=4194304-18446744073709551615").status, .notFound,
+            "a last byte past the end means the end, however far: chunk 2, not held")
+        XCTAssertTrue(try partial.write(2, Data(bytes[(8 << 20)...])))
+        XCTAssertEqual(server.response(sha256: sha, range: "bytes=4194304-18446744073709551615").status, .partialContent)
+    }
+
+    func testACompleteFilesChunkList_isComputedOnce_offTheLoop_aBusyAnswerMeanwhile() async throws {
+        var generator = SystemRandomNumberGenerator()
+        let words = (0..<((5 << 20) + 8) / 8).map { _ in generator.next() }
+        let path = try file("complete", words.withUnsafeBytes { Array($0.prefix(5 << 20)) })
+        let list = try ContentDigest.chunkList(ofFileAt: path)
+        let server = ContentServer(limit: 2, lookup: { $0 == list.id.sha256 ? (path, list.id.size) : nil })
+        let sha = list.id.sha256
+        XCTAssertEqual(server.chunks(sha256: sha).status, .serviceUnavailable, "computing")
+        let deadline = LocalClock.monotonic.now() + MediaTime(value: 20, timescale: 1)
+        while server.chunks(sha256: sha).status != .ok, LocalClock.monotonic.now() < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        XCTAssertEqual(server.chunks(sha256: sha).status, .ok)
     }
 }

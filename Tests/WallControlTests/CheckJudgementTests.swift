@@ -153,3 +153,18 @@ final class CheckJudgementTests: XCTestCase {
             warnings.last?.hasPrefix("warning: no screen shows 1800 canvas pixels (5.0 %)") == true, "\(warnings)")
     }
 }
+
+final class ByteCountTests: XCTestCase {
+    func testSizes_readWithTheirUnit_aSmallStoreNeverZeroGB() {
+        XCTAssertEqual(ByteCount.text(0), "0 bytes")
+        XCTAssertEqual(ByteCount.text(999), "999 bytes")
+        XCTAssertEqual(ByteCount.text(1500), "1.50 kB")
+        XCTAssertEqual(ByteCount.text(312_400_000), "312 MB")
+        XCTAssertEqual(ByteCount.text(45_670_000), "45.7 MB")
+        XCTAssertEqual(ByteCount.text(3_500_000_000), "3.50 GB")
+        XCTAssertEqual(ByteCount.text(1_200_000_000_000), "1200 GB")
+        XCTAssertEqual(ByteCount.text(9_999_000), "10.0 MB", "as it reads once rounded")
+        XCTAssertEqual(ByteCount.text(999_999), "1.00 MB")
+        XCTAssertEqual(ByteCount.text(999_499), "999 kB")
+    }
+}

@@ -26,7 +26,10 @@ final class ContentPushTests: FakeWallTestCase {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         self.folder = folder
         var generator = SystemRandomNumberGenerator()
-        let bytes = (0..<size).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        var bytes = (0..<size).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        // An MP4 file-type box first: a push refuses what does not begin as media.
+        let box: [UInt8] = [0, 0, 0, 0x18] + Array("ftypisom".utf8) + [0, 0, 2, 0] + Array("isomiso2".utf8)
+        bytes.replaceSubrange(0..<min(box.count, size), with: box.prefix(size))
         let path = folder.appendingPathComponent(name).path
         try Data(bytes).write(to: URL(fileURLWithPath: path))
         return path

@@ -35,7 +35,7 @@ final class ControlSecurityTests: XCTestCase {
     func testPush_whenTheDaemonIsNotThere_namesTheDaemon_notANode() throws {
         let folder = try scratchFolder()
         let file = folder.appendingPathComponent("slate.bin")
-        try Data(repeating: 7, count: 4096).write(to: file)
+        try TestMedia.payload(count: 4096).write(to: file)
         // Port 9 (discard): nothing listens there on a test machine.
         let config = try wallConfig(in: folder, port: 9, extra: "controller: {listen: \"127.0.0.1:9\"}")
         let result = try ChildProcess.run(ChildProcess.product("wallctl"), ["push", "--config", config, file.path])

@@ -40,9 +40,7 @@ final class ConsoleWallTests: XCTestCase {
             toFile: viewerToken, atomically: true, encoding: .utf8)
         // A file to push, big enough that its progress shows part way at the paced rate.
         let upload = scratch.path("slate.bin")
-        var generator = SystemRandomNumberGenerator()
-        try Data((0..<(6 << 20)).map { _ in UInt8.random(in: 0...255, using: &generator) })
-            .write(to: URL(fileURLWithPath: upload))
+        try TestMedia.payload(count: 6 << 20).write(to: URL(fileURLWithPath: upload))
         let receiver = try FrameCodeCollector(count: ids.count)
         defer { receiver.stop() }
         let wall = TestWall(

@@ -28,8 +28,7 @@ final class ContentWallTests: XCTestCase {
         let pushedClip = controller.appendingPathComponent("pushed.mp4")
         try FileManager.default.copyItem(at: try TestMedia.frameCode(seconds: 6), to: pushedClip)
         let big = controller.appendingPathComponent("big.bin")
-        var generator = SystemRandomNumberGenerator()
-        try Data((0..<24_000_000).map { _ in UInt8.random(in: 0...255, using: &generator) }).write(to: big)
+        try TestMedia.payload(count: 24_000_000).write(to: big)
         let state = folder.appendingPathComponent("state")
         let wall = TestWall(
             name: "content-test", clockPort: masterPort, media: clip.path, canvas: (640, 90),
@@ -65,16 +64,37 @@ final class ContentWallTests: XCTestCase {
         // 1. Pushed while n3 is killed mid-transfer and started again: it resumes, and the origin
         // sends the file about once while the nodes deliver it four times.
         let push = try ChildProcess(wallctl, ["push", "--config", config.path, "--timeout", "90", big.path])
+        // What n3 holds of the file, checked, by its own report: the bytes of its verified chunks.
+        func n3Has() -> UInt64? {
+            guard let body = try? wall.client("n3").get("/content").body,
+                let report = try? JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any],
+                let transfers = report["transfers"] as? [[String: Any]]
+            else { return nil }
+            return (transfers.first { (($0["id"] as? [String: Any])?["sha256"] as? String) == digest }?["have"] as? NSNumber)?
+                .uint64Value
+        }
         var killedAt: UInt64 = 0
-        try await eventually(within: 40, "n3 fetching the file") {
-            killedAt = UInt64((try? FileManager.default.attributesOfItem(atPath: partial("n3", digest))[.size] as? Int) ?? 0)
-            return killedAt > 1_000_000
+        try await eventually(within: 40, "n3 holding a verified chunk of the file") {
+            killedAt = n3Has() ?? 0
+            return killedAt >= 4 << 20
         }
         nodes["n3"]?.signal(SIGKILL)
         _ = nodes["n3"]?.finish()
-        let kept = UInt64((try? FileManager.default.attributesOfItem(atPath: partial("n3", digest))[.size] as? Int) ?? 0)
-        XCTAssertGreaterThanOrEqual(kept, killedAt, "what arrived before the kill is kept")
+        XCTAssertNotNil(
+            try? FileManager.default.attributesOfItem(atPath: partial("n3", digest) + ".chunks"),
+            "the chunks it had are claimed on its disk")
         try start("n3")
+        // Read back and checked on its start: it goes on from what it had, not from nothing.
+        try await wall.client("n3").waitUntilAnswering()
+        // Its first report of the file (once the push asks again) has what it had before the kill.
+        var resumed: UInt64?
+        try await eventually(within: 20, "n3 reporting the file again") {
+            resumed = n3Has()
+            return resumed != nil || (try? wall.client("n3").get("/content").body.contains("\"held\":[{\"sha256\":\"\(digest)")) == true
+        }
+        if let resumed {
+            XCTAssertGreaterThanOrEqual(resumed, killedAt, "n3 resumed from the chunks it had, not from nothing")
+        }
         let pushed = push.finish()
         XCTAssertEqual(pushed.status, 0, "wallctl push: \(pushed.output)\n\(pushed.errors)")
         print("content test: push said\n\(pushed.output)")
@@ -87,12 +107,15 @@ final class ContentWallTests: XCTestCase {
             XCTAssertTrue(report.body.contains(digest), "\(id) holds the file: \(report.body)")
         }
 
-        // 2. A peer's copy damaged on its disk: the node fetching from it refuses it and takes the
-        // file from another peer.
+        // 2. A peer's copy damaged on its disk, in every chunk: the node asking it for a chunk (it is
+        // asked first, as fast as any peer not yet measured, and first by name) refuses what it sends
+        // and takes the chunk from another.
         let n0Copy = state.appendingPathComponent("content-test-n0.content/sha256/\(digest)")
         let handle = try FileHandle(forUpdating: n0Copy)
-        try handle.seek(toOffset: 12_345_678)
-        try handle.write(contentsOf: Data([0x00, 0xFF, 0x00]))
+        for offset in stride(from: UInt64(12_345), to: 24_000_000, by: 4 << 20) {
+            try handle.seek(toOffset: offset)
+            try handle.write(contentsOf: Data([0x00, 0xFF, 0x00]))
+        }
         try handle.close()
         try FileManager.default.removeItem(at: state.appendingPathComponent("content-test-n2.content/sha256/\(digest)"))
         let again = try ChildProcess.run(wallctl, ["push", "--config", config.path, "--timeout", "60", big.path])
@@ -152,7 +175,7 @@ final class ContentWallTests: XCTestCase {
         var tiles: [String: String] = [:]
         for id in ids {
             let tile = controller.appendingPathComponent("tile-\(id).bin")
-            try Data((0..<100_000).map { _ in UInt8.random(in: 0...255, using: &generator) }).write(to: tile)
+            try TestMedia.payload(count: 100_000).write(to: tile)
             tiles[id] = try ContentHash.sha256(of: tile.path)
         }
         let tilePush = try ChildProcess.run(

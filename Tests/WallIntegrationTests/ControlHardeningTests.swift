@@ -169,7 +169,7 @@ final class ControlHardeningTests: XCTestCase {
         XCTAssertTrue(curl.output.contains("\"held\":[]"), curl.output)
         XCTAssertEqual(try? RawHTTP.request(port: 17839, "GET", "/content").status ?? nil, nil, "no plain HTTP")
         let file = folder.appendingPathComponent("pushed.bin")
-        try Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }).write(to: file)
+        try TestMedia.payload(count: 300_000).write(to: file)
         let push = try ChildProcess.run(
             ChildProcess.product("wallctl"), ["push", "--config", config.path, "--timeout", "30", file.path])
         XCTAssertEqual(push.status, 0, "push over TLS: \(push.output)\n\(push.errors)")

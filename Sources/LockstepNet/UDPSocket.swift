@@ -86,7 +86,9 @@ public final class UDPSocket: Sendable {
             ? setsockopt(descriptor, Int32(IPPROTO_IPV6), IPV6_TCLASS, &value, size)
             : setsockopt(descriptor, Int32(IPPROTO_IP), IP_TOS, &value, size)
         guard marked == 0 else {
-            throw .systemCall(call: "setsockopt(\(family == .ipv6 ? "IPV6_TCLASS" : "IP_TOS"))", target: localDescription, errno: errno)
+            throw .systemCall(
+                call: "setsockopt(\(family == .ipv6 ? "IPV6_TCLASS" : "IP_TOS"))", target: localDescription,
+                errno: errno)
         }
         var priority = trafficClass.socketPriority
         guard setsockopt(descriptor, SOL_SOCKET, SO_PRIORITY, &priority, size) == 0 else {

@@ -128,6 +128,13 @@ struct ChunkFetch {
         }
     }
 
+    /// This node's place among the wall's nodes (its peers and itself, by id): its share of the
+    /// chunks it asks the origin for first.
+    var share: (index: Int, count: Int) {
+        let ids = (sources.filter { $0.kind == .peer }.map(\.client.id) + [nodeID]).sorted()
+        return (ids.firstIndex(of: nodeID) ?? 0, ids.count)
+    }
+
     /// This node's own order among chunks of equal rarity (FNV-1a of its id): the same on every
     /// start, another than its peers', so that nodes starting together ask for different chunks.
     var seed: UInt64 {

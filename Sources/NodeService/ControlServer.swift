@@ -136,7 +136,8 @@ public enum ControlServer {
         }
         router.get(RouterPath(ControlPath.content + "/:sha256/chunks")) { request, context in
             node.content.server.chunks(
-                sha256: context.parameters.get("sha256") ?? "", holdingsOnly: request.uri.queryParameters.get("have") != nil)
+                sha256: context.parameters.get("sha256") ?? "",
+                holdingsOnly: request.uri.queryParameters.get("have") != nil)
         }
         router.post(RouterPath(ControlPath.contentFetch)) { request, context in
             let body = try await decode(ContentFetchRequest.self, request, context)

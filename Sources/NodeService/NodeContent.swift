@@ -90,7 +90,8 @@ public final class NodeContent: Sendable {
         self.arriving = arriving
         // What it sends its peers has a budget of its own: a link carries each way at its rate.
         server = ContentServer(
-            limit: 4, pacer: TransferPacer(limit: bytesPerSecond), lookup: { [store] sha256 in store.file(sha256: sha256) }
+            limit: 4, pacer: TransferPacer(limit: bytesPerSecond),
+            lookup: { [store] sha256 in store.file(sha256: sha256) }
         ) { sha256 in
             arriving.files.withLock { $0[sha256] }
         }
@@ -190,7 +191,9 @@ public final class NodeContent: Sendable {
                     return starting
                 }
                 // A file no longer wanted is no longer served half-way: its task ends on its own.
-                arriving.files.withLock { files in files = files.filter { name, _ in missingIDs.contains { $0.sha256 == name } } }
+                arriving.files.withLock { files in
+                    files = files.filter { name, _ in missingIDs.contains { $0.sha256 == name } }
+                }
                 for (id, name) in starting {
                     group.addTask {
                         await self.fetch(id, name: name, peers: peers, origins: origins) {
@@ -223,7 +226,8 @@ public final class NodeContent: Sendable {
     ) async {
         guard !store.holds(id) else { return }
         if let path = handPlaced(name),
-            case .success(let found) = await onDisk({ () throws(ContentError) in self.handPlacedID(path, size: id.size) }),
+            case .success(let found) = await onDisk({ () throws(ContentError) in self.handPlacedID(path, size: id.size)
+                }),
             found == id
         {
             let store = self.store
@@ -297,7 +301,8 @@ public final class NodeContent: Sendable {
                         state.rejectedLists[id, default: []].insert(list)
                         if let source = chosen.source {
                             state.backoff.failed(
-                                source, at: LocalClock.monotonic.now(), reason: "its chunk list of \(name) was another file's")
+                                source, at: LocalClock.monotonic.now(),
+                                reason: "its chunk list of \(name) was another file's")
                         }
                     }
                     logger.warning(
@@ -341,7 +346,7 @@ public final class NodeContent: Sendable {
                 let requests = ChunkPlanner.plan(
                     have: partial.have, asked: Set(asked.keys),
                     sources: fetch.chunkSources(asked: asked, now: now, backoff: backoff),
-                    slots: Self.chunksInFlight - asked.count, seed: fetch.seed)
+                    slots: Self.chunksInFlight - asked.count, seed: fetch.seed, share: fetch.share)
                 for request in requests {
                     guard let client = fetch.client(request.source) else { continue }
                     asked[request.chunk] = request.source
@@ -405,13 +410,16 @@ public final class NodeContent: Sendable {
                 return ChunkOutcome(chunk: index, source: client.base, result: .notHeld)
             }
             let id = list.id
-            switch try await client.download(chunk: writer, of: list, pacer: pacer, progress: { self.received($0, of: id) }) {
+            switch try await client.download(
+                chunk: writer, of: list, pacer: pacer, progress: { self.received($0, of: id) })
+            {
             case .notHeld: result = .notHeld
             case .busy: result = .busy
             case .received:
                 result =
                     try writer.finish()
-                    ? .kept(bytes: UInt64(list.range(of: writer.index).count), took: LocalClock.monotonic.now() - started)
+                    ? .kept(
+                        bytes: UInt64(list.range(of: writer.index).count), took: LocalClock.monotonic.now() - started)
                     : .damaged("chunk \(index) did not match its SHA-256")
             }
         } catch let error as ContentError {
@@ -464,7 +472,7 @@ public final class NodeContent: Sendable {
             for source in asked {
                 group.addTask {
                     let base = source.client.base
-                    do {
+                    do throws(ControlError) {
                         guard let list else {
                             switch try await source.client.chunkOffer(id) {
                             case .held(let offer): return (base, .success(.offer(offer)))
@@ -476,7 +484,8 @@ public final class NodeContent: Sendable {
                         case .held(let holding) where holding.list == list.fingerprint:
                             return (
                                 base,
-                                .success(.offer(ChunkOffer(list: list, have: holding.have, receiving: holding.receiving)))
+                                .success(
+                                    .offer(ChunkOffer(list: list, have: holding.have, receiving: holding.receiving)))
                             )
                         case .held: return (base, .success(.otherList))
                         case .notHeld: return (base, .success(.offer(nil)))
@@ -514,7 +523,9 @@ public final class NodeContent: Sendable {
         -> Result<Value, ContentError>
     {
         await withCheckedContinuation { continuation in
-            Self.disk.async { continuation.resume(returning: Result { () throws(ContentError) -> Value in try work() }) }
+            Self.disk.async {
+                continuation.resume(returning: Result { () throws(ContentError) -> Value in try work() })
+            }
         }
     }
 

@@ -116,9 +116,11 @@ public final class SyncClockServer: Sendable {
             realtimeShift: configuration.realtimeShift.nanoseconds ?? 0)
         self.identity = configuration.identity ?? UInt64.random(in: 1 ... .max)
         self.epoch = configuration.epoch ?? self.clock.epoch
-        self.limiter = Mutex(LimiterState(limiter: configuration.rateLimit.map {
-            SourceRateLimiter(perSecond: $0.repliesPerSecond, burst: $0.burst, tableCapacity: $0.tableCapacity)
-        }))
+        self.limiter = Mutex(
+            LimiterState(
+                limiter: configuration.rateLimit.map {
+                    SourceRateLimiter(perSecond: $0.repliesPerSecond, burst: $0.burst, tableCapacity: $0.tableCapacity)
+                }))
         self.logger = logger
     }
 

@@ -84,7 +84,8 @@ public struct ChunkList: Sendable, Hashable, Codable {
         {
             throw DecodingError.dataCorruptedError(
                 forKey: .chunkSize, in: container,
-                debugDescription: "a file of \(id.size) bytes is cut in chunks of \(Self.chunkSize(forFileOf: id.size))")
+                debugDescription: "a file of \(id.size) bytes is cut in chunks of \(Self.chunkSize(forFileOf: id.size))"
+            )
         }
         do {
             self = try ChunkList(id: id, digests: digests)
@@ -183,7 +184,8 @@ public struct ChunkSet: Sendable, Hashable, Codable, CustomStringConvertible {
         guard count <= Int(ChunkList.mostChunks), let set = ChunkSet(count: count, hex: hex) else {
             throw DecodingError.dataCorruptedError(
                 forKey: .chunks, in: container,
-                debugDescription: "a chunk set of \(count) chunks is \((count + 3) / 4) hex digits (at most 65536 chunks)")
+                debugDescription:
+                    "a chunk set of \(count) chunks is \((count + 3) / 4) hex digits (at most 65536 chunks)")
         }
         self = set
     }

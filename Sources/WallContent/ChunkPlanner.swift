@@ -77,8 +77,13 @@ public enum ChunkPlanner {
     ///   - sources: where chunks can come from now (sources waiting out a failure left out).
     ///   - slots: how many more requests the node makes at once.
     ///   - seed: the node's own order among chunks of equal rarity (the same on every start).
+    ///   - share: the node's place among the wall's nodes (`index` of `count`): of the chunks no
+    ///     peer has or is receiving, it asks the origin for its share (chunk number modulo `count`
+    ///     is `index`) first, and for the others only when it has nothing else to ask for, so that
+    ///     nodes starting together take different chunks from the uplink.
     public static func plan(
-        have: ChunkSet, asked: Set<Int>, sources: [ChunkSource], slots: Int, seed: UInt64 = 0
+        have: ChunkSet, asked: Set<Int>, sources: [ChunkSource], slots: Int, seed: UInt64 = 0,
+        share: (index: Int, count: Int)? = nil
     ) -> [ChunkRequest] {
         let count = have.count
         guard slots > 0, count > 0 else { return [] }
@@ -97,12 +102,27 @@ public enum ChunkPlanner {
                     )
                 )
             })
-        let order = wanted.sorted { a, b in (keys[a]!.0, keys[a]!.1, keys[a]!.2, a) < (keys[b]!.0, keys[b]!.1, keys[b]!.2, b) }
+        let order = wanted.sorted { a, b in
+            (keys[a]!.0, keys[a]!.1, keys[a]!.2, a) < (keys[b]!.0, keys[b]!.1, keys[b]!.2, b)
+        }
         var requests: [ChunkRequest] = []
-        for chunk in order where requests.count < slots {
-            guard let chosen = source(for: chunk, among: available) else { continue }
-            available[chosen].free -= 1
-            requests.append(ChunkRequest(chunk: chunk, source: available[chosen].name))
+        // A chunk some peer is receiving comes from that peer soon, never again from the origin;
+        // one no peer has nor receives comes from the origin, another node's share only when this
+        // node has nothing else to ask for.
+        func origin(_ chunk: Int, _ source: ChunkSource, strict: Bool) -> Bool {
+            guard source.kind == .origin else { return true }
+            guard keys[chunk]!.1 == 0 else { return false }
+            guard strict, let share, share.count > 1 else { return true }
+            return chunk % share.count == share.index
+        }
+        for strict in [true, false] where requests.isEmpty || strict {
+            for chunk in order where requests.count < slots && !requests.contains(where: { $0.chunk == chunk }) {
+                guard let chosen = source(for: chunk, among: available),
+                    origin(chunk, available[chosen], strict: strict)
+                else { continue }
+                available[chosen].free -= 1
+                requests.append(ChunkRequest(chunk: chunk, source: available[chosen].name))
+            }
         }
         return requests
     }

@@ -107,7 +107,8 @@ public final class ContentOrigin: Sendable {
         router.get("/content/:sha256/chunks") { request, context -> Response in
             if let refused = refusal(request) { return refused }
             return server.chunks(
-                sha256: context.parameters.get("sha256") ?? "", holdingsOnly: request.uri.queryParameters.get("have") != nil)
+                sha256: context.parameters.get("sha256") ?? "",
+                holdingsOnly: request.uri.queryParameters.get("have") != nil)
         }
         if let library {
             router.get("/content") { request, _ -> Response in

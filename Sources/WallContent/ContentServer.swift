@@ -115,7 +115,9 @@ public final class ContentServer: Sendable {
             // waiting past its read timeout between writes.
             let piece = pacer.map { max(16 * 1024, min(256 * 1024, Int($0.bytesPerSecond / 10))) } ?? 256 * 1024
             while left > 0 {
-                guard let chunk = try handle.read(upToCount: Int(min(left, UInt64(piece)))), !chunk.isEmpty else { break }
+                guard let chunk = try handle.read(upToCount: Int(min(left, UInt64(piece)))), !chunk.isEmpty else {
+                    break
+                }
                 try await writer.write(ByteBuffer(bytes: chunk))
                 left -= UInt64(chunk.count)
                 sent.withLock { $0 += UInt64(chunk.count) }

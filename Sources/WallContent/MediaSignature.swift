@@ -20,7 +20,9 @@ public enum MediaSignature {
         }
 
         // ISO base media boxes a file may begin with (fragmented MP4 segments too).
-        if ["ftyp", "moov", "mdat", "free", "wide", "skip", "pnot", "styp", "sidx", "moof"].contains(where: { ascii($0, at: 4) }) {
+        if ["ftyp", "moov", "mdat", "free", "wide", "skip", "pnot", "styp", "sidx", "moof"].contains(where: {
+            ascii($0, at: 4)
+        }) {
             return "MP4/QuickTime"
         }
         if starts([0x1A, 0x45, 0xDF, 0xA3]) { return "Matroska/WebM" }

@@ -199,7 +199,8 @@ public struct NodeClient: Sendable {
         switch code {
         case 404: return .notHeld
         case 503:
-            return .busy(String(decoding: data.prefix(200), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+            return .busy(
+                String(decoding: data.prefix(200), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
         default: return nil
         }
     }

@@ -22,7 +22,8 @@ final class NodeContentTests: XCTestCase {
     private var tasks: [Task<Void, Never>] = []
 
     override func setUpWithError() throws {
-        folder = FileManager.default.temporaryDirectory.appendingPathComponent("lockstep-nodecontent-\(UUID().uuidString)")
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "lockstep-nodecontent-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         http = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton)
     }
@@ -64,7 +65,8 @@ final class NodeContentTests: XCTestCase {
         }
         router.get("/content/:sha256/chunks") { request, context in
             content.server.chunks(
-                sha256: context.parameters.get("sha256") ?? "", holdingsOnly: request.uri.queryParameters.get("have") != nil)
+                sha256: context.parameters.get("sha256") ?? "",
+                holdingsOnly: request.uri.queryParameters.get("have") != nil)
         }
         return router
     }
@@ -104,7 +106,9 @@ final class NodeContentTests: XCTestCase {
     private func start(_ nodes: [Node], wanting files: [ChunkList], origins: [String]) throws {
         let factory = self.factory
         for (index, node) in nodes.enumerated() {
-            let peers = nodes.enumerated().filter { $0.offset != index }.map { client("n\($0.offset)", $0.element.base) }
+            let peers = nodes.enumerated().filter { $0.offset != index }.map {
+                client("n\($0.offset)", $0.element.base)
+            }
             try node.content.want(
                 ContentFetchRequest(
                     content: files.enumerated().map { ContentNeed(id: $0.element.id, name: "file\($0.offset).mp4") },

@@ -66,7 +66,8 @@ final class ChunkListTests: XCTestCase {
     }
 
     func testTheListOfAFile_isTheSHA256OfEachChunk_fromOneReading() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("lockstep-chunks-\(UUID().uuidString)")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "lockstep-chunks-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         var generator = SystemRandomNumberGenerator()

@@ -43,7 +43,8 @@ final class ChunkPlannerTests: XCTestCase {
             have: set(6, [0, 1]), asked: [2], sources: [origin()], slots: 2)
         XCTAssertEqual(requests.count, 2, "\(requests)")
         XCTAssertTrue(Set(requests.map(\.chunk)).isSubset(of: [3, 4, 5]), "\(requests)")
-        XCTAssertEqual(ChunkPlanner.plan(have: ChunkSet(count: 3, full: true), asked: [], sources: [origin()], slots: 4), [])
+        XCTAssertEqual(
+            ChunkPlanner.plan(have: ChunkSet(count: 3, full: true), asked: [], sources: [origin()], slots: 4), [])
         XCTAssertEqual(ChunkPlanner.plan(have: ChunkSet(count: 3), asked: [], sources: [origin()], slots: 0), [])
     }
 
@@ -64,12 +65,14 @@ final class ChunkPlannerTests: XCTestCase {
         let all = ChunkSet(count: 1, full: true)
         XCTAssertEqual(
             ChunkPlanner.plan(
-                have: ChunkSet(count: 1), asked: [], sources: [peer("slow", all, rate: 1e6), peer("fast", all, rate: 9e6)],
+                have: ChunkSet(count: 1), asked: [],
+                sources: [peer("slow", all, rate: 1e6), peer("fast", all, rate: 9e6)],
                 slots: 1
             ).first?.source, "fast")
         XCTAssertEqual(
             ChunkPlanner.plan(
-                have: ChunkSet(count: 1), asked: [], sources: [peer("known", all, rate: 9e6), peer("new", all)], slots: 1
+                have: ChunkSet(count: 1), asked: [], sources: [peer("known", all, rate: 9e6), peer("new", all)],
+                slots: 1
             ).first?.source, "new")
     }
 

@@ -1,7 +1,8 @@
 import Foundation
 import LockstepNet
-@testable import WallContent
 import XCTest
+
+@testable import WallContent
 
 /// What a content transfer brings from another machine, mutated a few thousand times from seeds (as
 /// FuzzCorpusTests does for the node's other inputs; the fuzz harness's sanitizer build leaves out
@@ -31,7 +32,9 @@ final class ContentInputTests: XCTestCase {
                 switch Int.random(in: 0..<5, using: &random) {
                 case 0 where !input.isEmpty: input[at] ^= 1 << UInt8.random(in: 0..<8, using: &random)
                 case 1 where !input.isEmpty && (0x30...0x39).contains(input[at]):
-                    input.replaceSubrange(at...at, with: Array("18446744073709551615".utf8.prefix(Int.random(in: 1...20, using: &random))))
+                    input.replaceSubrange(
+                        at...at, with: Array("18446744073709551615".utf8.prefix(Int.random(in: 1...20, using: &random)))
+                    )
                 case 2: input.insert(UInt8.random(in: 0...255, using: &random), at: at)
                 case 3 where !input.isEmpty: input.remove(at: at)
                 default: input.append(contentsOf: seeds[Int.random(in: 0..<seeds.count, using: &random)].prefix(8))
@@ -51,7 +54,8 @@ final class ContentInputTests: XCTestCase {
             XCTAssertEqual(try? JSONDecoder().decode(ChunkOffer.self, from: JSONEncoder().encode(offer)), offer)
             if offer.have.map({ $0.count == list.count }) ?? true {
                 let source = ChunkSource(name: "peer", kind: .peer, holds: offer.have, free: 2)
-                let requests = ChunkPlanner.plan(have: ChunkSet(count: list.count), asked: [], sources: [source], slots: 4)
+                let requests = ChunkPlanner.plan(
+                    have: ChunkSet(count: list.count), asked: [], sources: [source], slots: 4)
                 XCTAssertLessThanOrEqual(requests.count, 2)
                 XCTAssertTrue(requests.allSatisfy { source.serves($0.chunk) })
             }

@@ -225,7 +225,8 @@ final class ContentStoreTests: XCTestCase {
             server.response(sha256: sha, range: "bytes=4194304-18446744073709551615").status, .notFound,
             "a last byte past the end means the end, however far: chunk 2, not held")
         XCTAssertTrue(try partial.write(2, Data(bytes[(8 << 20)...])))
-        XCTAssertEqual(server.response(sha256: sha, range: "bytes=4194304-18446744073709551615").status, .partialContent)
+        XCTAssertEqual(
+            server.response(sha256: sha, range: "bytes=4194304-18446744073709551615").status, .partialContent)
     }
 
     func testACompleteFilesChunkList_isComputedOnce_offTheLoop_aBusyAnswerMeanwhile() async throws {

@@ -41,7 +41,8 @@ final class MediaSignatureTests: XCTestCase {
     }
 
     func testAPushRefusal_namesTheFileAndSaysWhy() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("lockstep-sniff-\(UUID().uuidString)")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "lockstep-sniff-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         func write(_ name: String, _ bytes: [UInt8]) throws -> String {

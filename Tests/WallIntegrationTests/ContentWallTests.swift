@@ -22,7 +22,9 @@ final class ContentWallTests: XCTestCase {
         // The media roots hold the config's clip only; what is pushed comes from elsewhere.
         let roots = folder.appendingPathComponent("media")
         let controller = folder.appendingPathComponent("controller")
-        for dir in [roots, controller] { try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true) }
+        for dir in [roots, controller] {
+            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        }
         let clip = roots.appendingPathComponent("clip.mp4")
         try FileManager.default.copyItem(at: try TestMedia.frameCode(seconds: 4), to: clip)
         let pushedClip = controller.appendingPathComponent("pushed.mp4")
@@ -70,7 +72,9 @@ final class ContentWallTests: XCTestCase {
                 let report = try? JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any],
                 let transfers = report["transfers"] as? [[String: Any]]
             else { return nil }
-            return (transfers.first { (($0["id"] as? [String: Any])?["sha256"] as? String) == digest }?["have"] as? NSNumber)?
+            return
+                (transfers.first { (($0["id"] as? [String: Any])?["sha256"] as? String) == digest }?["have"]
+                as? NSNumber)?
                 .uint64Value
         }
         var killedAt: UInt64 = 0
@@ -90,7 +94,8 @@ final class ContentWallTests: XCTestCase {
         var resumed: UInt64?
         try await eventually(within: 20, "n3 reporting the file again") {
             resumed = n3Has()
-            return resumed != nil || (try? wall.client("n3").get("/content").body.contains("\"held\":[{\"sha256\":\"\(digest)")) == true
+            return resumed != nil
+                || (try? wall.client("n3").get("/content").body.contains("\"held\":[{\"sha256\":\"\(digest)")) == true
         }
         if let resumed {
             XCTAssertGreaterThanOrEqual(resumed, killedAt, "n3 resumed from the chunks it had, not from nothing")
@@ -99,7 +104,8 @@ final class ContentWallTests: XCTestCase {
         XCTAssertEqual(pushed.status, 0, "wallctl push: \(pushed.output)\n\(pushed.errors)")
         print("content test: push said\n\(pushed.output)")
         let sentLine = try XCTUnwrap(pushed.output.split(separator: "\n").first { $0.contains("the origin sent") })
-        let sent = Double(sentLine.split(separator: " ").first { Double($0) != nil }.map(String.init) ?? "") ?? .infinity
+        let sent =
+            Double(sentLine.split(separator: " ").first { Double($0) != nil }.map(String.init) ?? "") ?? .infinity
         XCTAssertLessThanOrEqual(sent, 24.0 * 1.5, "the origin sent about one copy, not four: \(sentLine)")
         let n3Log = nodes["n3"]!
         for id in ids {
@@ -125,7 +131,8 @@ final class ContentWallTests: XCTestCase {
         nodes["n2"]?.signal(SIGTERM)
         let n2Log = nodes["n2"]!.finish().errors
         XCTAssertTrue(n2Log.contains("content refused"), "n2 refused n0's damaged copy:\n\(n2Log.suffix(3000))")
-        let held = try ContentHash.sha256(of: state.appendingPathComponent("content-test-n2.content/sha256/\(digest)").path)
+        let held = try ContentHash.sha256(
+            of: state.appendingPathComponent("content-test-n2.content/sha256/\(digest)").path)
         XCTAssertEqual(held, digest, "n2 holds the right file, from another peer")
         try start("n2")
 
@@ -143,7 +150,8 @@ final class ContentWallTests: XCTestCase {
                 let full = try ChildProcess.run(wallctl, ["push", "--config", config.path, "--timeout", "8", big.path])
                 XCTAssertNotEqual(full.status, 0, "a node without room fails the push")
                 XCTAssertTrue(
-                    full.errors.contains("n1") && full.errors.contains("no room"), "push names the node and why: \(full.errors)")
+                    full.errors.contains("n1") && full.errors.contains("no room"),
+                    "push names the node and why: \(full.errors)")
                 nodes["n1"]?.signal(SIGTERM)
                 _ = nodes["n1"]?.finish()
                 try start("n1")
@@ -209,7 +217,8 @@ final class ContentDaemonTests: XCTestCase {
         defer { try? FileManager.default.removeItem(at: folder) }
         let roots = folder.appendingPathComponent("media")
         try FileManager.default.createDirectory(at: roots, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(at: try TestMedia.frameCode(seconds: 4), to: roots.appendingPathComponent("clip.mp4"))
+        try FileManager.default.copyItem(
+            at: try TestMedia.frameCode(seconds: 4), to: roots.appendingPathComponent("clip.mp4"))
         let pushed = folder.appendingPathComponent("pushed.mp4")
         try FileManager.default.copyItem(at: try TestMedia.frameCode(seconds: 6), to: pushed)
         let state = folder.appendingPathComponent("state")
@@ -231,7 +240,8 @@ final class ContentDaemonTests: XCTestCase {
         defer { for process in nodes + [daemon, master] { process.signal(SIGTERM) } }
         for id in ids { try await wall.client(id).waitUntilAnswering() }
 
-        let load = try ChildProcess.run(wallctl, ["play", "--config", config.path, "--timeout", "60", "--media", pushed.path])
+        let load = try ChildProcess.run(
+            wallctl, ["play", "--config", config.path, "--timeout", "60", "--media", pushed.path])
         XCTAssertEqual(load.status, 0, "wallctl play --media: \(load.output)\n\(load.errors)")
         XCTAssertTrue(load.output.contains("uploaded to the daemon's library"), load.output)
         let digest = String(try TestMedia.run("/usr/bin/sha256sum", [pushed.path]).prefix(64))
@@ -252,6 +262,7 @@ final class ContentDaemonTests: XCTestCase {
         XCTAssertNil((status["timeline"] as? [String: Any])?["problem"], "\(status)")
         nodes[1].signal(SIGTERM)
         let log = nodes[1].finish().errors
-        XCTAssertTrue(log.contains("content arrived") && log.contains("127.0.0.1:17899"), "from the daemon:\n\(log.suffix(2000))")
+        XCTAssertTrue(
+            log.contains("content arrived") && log.contains("127.0.0.1:17899"), "from the daemon:\n\(log.suffix(2000))")
     }
 }

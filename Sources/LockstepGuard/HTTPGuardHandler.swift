@@ -1,6 +1,11 @@
 import HTTPTypes
+import LockstepNet
 import NIOCore
 import NIOHTTPTypes
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A `ConnectionGuard` on one HTTP/1.1 connection: counted in when it opens (closed at once when
 /// its address is not allowed), closed when the next request's head has not arrived whole within
@@ -8,6 +13,10 @@ import NIOHTTPTypes
 /// connections), and closed when a request body falls below the minimum rate over a window. A
 /// response being written has no deadline (the console's event stream lasts as long as the page).
 /// A connection refused for want of room gets a 503 that says why, then is closed.
+///
+/// The answers to GET requests for a bulk path (content) leave marked as bulk traffic (DSCP CS1 and the
+/// lowest socket priority), every other answer unmarked: a transfer never queues ahead of the
+/// clock's datagrams or the control answers behind it.
 public final class HTTPGuardHandler: ChannelDuplexHandler, RemovableChannelHandler {
     public typealias InboundIn = HTTPRequestPart
     public typealias InboundOut = HTTPRequestPart
@@ -22,8 +31,14 @@ public final class HTTPGuardHandler: ChannelDuplexHandler, RemovableChannelHandl
     private var requestOpen = false
     private var responseOpen = false
 
-    public init(guard connections: ConnectionGuard) {
+    /// The path prefixes whose answers are bulk traffic.
+    private let bulkPaths: [String]
+    /// The class the connection's socket is marked with now: nil, unmarked.
+    private var marked: TrafficClass?
+
+    public init(guard connections: ConnectionGuard, bulkPaths: [String] = []) {
         connection = GuardedConnection(guard: connections)
+        self.bulkPaths = bulkPaths
     }
 
     public func handlerAdded(context: ChannelHandlerContext) {
@@ -56,7 +71,10 @@ public final class HTTPGuardHandler: ChannelDuplexHandler, RemovableChannelHandl
             return
         }
         switch part {
-        case .head:
+        case .head(let request):
+            let path = request.path ?? ""
+            let bulk = request.method == .get && bulkPaths.contains { path.hasPrefix($0) }
+            mark(context, bulk ? .bulk : nil)
             requestOpen = true
             responseOpen = true
             connection.waiting(context, false)
@@ -85,6 +103,28 @@ public final class HTTPGuardHandler: ChannelDuplexHandler, RemovableChannelHandl
             if !requestOpen { connection.closeAfter(context, connection.connections.policy.idleDeadline) }
         }
         context.write(data, promise: promise)
+    }
+
+    /// Marks what the socket sends from now on with `trafficClass` (nil: unmarked, priority 0).
+    /// Marking is a preference to the network, not a condition of serving: a socket that refuses
+    /// it sends unmarked.
+    private func mark(_ context: ChannelHandlerContext, _ trafficClass: TrafficClass?) {
+        guard trafficClass != marked, let options = context.channel.syncOptions else { return }
+        marked = trafficClass
+        let tos = SocketOptionValue(trafficClass.map { Int32($0.codePoint) << 2 } ?? 0)
+        let priority = SocketOptionValue(trafficClass?.socketPriority ?? 0)
+        let set = { (level: Int32, name: Int32, value: SocketOptionValue) in
+            _ = try? options.setOption(
+                ChannelOptions.Types.SocketOption(
+                    level: NIOBSDSocket.OptionLevel(rawValue: level), name: NIOBSDSocket.Option(rawValue: name)),
+                value: value)
+        }
+        // An IPv6 socket carries IPv4 peers too (mapped): both fields are set on it.
+        if context.channel.localAddress?.protocol == .inet6 {
+            set(Int32(IPPROTO_IPV6), IPV6_TCLASS, tos)
+        }
+        set(Int32(IPPROTO_IP), IP_TOS, tos)
+        set(SOL_SOCKET, SO_PRIORITY, priority)
     }
 
     /// Closes the connection unless the body keeps up the minimum rate over each window.

@@ -13,6 +13,8 @@ import WallTimeline
 /// at once; past that a 503 sends the asker to another source, so that the wall's copies come from
 /// each other and an uplink carries a file about once.
 public final class ContentServer: Sendable {
+    /// What the paths of content requests begin with: their answers are bulk traffic.
+    public static let pathPrefix = "/content/"
     /// The complete file holding `sha256`, and its size; nil when not held.
     public typealias Lookup = @Sendable (_ sha256: String) -> (path: String, size: UInt64)?
     /// The file holding `sha256` that is still arriving, if any.

@@ -101,6 +101,42 @@ public enum RawHTTP {
             }
         }
 
+        /// Sends a GET that keeps the connection open, and reads its reply: the status and the body,
+        /// as long as its Content-Length says (the next request may then take the same connection).
+        public func get(_ path: String, headers: [String: String] = [:], timeout: Double = 10) throws -> (
+            status: Int?, body: [UInt8]
+        ) {
+            var text = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            for (name, value) in headers.sorted(by: { $0.key < $1.key }) { text += "\(name): \(value)\r\n" }
+            try send(Array((text + "\r\n").utf8))
+            let deadline = Date().addingTimeInterval(timeout)
+            var received: [UInt8] = []
+            var chunk = [UInt8](repeating: 0, count: 65_536)
+            var length: Int?
+            var bodyStart = 0
+            while length.map({ received.count < bodyStart + $0 }) ?? true {
+                let count = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+                if count > 0 {
+                    received += chunk[..<count]
+                } else if count == 0 || errno == ECONNRESET {
+                    throw TestSupportError("the server closed the connection within a reply")
+                } else if errno != EINTR, errno != EAGAIN || Date() >= deadline {
+                    throw TestSupportError("no whole reply within \(timeout) s (errno \(errno))")
+                }
+                if length == nil, let reply = Optional(parse(received)), reply.status != nil,
+                    let end = String(decoding: received, as: UTF8.self).range(of: "\r\n\r\n")
+                {
+                    bodyStart = String(decoding: received, as: UTF8.self)[..<end.upperBound].utf8.count
+                    length =
+                        reply.headers.split(separator: "\r\n")
+                        .first { $0.lowercased().hasPrefix("content-length:") }
+                        .flatMap { Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) }
+                        ?? 0
+                }
+            }
+            return (parse(received).status, Array(received[bodyStart..<(bodyStart + (length ?? 0))]))
+        }
+
         /// Everything the server sends until it closes the connection; throws if it has not closed
         /// within `timeout`.
         public func readToEnd(timeout: Double) throws -> [UInt8] {

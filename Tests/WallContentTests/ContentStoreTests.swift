@@ -138,12 +138,8 @@ final class ContentStoreTests: XCTestCase {
         let id = list.id
         // No list given: the origin computes it the first time it is asked (a 503 meanwhile).
         let origin = ContentOrigin(files: [id: path], token: try ControlToken("secret-secret-secret"), limit: 1)
-        let (ports, bound) = AsyncStream.makeStream(of: Int.self)
-        let serving = Task { try await origin.run(host: "127.0.0.1", port: 0) { bound.yield($0) } }
+        let (port, serving) = try await origin.serveOnLoopback()
         defer { serving.cancel() }
-        var iterator = ports.makeAsyncIterator()
-        let next = await iterator.next()
-        let port = try XCTUnwrap(next)
         let http = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton)
         func client(_ authorization: String?) -> NodeClient {
             NodeClient(

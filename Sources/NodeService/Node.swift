@@ -379,21 +379,24 @@ public final class Node: Sendable {
         for (index, name) in media.enumerated() {
             let path = try screen.path(of: name, content: content?[index])
             let asset = URLAsset(url: URL(fileURLWithPath: path))
+            // Content is kept under its SHA-256: errors name the file as the operator knows it.
+            let known = content?[index] == nil ? nil : name
             do {
                 // A wall node exists to show a picture: media without video is refused here, before
                 // a timeline names it (WallPlayer itself plays audio alone).
                 let tracks = try await asset.tracks
                 guard tracks.contains(where: { $0.mediaType == .video && $0.isPlayable }) else {
                     throw NodeError.noVideoTrack(
-                        path: path, found: tracks.map { "\($0.mediaType.rawValue) (\($0.codec))" })
+                        path: known.map { "\($0) (\(path))" } ?? path,
+                        found: tracks.map { "\($0.mediaType.rawValue) (\($0.codec))" })
                 }
                 durations.append(try await asset.duration)
             } catch let error as NodeError {
                 throw error
             } catch let error as PlayerError {
-                throw .mediaFailed(error)
+                throw .mediaFailed(error, name: known)
             } catch {
-                throw .mediaFailed(.itemNotReady("\(error)"))
+                throw .mediaFailed(.itemNotReady("\(error)"), name: known)
             }
         }
         return durations

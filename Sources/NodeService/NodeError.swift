@@ -15,7 +15,9 @@ public enum NodeError: Error, CustomStringConvertible {
     /// The node's window cannot be put on its display.
     case cannotShow(String)
     case clockNotLocked(state: String, waited: MediaTime)
-    case mediaFailed(PlayerError)
+    /// The player's error, and the name the operator knows the media by when it differs from the
+    /// file played (content in the store is kept under its SHA-256).
+    case mediaFailed(PlayerError, name: String? = nil)
     case noVideoTrack(path: String, found: [String])
     case rejected(RequestRejection)
     case clockFailed(SyncClockError)
@@ -40,8 +42,8 @@ public enum NodeError: Error, CustomStringConvertible {
             return "cannot show the picture: \(reason)"
         case .clockNotLocked(let state, let waited):
             return "the clock is not locked to the master (state \(state) after waiting \(waited.seconds) s)"
-        case .mediaFailed(let error):
-            return "the media cannot play: \(error)"
+        case .mediaFailed(let error, let name):
+            return name.map { "\($0) cannot play: \(error)" } ?? "the media cannot play: \(error)"
         case .noVideoTrack(let path, let found):
             return "the media has no video track: \(path) holds only \(found.joined(separator: ", ")), "
                 + "and every wall node shows video"

@@ -331,7 +331,7 @@ public final class NodeScreen: FollowerPlayer, Sendable {
         player.actionAtItemEnd = preparation.advanceAtItemEnd && preparation.hold == nil ? .advance : .pause
         let first = items[0]
         do {
-            try await waitUntilReady(first.item)
+            try await waitUntilReady(first.item, name: preparation.passes[0].media)
         } catch {
             return .failed("\(error)")
         }
@@ -537,7 +537,7 @@ public final class NodeScreen: FollowerPlayer, Sendable {
             player.removeAllItems()
             player.actionAtItemEnd = .pause
             player.insert(item, after: nil)
-            try await waitUntilReady(item)
+            try await waitUntilReady(item, name: next.pass.media)
             prerolled = await prerollPlayer(player) == true
         } catch {
             logger.warning(
@@ -915,7 +915,8 @@ public final class NodeScreen: FollowerPlayer, Sendable {
         }
     }
 
-    private func waitUntilReady(_ item: PlayerItem) async throws(NodeError) {
+    /// Waits until `item` is ready to play; its errors name it `name`, as the timeline does.
+    private func waitUntilReady(_ item: PlayerItem, name: String) async throws(NodeError) {
         let limit = Self.loadTimeout
         let status = await withTaskGroup(of: PlayerItem.Status?.self) { group in
             group.addTask {
@@ -932,8 +933,8 @@ public final class NodeScreen: FollowerPlayer, Sendable {
         }
         switch status {
         case .readyToPlay?: return
-        case .failed?: throw .mediaFailed(item.error ?? .itemNotReady("load"))
-        case .unknown?, nil: throw .timedOut(what: "loading \(item.asset.url.path)", after: limit)
+        case .failed?: throw .mediaFailed(item.error ?? .itemNotReady("load"), name: name)
+        case .unknown?, nil: throw .timedOut(what: "loading \(name) (\(item.asset.url.path))", after: limit)
         }
     }
 

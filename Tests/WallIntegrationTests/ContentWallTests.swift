@@ -195,6 +195,17 @@ final class ContentWallTests: XCTestCase {
                 XCTAssertEqual(held.contains(digest), other == id, "\(id) holds its own tile only: \(held)")
             }
         }
+
+        // 6. A file that begins as media but is not: push takes it, play refuses it, naming it as the
+        // operator does (the store keeps it under its SHA-256).
+        let broken = controller.appendingPathComponent("broken.mp4")
+        try TestMedia.payload(count: 200_000).write(to: broken)
+        let refused = try ChildProcess.run(
+            wallctl, ["play", "--config", config.path, "--timeout", "60", "--media", broken.path])
+        XCTAssertNotEqual(refused.status, 0, "\(refused.output)\n\(refused.errors)")
+        XCTAssertTrue(
+            (refused.output + refused.errors).contains("broken.mp4 cannot play"),
+            "the refusal names the file: \(refused.output)\n\(refused.errors)")
         _ = n3Log
     }
 }

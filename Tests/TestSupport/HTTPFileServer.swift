@@ -24,6 +24,8 @@ public final class HTTPFileServer: Sendable {
         var stopped = false
         var clients: Set<Int32> = []
         var requests: [String] = []
+        /// The paths whose answers were sent whole, in order.
+        var served: [String] = []
     }
 
     /// Serves `root` on a loopback port (`port`, or an ephemeral one for 0: a server that comes
@@ -65,6 +67,8 @@ public final class HTTPFileServer: Sendable {
 
     /// The paths requested so far, in order.
     public var requests: [String] { state.withLock { $0.requests } }
+    /// The paths whose answers were sent whole, in the order they were.
+    public var served: [String] { state.withLock { $0.served } }
 
     /// Goes away at once: the listener and every open connection are closed mid-transfer.
     public func stop() {
@@ -123,7 +127,7 @@ public final class HTTPFileServer: Sendable {
             return respond(client, status: "404 Not Found", body: Data("not found\n".utf8), type: "text/plain")
         }
         let type = Self.contentType(of: String(relative))
-        guard let range else { return respond(client, status: "200 OK", body: body, type: type) }
+        guard let range else { return respond(client, status: "200 OK", body: body, type: type, path: path) }
         let first = range.first
         let last = min(range.last ?? body.count - 1, body.count - 1)
         guard first < body.count, first <= last else {
@@ -133,7 +137,7 @@ public final class HTTPFileServer: Sendable {
         }
         respond(
             client, status: "206 Partial Content", body: body.subdata(in: first..<(last + 1)), type: type,
-            extra: "Content-Range: bytes \(first)-\(last)/\(body.count)\r\n")
+            extra: "Content-Range: bytes \(first)-\(last)/\(body.count)\r\n", path: path)
     }
 
     private func readHead(_ client: Int32) -> String? {
@@ -150,7 +154,9 @@ public final class HTTPFileServer: Sendable {
         return nil
     }
 
-    private func respond(_ client: Int32, status: String, body: Data, type: String, extra: String = "") {
+    private func respond(
+        _ client: Int32, status: String, body: Data, type: String, extra: String = "", path: String? = nil
+    ) {
         let head =
             "HTTP/1.1 \(status)\r\nContent-Type: \(type)\r\nContent-Length: \(body.count)\r\n"
             + "Accept-Ranges: bytes\r\n\(extra)Connection: close\r\n\r\n"
@@ -163,6 +169,7 @@ public final class HTTPFileServer: Sendable {
             offset = end
             if bytesPerSecond != nil { usleep(50_000) }
         }
+        if let path { state.withLock { $0.served.append(path) } }
     }
 
     private func send(_ client: Int32, _ bytes: [UInt8]) -> Bool {

@@ -259,7 +259,7 @@ let package = Package(
             name: "WallContentTests",
             dependencies: [
                 "LockstepGuard", "LockstepNet", "WallContent", "WallControl", "WallTimeline", "LockstepTime",
-                "TestSupport", .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                "TestSupport", "LockstepLocks", .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]

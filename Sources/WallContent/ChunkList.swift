@@ -155,10 +155,10 @@ public struct ChunkSet: Sendable, Hashable, Codable, CustomStringConvertible {
         return String(decoding: text, as: UTF8.self)
     }
 
-    /// The set of `count` chunks `hex` codes; nil unless it is exactly the digits that many take
-    /// and names no chunk past the last.
+    /// The set of `count` chunks `hex` codes; nil unless `count` is one a file can have, `hex` is
+    /// exactly the digits that many take, and it names no chunk past the last.
     public init?(count: Int, hex: String) {
-        guard count >= 0, hex.utf8.count == (count + 3) / 4 else { return nil }
+        guard (0...Int(ChunkList.mostChunks)).contains(count), hex.utf8.count == (count + 3) / 4 else { return nil }
         self.init(count: count)
         for (position, character) in hex.utf8.enumerated() {
             let nibble: Int
@@ -181,11 +181,18 @@ public struct ChunkSet: Sendable, Hashable, Codable, CustomStringConvertible {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let count = try container.decode(Int.self, forKey: .count)
         let hex = try container.decode(String.self, forKey: .chunks)
-        guard count <= Int(ChunkList.mostChunks), let set = ChunkSet(count: count, hex: hex) else {
+        // The count comes from a peer: nothing is computed from it before it is known to be small.
+        guard (0...Int(ChunkList.mostChunks)).contains(count) else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .count, in: container,
+                debugDescription: "a chunk set of \(count) chunks: a file has 0 to \(ChunkList.mostChunks)")
+        }
+        guard let set = ChunkSet(count: count, hex: hex) else {
             throw DecodingError.dataCorruptedError(
                 forKey: .chunks, in: container,
                 debugDescription:
-                    "a chunk set of \(count) chunks is \((count + 3) / 4) hex digits (at most 65536 chunks)")
+                    "a chunk set of \(count) chunks is \((count + 3) / 4) lowercase hex digits naming none past the last, "
+                    + "not \(hex.utf8.count) characters")
         }
         self = set
     }

@@ -168,13 +168,12 @@ public struct NodeClient: Sendable {
         let path = ControlPath.content + "/" + id.sha256 + "/chunks"
         let (data, code) = try await send(.GET, path, body: nil)
         if let answer: ChunkAnswer<ChunkOffer> = Self.unheld(code, data) { return answer }
-        guard code == 200 else {
-            throw .refused(node: self.id, command: "GET \(path)", reason: "HTTP \(code)")
-        }
+        guard code == 200 else { throw chunkRefusal(path, code) }
         let offer: ChunkOffer = try decode(data, path: path, code: code)
         guard offer.list.id == id, offer.have.map({ $0.count == offer.list.count }) ?? true else {
             throw .protocolViolation(node: self.id, detail: "its chunk list for \(id) does not fit the file")
         }
+        try checkReceiving(offer.receiving, of: id, count: offer.list.count)
         return .held(offer)
     }
 
@@ -184,20 +183,50 @@ public struct NodeClient: Sendable {
         let path = ControlPath.content + "/" + id.sha256 + "/chunks?have"
         let (data, code) = try await send(.GET, path, body: nil)
         if let answer: ChunkAnswer<ChunkHolding> = Self.unheld(code, data) { return answer }
-        guard code == 200 else {
-            throw .refused(node: self.id, command: "GET \(path)", reason: "HTTP \(code)")
-        }
+        guard code == 200 else { throw chunkRefusal(path, code) }
         let holding: ChunkHolding = try decode(data, path: path, code: code)
         guard holding.have.map({ $0.count == count }) ?? true else {
             throw .protocolViolation(node: self.id, detail: "its chunks of \(id) are not \(count)")
         }
+        try checkReceiving(holding.receiving, of: id, count: count)
         return .held(holding)
     }
 
-    /// The answer a 404 or 503 about chunks is; nil for any other status.
+    /// A request about chunks answered otherwise than a content server answers: a 404 of its own
+    /// is a server without chunk lists (a release before them).
+    private func chunkRefusal(_ path: String, _ code: Int) -> ControlError {
+        .refused(
+            node: id, command: "GET \(path)",
+            reason: code == 404 ? "HTTP 404: it serves no chunk lists (a release older than this one?)" : "HTTP \(code)"
+        )
+    }
+
+    /// The most chunks of one file a source may say it is receiving at once: a node asks for a few
+    /// at a time (4), so more is a source that lies, and would keep every node from asking the
+    /// origin for what it claims.
+    public static let mostChunksReceiving = 16
+
+    /// Refuses a `receiving` set that does not fit the file's `count` chunks or claims more than a
+    /// node receives at once.
+    private func checkReceiving(_ receiving: ChunkSet?, of id: ContentID, count: Int) throws(ControlError) {
+        guard let receiving else { return }
+        guard receiving.count == count else {
+            throw .protocolViolation(node: self.id, detail: "the chunks of \(id) it is receiving are not \(count)")
+        }
+        let claimed = receiving.cardinality
+        guard claimed <= Self.mostChunksReceiving else {
+            throw .protocolViolation(
+                node: self.id,
+                detail: "it says it is receiving \(claimed) chunks of \(id) at once (a node receives at most "
+                    + "\(Self.mostChunksReceiving))")
+        }
+    }
+
+    /// The answer a 404 or 503 about chunks is; nil for any other status, and for a 404 that is not
+    /// a content server's "not held here" (a server that has no such route).
     private static func unheld<Value: Sendable & Equatable>(_ code: Int, _ data: Data) -> ChunkAnswer<Value>? {
         switch code {
-        case 404: return .notHeld
+        case 404 where String(decoding: data.prefix(13), as: UTF8.self) == "not held here": return .notHeld
         case 503:
             return .busy(
                 String(decoding: data.prefix(200), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
@@ -314,10 +343,12 @@ public struct NodeClient: Sendable {
 
     private func decode<T: Decodable>(_ data: Data, path: String, code: Int) throws(ControlError) -> T {
         do {
-            return try JSONDecoder().decode(T.self, from: data)
+            return try JSONBody.decode(T.self, from: data)
         } catch {
             let text = String(decoding: data.prefix(200), as: UTF8.self)
-            throw .protocolViolation(node: id, detail: "\(path) answered HTTP \(code) with unexpected content: \(text)")
+            throw .protocolViolation(
+                node: id, detail: "\(path) answered HTTP \(code) with content it cannot take (\(error.reason)): \(text)"
+            )
         }
     }
 

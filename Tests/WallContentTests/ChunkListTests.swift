@@ -115,5 +115,15 @@ final class ChunkListTests: XCTestCase {
         XCTAssertNil(ChunkSet(count: 5, hex: "F8"), "not lowercase hex")
         XCTAssertThrowsError(
             try JSONDecoder().decode(ChunkSet.self, from: Data(#"{"count": 100000, "chunks": ""}"#.utf8)))
+        // A count from a peer that would overflow any arithmetic on it: refused, not a crash.
+        XCTAssertNil(ChunkSet(count: Int.max, hex: ""))
+        XCTAssertNil(ChunkSet(count: -1, hex: ""))
+        for count in [Int.max, Int.min, -1] {
+            XCTAssertThrowsError(
+                try JSONDecoder().decode(ChunkSet.self, from: Data(#"{"count": \#(count), "chunks": ""}"#.utf8))
+            ) { error in
+                XCTAssertTrue("\(error)".contains("a file has 0 to 65536"), "\(error)")
+            }
+        }
     }
 }

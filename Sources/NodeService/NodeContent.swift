@@ -91,10 +91,17 @@ public final class NodeContent: Sendable {
         // What it sends its peers has a budget of its own: a link carries each way at its rate.
         server = ContentServer(
             limit: 4, pacer: TransferPacer(limit: bytesPerSecond),
-            lookup: { [store] sha256 in store.file(sha256: sha256) }
-        ) { sha256 in
-            arriving.files.withLock { $0[sha256] }
-        }
+            lookup: { [store] sha256 in store.file(sha256: sha256) },
+            partial: { sha256 in arriving.files.withLock { $0[sha256] } },
+            damaged: { [store, logger] sha256 in
+                // Served no more, and fetched again if a timeline names it: the run loop finds it
+                // missing at its next look.
+                if store.discard(sha256: sha256) {
+                    logger.error(
+                        "content damaged on this node's disk: its copy no longer matches its SHA-256; deleted, to be fetched again",
+                        metadata: ["content.id": "\(sha256)"])
+                }
+            })
     }
 
     /// Fetch `request`'s files too, from its origins if no peer holds them.
@@ -209,6 +216,9 @@ public final class NodeContent: Sendable {
                 {
                     collected = LocalClock.monotonic.now()
                     let deleted = store.collect(keeping: Set(wanted.keys.map(\.sha256)), grace: grace)
+                    for path in deleted where !path.hasPrefix(store.root + "/partial/") {
+                        server.forget(URL(fileURLWithPath: path).lastPathComponent)
+                    }
                     if !deleted.isEmpty {
                         logger.info("content no timeline names collected", metadata: ["content.deleted": "\(deleted)"])
                     }
@@ -227,7 +237,7 @@ public final class NodeContent: Sendable {
         guard !store.holds(id) else { return }
         if let path = handPlaced(name),
             case .success(let found) = await onDisk({ () throws(ContentError) in self.handPlacedID(path, size: id.size)
-                }),
+            }),
             found == id
         {
             let store = self.store
@@ -278,6 +288,7 @@ public final class NodeContent: Sendable {
         arriving.files.withLock { $0[id.sha256] = partial }
         update(id) { $0.have = partial.haveBytes }
         // Whole already (a power cut between its last chunk and its keeping), or once received.
+        var damagedOnDisk = 0
         while true {
             if !partial.have.isFull {
                 guard await receiveChunks(of: partial, fetch: &fetch, stillWanted: stillWanted) else { return }
@@ -288,9 +299,20 @@ public final class NodeContent: Sendable {
                 // Offered to peers as it was received, without reading the file again.
                 server.remember(list)
             case .success(false):
+                damagedOnDisk += 1
                 logger.warning(
                     "content damaged on this node's disk: its chunks are fetched again",
                     metadata: ["content.id": "\(id.sha256)", "content.name": "\(name)"])
+                // Damaged again once fetched again: a disk that does not keep what is written to it.
+                // The file waits, and says why, rather than fetching the same chunks for ever.
+                if damagedOnDisk >= 2 {
+                    arriving.files.withLock { $0[id.sha256] = nil }
+                    stop(
+                        id, after: Self.noRoomWait,
+                        problem: "\(name): damaged on this node's disk twice after its chunks were checked; "
+                            + "check the disk (\(store.root))")
+                    return
+                }
                 continue
             case .failure(let error):
                 arriving.files.withLock { $0[id.sha256] = nil }
@@ -302,7 +324,7 @@ public final class NodeContent: Sendable {
                         if let source = chosen.source {
                             state.backoff.failed(
                                 source, at: LocalClock.monotonic.now(),
-                                reason: "its chunk list of \(name) was another file's")
+                                reason: "its chunk list of \(name) was another file's", serious: true)
                         }
                     }
                     logger.warning(
@@ -389,6 +411,8 @@ public final class NodeContent: Sendable {
             case kept(bytes: UInt64, took: MediaTime)
             case damaged(String)
             case notHeld
+            /// Held here already (claimed meanwhile): nobody's failure.
+            case here
             case busy
             case failed(String)
             /// The store could not keep it: the file waits.
@@ -407,7 +431,7 @@ public final class NodeContent: Sendable {
         let result: ChunkOutcome.Result
         do {
             guard let writer = try partial.receive(index) else {
-                return ChunkOutcome(chunk: index, source: client.base, result: .notHeld)
+                return ChunkOutcome(chunk: index, source: client.base, result: .here)
             }
             let id = list.id
             switch try await client.download(
@@ -420,7 +444,9 @@ public final class NodeContent: Sendable {
                     try writer.finish()
                     ? .kept(
                         bytes: UInt64(list.range(of: writer.index).count), took: LocalClock.monotonic.now() - started)
-                    : .damaged("chunk \(index) did not match its SHA-256")
+                    : writer.received < UInt64(writer.range.count)
+                        ? .failed("chunk \(index) came short: \(writer.received) of \(writer.range.count) bytes")
+                        : .damaged("chunk \(index) did not match its SHA-256")
             }
         } catch let error as ContentError {
             if case .corrupt(_, let reason) = error { result = .damaged(reason) } else { result = .storage("\(error)") }
@@ -442,7 +468,9 @@ public final class NodeContent: Sendable {
                 $0.problem = nil
             }
         case .damaged(let reason):
-            state.withLock { _ = $0.backoff.failed(outcome.source, at: now, reason: "sent a damaged chunk of \(name)") }
+            state.withLock {
+                _ = $0.backoff.failed(outcome.source, at: now, reason: "sent a damaged chunk of \(name)", serious: true)
+            }
             logger.warning(
                 "content refused",
                 metadata: [
@@ -450,7 +478,14 @@ public final class NodeContent: Sendable {
                     "content.source": "\(outcome.source)", "error": "\(reason)",
                 ])
         case .notHeld:
+            // Offered, then not served: asked again after a wait, not at the next offer.
             fetch.doesNotServe(outcome.chunk, source: outcome.source)
+            state.withLock {
+                _ = $0.backoff.failed(
+                    outcome.source, at: now, reason: "offered chunk \(outcome.chunk) of \(name) and did not serve it")
+            }
+        case .here:
+            break
         case .busy:
             fetch.busy(outcome.source, until: now + Self.busyWait, reason: "serving as many transfers as it will")
         case .failed(let reason):

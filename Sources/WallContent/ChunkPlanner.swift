@@ -155,36 +155,53 @@ public enum ChunkPlanner {
 /// or sent a damaged chunk is asked again after a wait that doubles with each failure in a row (from
 /// `firstWait` to `longestWait`) and starts over once it delivers. A source is only ever blamed for a
 /// chunk it sent: damage found in the node's own partial file when it is read back blames no one.
+///
+/// Damage it sent, or a chunk list of another file, is serious: delivering meanwhile does not make
+/// it new again, and its waits go on doubling while it keeps doing it; only `memory` after its last
+/// wait without another is it forgotten. Every failure is forgotten then, so the record of a wall
+/// running for months holds only its recent sources.
 public struct SourceBackoff: Sendable, Hashable {
     public static let firstWait = MediaTime(value: 1, timescale: 1)
     public static let longestWait = MediaTime(value: 60, timescale: 1)
+    /// How long after its wait ended a failure is remembered.
+    public static let memory = MediaTime(value: 600, timescale: 1)
 
     private struct Failures: Sendable, Hashable {
         var inARow: Int
         var until: MediaTime
         var reason: String
+        var serious: Bool
     }
 
     private var failures: [String: Failures] = [:]
 
     public init() {}
 
-    /// `source` failed at `now` for `reason`; returns when it is asked again.
+    /// `source` failed at `now` for `reason` (`serious`: it sent damage or a false list); returns
+    /// when it is asked again.
     @discardableResult
-    public mutating func failed(_ source: String, at now: MediaTime, reason: String) -> MediaTime {
+    public mutating func failed(_ source: String, at now: MediaTime, reason: String, serious: Bool = false)
+        -> MediaTime
+    {
+        failures = failures.filter { now - $0.value.until < Self.memory }
         let inARow = (failures[source]?.inARow ?? 0) + 1
         let wait = MediaTime.minimum(
             Self.longestWait,
             MediaTime(seconds: Self.firstWait.seconds * Double(1 << min(inARow - 1, 16)), preferredTimescale: 1000))
         let until = now + wait
-        failures[source] = Failures(inARow: inARow, until: until, reason: reason)
+        failures[source] = Failures(
+            inARow: inARow, until: until, reason: reason, serious: serious || failures[source]?.serious == true)
         return until
     }
 
-    /// `source` delivered: it is asked as if it had never failed.
+    /// `source` delivered: unless it failed seriously lately, it is asked as if it had never failed.
     public mutating func succeeded(_ source: String) {
+        guard failures[source]?.serious != true else { return }
         failures[source] = nil
     }
+
+    /// How many sources the record holds.
+    public var count: Int { failures.count }
 
     /// Whether `source` is left alone at `now`.
     public func isWaiting(_ source: String, at now: MediaTime) -> Bool {

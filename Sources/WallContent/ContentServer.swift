@@ -45,16 +45,24 @@ public final class ContentServer: Sendable {
     /// How long a file whose listing found it not matching its name is left unread.
     static let failedListWait = MediaTime(value: 60, timescale: 1)
 
+    /// Told the SHA-256 of a complete file that, read whole to list its chunks, no longer matched
+    /// its name (its copy here is damaged: months of a disk), so the holder can drop it and fetch
+    /// it again.
+    public typealias Damaged = @Sendable (_ sha256: String) -> Void
+    let damaged: Damaged?
+
     /// - Parameters:
     ///   - lists: chunk lists known already (an origin computed them as it read its files).
     ///   - pacer: what keeps the bytes sent under the link's rate; nil: as fast as they go.
+    ///   - damaged: told of a complete copy found not matching its SHA-256.
     public init(
         limit: Int, lists: [ChunkList] = [], pacer: TransferPacer? = nil, lookup: @escaping Lookup,
-        partial: @escaping PartialLookup = { _ in nil }
+        partial: @escaping PartialLookup = { _ in nil }, damaged: Damaged? = nil
     ) {
         self.limit = limit
         self.pacer = pacer
         self.lookup = lookup
+        self.damaged = damaged
         self.partial = partial
         self.lists.withLock { known in for list in lists { known[list.id.sha256] = .known(list) } }
     }
@@ -138,6 +146,12 @@ public final class ContentServer: Sendable {
         lists.withLock { $0[list.id.sha256] = .known(list) }
     }
 
+    /// Forgets what is known of `sha256`'s list: the file is gone (collected), and a wall running
+    /// for months must not keep every list it ever served.
+    public func forget(_ sha256: String) {
+        lists.withLock { $0[sha256] = nil }
+    }
+
     /// The reply to `GET /content/<sha256>/chunks`: the file's chunk list and the chunks served
     /// here (`ChunkOffer`); with `holdingsOnly` (`?have`), the chunks served alone (`ChunkHolding`),
     /// for a fetch that has the list already. A complete file's list never seen is computed once, off
@@ -191,7 +205,11 @@ public final class ContentServer: Sendable {
         if start {
             Self.listing.async { [self] in
                 let computed = try? ContentDigest.chunkList(ofFileAt: path)
-                settle(sha256, computed.flatMap { $0.id.sha256 == sha256 ? $0 : nil })
+                let matches = computed?.id.sha256 == sha256
+                settle(sha256, matches ? computed : nil)
+                // Read whole and found another file: the copy here is damaged (a read that failed
+                // says nothing of the copy, and is only tried again later).
+                if computed != nil, !matches { damaged?(sha256) }
             }
         }
         return (known, mismatch)

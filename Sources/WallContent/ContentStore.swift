@@ -173,12 +173,28 @@ public final class ContentStore: Sendable {
         try commit(id)
     }
 
+    /// Deletes the complete copy of `sha256`, found damaged: what names it fetches it again.
+    /// Whether there was one to delete.
+    @discardableResult
+    public func discard(sha256: String) -> Bool {
+        guard ContentID.isDigest(sha256) else { return false }
+        return (try? FileManager.default.removeItem(atPath: completeFolder + "/" + sha256)) != nil
+    }
+
     /// Deletes complete files `keep` does not name and no one wanted for `grace`, and partial files
     /// untouched for `grace`. Returns what was deleted.
     @discardableResult
     public func collect(keeping keep: Set<String>, grace: TimeInterval, now: Date = Date()) -> [String] {
         var deleted: [String] = []
         let wanted = lastWanted.withLock { $0 }
+        // What is left in partial/ of a file held whole (its list and claims, when a power cut came
+        // between its keeping and their removal) is of no use: it goes whatever is kept.
+        let complete = Set((try? FileManager.default.contentsOfDirectory(atPath: completeFolder)) ?? [])
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: partialFolder)) ?? []
+        where complete.contains(String(name.prefix { $0 != "." })) {
+            let path = partialFolder + "/" + name
+            if (try? FileManager.default.removeItem(atPath: path)) != nil { deleted.append(path) }
+        }
         for folder in [completeFolder, partialFolder] {
             // A partial file's list and claims (`<hex>.list`, `<hex>.chunks`) go with it.
             for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []

@@ -262,7 +262,8 @@ public final class PartialFile: Sendable {
 public final class ChunkWriter {
     private let file: PartialFile
     public let index: Int
-    private let range: Range<UInt64>
+    /// The chunk's bytes in the file.
+    public let range: Range<UInt64>
     private let digest: Digest
     /// Bytes received so far.
     public private(set) var received: UInt64 = 0

@@ -125,4 +125,21 @@ final class ChunkPlannerTests: XCTestCase {
         XCTAssertFalse(backoff.isWaiting("a", at: now))
         XCTAssertEqual(backoff.failed("a", at: now, reason: "refused"), now + SourceBackoff.firstWait)
     }
+
+    func testASourceThatSentDamage_isNotNewAgainForDelivering_andEveryFailureIsForgottenInTime() {
+        var backoff = SourceBackoff()
+        var now = MediaTime(value: 100, timescale: 1)
+        let second = MediaTime(value: 1, timescale: 1)
+        XCTAssertEqual(backoff.failed("liar", at: now, reason: "damaged", serious: true), now + second)
+        // It delivers a good chunk, then sends damage again: its wait goes on doubling.
+        backoff.succeeded("liar")
+        XCTAssertEqual(backoff.failed("liar", at: now, reason: "damaged", serious: true), now + second * 2)
+        backoff.succeeded("liar")
+        XCTAssertEqual(backoff.failed("liar", at: now, reason: "refused"), now + second * 4, "still the liar")
+        // Ten minutes after its last wait, with another source's failure to prune on, it is gone.
+        now = now + second * 4 + SourceBackoff.memory
+        backoff.failed("other", at: now, reason: "refused")
+        XCTAssertEqual(backoff.count, 1, "only the recent source is remembered")
+        XCTAssertEqual(backoff.failed("liar", at: now, reason: "damaged", serious: true), now + second)
+    }
 }

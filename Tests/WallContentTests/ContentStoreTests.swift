@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import Hummingbird
 import LockstepGuard
+import LockstepLocks
 import LockstepTime
 import NIOPosix
 import WallContent
@@ -109,6 +110,31 @@ final class ContentStoreTests: XCTestCase {
         }
         XCTAssertNoThrow(try probe.appending(to: file).close(), "without the reserve it fits")
         XCTAssertEqual(ContentStore(root: root).reserve, ContentStore.defaultReserve)
+    }
+
+    func testCollection_removesWhatAPowerCutLeftOfAFileKeptWhole_evenWhenItIsNamed() throws {
+        let store = ContentStore(root: folder.appendingPathComponent("store").path)
+        try store.prepare()
+        let path = try file("whole", randomBytes(5000))
+        let id = try ContentDigest.id(ofFileAt: path)
+        try store.adopt(fileAt: path, as: id)
+        // Its list and claims, left in partial/ by a power cut between the keeping and their removal.
+        let partial = folder.appendingPathComponent("store/partial")
+        for suffix in [".list", ".chunks"] {
+            try Data("left".utf8).write(to: partial.appendingPathComponent(id.sha256 + suffix))
+        }
+        let deleted = store.collect(keeping: [id.sha256], grace: 3600)
+        XCTAssertEqual(
+            Set(deleted.map { URL(fileURLWithPath: $0).lastPathComponent }),
+            [
+                id.sha256 + ".list", id.sha256 + ".chunks",
+            ])
+        XCTAssertTrue(store.holds(id), "the whole file stays: it is named")
+        // Found damaged, it is dropped (and fetched again by whatever names it); only by its SHA-256.
+        XCTAssertFalse(store.discard(sha256: "../partial"))
+        XCTAssertTrue(store.discard(sha256: id.sha256))
+        XCTAssertFalse(store.holds(id))
+        XCTAssertFalse(store.discard(sha256: id.sha256), "nothing left to drop")
     }
 
     func testCollection_keepsWhatIsNamed_andWhatWasWantedWithinTheGrace() throws {
@@ -223,6 +249,26 @@ final class ContentStoreTests: XCTestCase {
         XCTAssertTrue(try partial.write(2, Data(bytes[(8 << 20)...])))
         XCTAssertEqual(
             server.response(sha256: sha, range: "bytes=4194304-18446744073709551615").status, .partialContent)
+    }
+
+    func testACompleteCopyThatNoLongerMatchesItsSHA256_isReportedDamaged_andNotListed() async throws {
+        let path = try file("rotten", randomBytes(100_000))
+        let id = try ContentDigest.id(ofFileAt: path)
+        // Months later, a byte of it changed on the disk.
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        bytes[5000] ^= 0xff
+        try bytes.write(to: URL(fileURLWithPath: path))
+        let reported = Mutex<[String]>([])
+        let server = ContentServer(
+            limit: 2, lookup: { $0 == id.sha256 ? (path, id.size) : nil },
+            damaged: { sha256 in reported.withLock { $0.append(sha256) } })
+        let deadline = LocalClock.monotonic.now() + MediaTime(value: 20, timescale: 1)
+        while server.chunks(sha256: id.sha256).status == .serviceUnavailable, LocalClock.monotonic.now() < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        let answer = server.chunks(sha256: id.sha256)
+        XCTAssertEqual(answer.status, .notFound, "no list is offered for a copy that is not the file")
+        XCTAssertEqual(reported.withLock { $0 }, [id.sha256], "its holder is told, once")
     }
 
     func testACompleteFilesChunkList_isComputedOnce_offTheLoop_aBusyAnswerMeanwhile() async throws {
